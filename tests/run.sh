@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Run the test suite: ./tests/run.sh [pytest args]. First use creates .venv.
+# Exit 0 only when tests ran and passed (pytest's "no tests collected", exit 5, is a failure).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+source tools/venv.sh || exit $?
+"$REALM_VENV_PYTHON" -m pytest "$@"
+rc=$?
+if [[ $rc -eq 5 ]]; then
+    echo "error: pytest collected no tests" >&2
+    exit 1
+fi
+exit $rc

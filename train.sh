@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Train a PPO agent: ./train.sh [--config conf/configure_app.toml] [--set section.key=value ...] [--resume]
+# First use creates .venv and installs requirements.txt.
+set -euo pipefail
+cd "$(dirname "$0")"
+source tools/venv.sh
+exec "$REALM_VENV_PYTHON" -m workflow.launcher "$@"
