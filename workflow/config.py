@@ -1,0 +1,226 @@
+"""One TOML file -> one validated `AppConfig`.
+
+Sections: [app] (Kaiwu's framework keys from configure_app.toml, same names and meaning),
+[env], [curriculum], [reward], [model], [ppo]. A file may pull others in with
+`include = ["ppo.toml", ...]` (paths relative to it; the including file wins).
+Command-line overrides: `--set ppo.learning_rate=1e-4` (the value is read as a TOML literal,
+so `--set env.map_file="maps/m.json"` and `--set model.channels=[16,32]` work).
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import toml
+
+from agent.model import ModelConfig
+from agent.ppo import PPOConfig
+from feature.curriculum import CurriculumConfig
+from feature.reward import RewardConfig
+from workflow.schema import ConfigError, build, closest_key, to_dict
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_CONFIG = REPO_ROOT / "conf" / "configure_app.toml"
+
+SAMPLERS = ("reverb.selectors.Uniform", "reverb.selectors.Fifo", "reverb.selectors.Prioritized",
+            "reverb.selectors.Lifo", "reverb.selectors.MaxHeap", "reverb.selectors.MinHeap")
+REMOVERS = ("reverb.selectors.Fifo", "reverb.selectors.Lifo", "reverb.selectors.Uniform",
+            "reverb.selectors.MinHeap", "reverb.selectors.MaxHeap")
+
+
+@dataclass
+class EnvConfig:
+    """Which map and which ▶ rules the simulator uses (SPEC.md)."""
+
+    map_file: str | None = None  # official map json; unset = the generated map of map_seed
+    positions_file: str | None = None  # position_pool.json that goes with map_file
+    map_seed: int = 0
+    flash_blocked: Literal["fail", "nearest"] = "fail"
+    step_jitter: bool = False
+
+    def validate(self):
+        if (self.map_file is None) != (self.positions_file is None):
+            raise ValueError("map_file and positions_file go together: set both (official map) or neither "
+                             "(generated map of map_seed)")
+        for key in ("map_file", "positions_file"):
+            path = getattr(self, key)
+            if path is not None and not Path(path).is_file():
+                raise ValueError(f"{key}: file not found: {path}")
+
+    def make_kwargs(self) -> dict:
+        """Arguments for realm.make_env."""
+        return dict(map_file=self.map_file, positions_file=self.positions_file, map_seed=self.map_seed,
+                    flash_blocked=self.flash_blocked, step_jitter=self.step_jitter)
+
+
+@dataclass
+class FrameworkConfig:
+    """[app]: Kaiwu's framework keys (configure_app.toml), plus this toolkit's process and run keys."""
+
+    app: str = "back_to_the_realm"
+    algo: str = "ppo"
+    # --- replay buffer (reverb) ---
+    replay_buffer_capacity: int = 1024  # items (trajectory chunks) the table holds
+    preload_ratio: float = 4.0  # training starts once capacity / preload_ratio items are in
+    train_batch_size: int = 32  # chunks per train step
+    production_consume_ratio: float = 1.0  # inserted / sampled; reverb's SampleToInsertRatio
+    reverb_remover: str = "reverb.selectors.Fifo"
+    reverb_sampler: str = "reverb.selectors.Fifo"
+    reverb_port: int = 0  # 0 = pick a free port
+    # --- learner ---
+    learner_train_by_while_true: bool = True
+    learner_train_sleep_seconds: float = 0.0
+    algorithm_on_policy_or_off_policy: Literal["on-policy", "off-policy"] = "on-policy"
+    dump_model_freq: int = 50  # train steps between checkpoints
+    max_ckpt_keep: int = 5  # newest checkpoints kept (plus the best by recent score)
+    keep_best_ckpt: bool = True
+    user_save_mode_max_count: int = 20  # agent.save_model calls kept in the user dir
+    preload_model: bool = False
+    preload_model_dir: str = ""
+    preload_model_id: int | str = "latest"
+    # --- model pool ---
+    model_file_sync_per_minutes: float = 0.0  # Kaiwu's key; 0 = use the seconds variant
+    model_file_sync_per_seconds: float = 2.0
+    # --- processes ---
+    aisrv_num: int = 2
+    envs_per_aisrv: int = 4
+    torch_num_threads: int = 1
+    heartbeat_timeout_seconds: float = 60.0
+    aisrv_restart_max: int = 5
+    # --- run ---
+    run_dir: str = "runs"
+    run_name: str = ""  # empty = timestamp
+    seed: int = 0
+    max_env_steps: int = 0  # 0 = no limit
+    max_train_steps: int = 0
+    max_minutes: float = 0.0
+
+    def validate(self):
+        if self.replay_buffer_capacity < 1:
+            raise ValueError("replay_buffer_capacity must be >= 1")
+        if self.preload_ratio < 1:
+            raise ValueError("preload_ratio must be >= 1 (training starts at capacity / preload_ratio items)")
+        if self.train_batch_size < 1:
+            raise ValueError("train_batch_size must be >= 1")
+        if self.production_consume_ratio <= 0:
+            raise ValueError("production_consume_ratio must be > 0")
+        if self.reverb_sampler not in SAMPLERS:
+            raise ValueError(f"reverb_sampler: got {self.reverb_sampler!r}, allowed: {', '.join(SAMPLERS)}")
+        if self.reverb_remover not in REMOVERS:
+            raise ValueError(f"reverb_remover: got {self.reverb_remover!r}, allowed: {', '.join(REMOVERS)}")
+        if isinstance(self.preload_model_id, str) and self.preload_model_id != "latest":
+            raise ValueError(f"preload_model_id: got {self.preload_model_id!r}, allowed: a number or 'latest'")
+        for key in ("dump_model_freq", "aisrv_num", "envs_per_aisrv", "torch_num_threads", "max_ckpt_keep",
+                    "user_save_mode_max_count"):
+            if getattr(self, key) < 1:
+                raise ValueError(f"{key} must be >= 1, got {getattr(self, key)}")
+        for key in ("max_env_steps", "max_train_steps", "max_minutes", "model_file_sync_per_minutes",
+                    "model_file_sync_per_seconds", "learner_train_sleep_seconds", "aisrv_restart_max"):
+            if getattr(self, key) < 0:
+                raise ValueError(f"{key} must be >= 0, got {getattr(self, key)}")
+
+    @property
+    def model_sync_seconds(self) -> float:
+        """Kaiwu's minutes key wins when set; otherwise the seconds variant."""
+        if self.model_file_sync_per_minutes > 0:
+            return self.model_file_sync_per_minutes * 60.0
+        return self.model_file_sync_per_seconds
+
+    @property
+    def min_items_to_train(self) -> int:
+        return max(self.train_batch_size, int(self.replay_buffer_capacity / self.preload_ratio))
+
+
+@dataclass
+class AppConfig:
+    app: FrameworkConfig = field(default_factory=FrameworkConfig)
+    env: EnvConfig = field(default_factory=EnvConfig)
+    curriculum: CurriculumConfig = field(default_factory=CurriculumConfig)
+    reward: RewardConfig = field(default_factory=RewardConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    ppo: PPOConfig = field(default_factory=PPOConfig)
+
+    def to_dict(self) -> dict:
+        return to_dict(self)
+
+    def to_toml(self) -> str:
+        return toml.dumps(self.to_dict())
+
+    def replace(self, **sections) -> "AppConfig":
+        return dataclasses.replace(self, **sections)
+
+
+def _read_toml(path: Path, seen: tuple[Path, ...] = ()) -> dict:
+    path = path.resolve()
+    if path in seen:
+        raise ConfigError(f"{path}: include cycle ({' -> '.join(str(p) for p in seen + (path,))})")
+    if not path.is_file():
+        raise ConfigError(f"config file not found: {path}")
+    try:
+        data = toml.loads(path.read_text())
+    except toml.TomlDecodeError as e:
+        raise ConfigError(f"{path}: not valid TOML: {e}") from e
+    includes = data.pop("include", [])
+    if isinstance(includes, str):
+        includes = [includes]
+    merged: dict = {}
+    for inc in includes:
+        _deep_merge(merged, _read_toml(path.parent / inc, seen + (path,)))
+    _deep_merge(merged, data)
+    return merged
+
+
+def _deep_merge(into: dict, other: dict) -> None:
+    for key, value in other.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _deep_merge(into[key], value)
+        else:
+            into[key] = value
+
+
+def parse_override(item: str) -> tuple[list[str], object]:
+    """'section.key=value' -> (['section', 'key'], value as TOML literal, or the raw string)."""
+    if "=" not in item:
+        raise ConfigError(f"--set {item!r}: expected section.key=value")
+    key, raw = item.split("=", 1)
+    parts = [p for p in key.strip().split(".") if p]
+    if len(parts) < 2:
+        raise ConfigError(f"--set {item!r}: the key needs its section, e.g. ppo.learning_rate=3e-4")
+    try:
+        value = toml.loads(f"v = {raw.strip()}")["v"]
+    except toml.TomlDecodeError:
+        value = raw.strip()
+    return parts, value
+
+
+def apply_overrides(data: dict, overrides: list[str]) -> dict:
+    sections = {f.name: f.type for f in dataclasses.fields(AppConfig)}
+    for item in overrides:
+        parts, value = parse_override(item)
+        if parts[0] not in sections:
+            raise ConfigError(f"--set {item!r}: unknown section {parts[0]!r}{closest_key(parts[0], list(sections))}; "
+                              f"allowed: {', '.join(sections)}")
+        node = data
+        for p in parts[:-1]:
+            node = node.setdefault(p, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"--set {item!r}: {p!r} is not a table")
+        node[parts[-1]] = value
+    return data
+
+
+def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> AppConfig:
+    """Read, merge includes, apply --set overrides, validate. Raises ConfigError naming the key."""
+    data = _read_toml(Path(path) if path else DEFAULT_CONFIG)
+    apply_overrides(data, list(overrides or []))
+    return build(AppConfig, data)
+
+
+def save_effective_config(cfg: AppConfig, path: str | Path) -> Path:
+    """Write the config a run actually used (after includes and overrides), for reproduction."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("# Effective configuration of this run (includes and --set overrides applied).\n" + cfg.to_toml())
+    return path
