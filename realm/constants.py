@@ -50,3 +50,20 @@ NULL_GRID_DISTANCE = 1.0
 # Organ sub-types in env_info.frame_state.organs
 ORGAN_CHEST = 1
 ORGAN_BUFF = 2
+
+# Simulator choices the SPEC leaves open (▶), used by realm/env.py. Beside the numbers below:
+# - the step length is fixed when the step starts (a buff taken mid-step speeds up the next one);
+# - reaching the end stops the hero at that sub-step; chests taken in the same sub-step count;
+# - timers (flash cooldown, buff duration and respawn) start in the step of their event and count
+#   down at the end of each later step: a timer of N covers exactly the N following steps;
+# - wall sliding tries the x component first at an outer corner, and a sub-step may not cut a cell
+#   corner whose two side cells are both blocked (movement stays 4-connected like BFS);
+# - flash_blocked="nearest" lands on the centre of the passable cell whose centre is nearest to the
+#   target (ties: lowest (zc, xc));
+# - RelativePosition is measured from the hero's cell centre (realm/lookups.py);
+# - reset is not a step: it does not mark the memory map.
+END_REACH_RADIUS = PICKUP_RADIUS  # ▶ the end is reached within the pick-up radius, checked like a pick-up
+DEFAULT_FLASH_BLOCKED = "fail"
+HERO_ID = 1  # frame_state.heroes[0].hero_id
+BUFF_DURATION_MS = BUFF_DURATION_STEPS * MS_PER_STEP
+NUM_ACTIONS = 16  # 0..7 move in direction d, 8..15 flash in direction d - 8

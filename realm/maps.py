@@ -34,32 +34,34 @@ def cell_center(xc: int, zc: int) -> tuple[float, float]:
 def bfs_distances(passable: np.ndarray, xc: int, zc: int) -> np.ndarray:
     """4-connected BFS path lengths in cells from (xc, zc); UNREACHABLE where no path exists.
 
-    Indexed [zc][xc] like the grid. Grows the frontier with whole-array numpy shifts, which is
-    an order of magnitude faster than a Python queue on a 128×128 grid.
+    Indexed [zc][xc] like the grid. Works on flat indices of a grid padded by one blocked ring
+    (so neighbours never wrap) and grows the frontier as an index array: each ring costs a few
+    numpy calls on a few dozen cells, about 2 ms per field on a 128×128 map.
     """
     h, w = passable.shape
-    dist = np.full((h, w), UNREACHABLE, dtype=np.int32)
-    if not (0 <= xc < w and 0 <= zc < h) or not passable[zc, xc]:
-        return dist
-    free = passable.copy()
-    frontier = np.zeros_like(free)
-    frontier[zc, xc] = True
-    free[zc, xc] = False
-    d = 0
-    grown = np.empty_like(free)
-    while True:
-        dist[frontier] = d
-        grown[:] = False
-        grown[1:, :] |= frontier[:-1, :]
-        grown[:-1, :] |= frontier[1:, :]
-        grown[:, 1:] |= frontier[:, :-1]
-        grown[:, :-1] |= frontier[:, 1:]
-        grown &= free
-        if not grown.any():
-            return dist
-        free &= ~grown
-        frontier, grown = grown, frontier
-        d += 1
+    stride = w + 2
+    free = np.zeros((h + 2, stride), dtype=bool)
+    free[1:-1, 1:-1] = passable
+    free = free.ravel()
+    dist = np.full(free.size, UNREACHABLE, dtype=np.int32)
+    if 0 <= xc < w and 0 <= zc < h and passable[zc, xc]:
+        start = (zc + 1) * stride + xc + 1
+        free[start] = False
+        dist[start] = 0
+        frontier = np.array([start])
+        neighbour_offsets = np.array([1, -1, stride, -stride])
+        d = 0
+        while True:
+            ring = (frontier[:, None] + neighbour_offsets).ravel()
+            ring = ring[free[ring]]
+            if ring.size == 0:
+                break
+            ring = np.unique(ring)
+            d += 1
+            free[ring] = False
+            dist[ring] = d
+            frontier = ring
+    return dist.reshape(h + 2, stride)[1:-1, 1:-1].copy()
 
 
 class Map:

@@ -1,0 +1,27 @@
+"""Shared fixtures. The official map data lives outside the repository, at ../shared/realm/."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+OFFICIAL_DIR = REPO_ROOT.parent / "shared" / "realm"
+
+
+@pytest.fixture(scope="session")
+def official_map_paths() -> tuple[Path, Path]:
+    """(map_file, positions_file) of the official map 1; skips the test when they are absent."""
+    map_file, positions_file = OFFICIAL_DIR / "map_1.json", OFFICIAL_DIR / "position_pool.json"
+    if not (map_file.is_file() and positions_file.is_file()):
+        pytest.skip(f"official map files not found under {OFFICIAL_DIR}")
+    return map_file, positions_file
+
+
+@pytest.fixture(scope="session")
+def official_map(official_map_paths):
+    """The official map 1, loaded once per test session (Map is immutable)."""
+    from realm.maps import load_official_map_cached
+
+    map_file, positions_file = official_map_paths
+    return load_official_map_cached(str(map_file), str(positions_file))
