@@ -1,0 +1,89 @@
+"""Actor-critic network: CNN over the local maps, state vector joined after the conv tower.
+
+    map (C, 51, 51) -> conv tower -> flatten -+
+                                              +-> concat -> Linear(hidden) -> ReLU -> head
+    state (STATE_DIM,) ----------------------+
+
+The actor and the critic each own such a backbone (`share_backbone=False`, the default: value
+regression then cannot disturb the policy's features); with `share_backbone=True` one backbone
+feeds both heads. Input sizes come from feature.layout, so a new feature needs no edit here.
+Illegal actions get a large negative logit, so they are never sampled and carry no gradient.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+from torch import nn
+
+from feature.layout import MAP_CHANNELS, MAP_SIZE, NUM_ACTIONS, STATE_DIM
+
+MASKED_LOGIT = -1e8  # exp() underflows to exactly 0; finite, so no NaN in softmax or entropy
+
+
+@dataclass
+class ModelConfig:
+    channels: list[int] = field(default_factory=lambda: [16, 32, 32])
+    kernel_sizes: list[int] = field(default_factory=lambda: [5, 3, 3])
+    strides: list[int] = field(default_factory=lambda: [2, 2, 2])
+    hidden_size: int = 256
+    share_backbone: bool = False
+
+    def validate(self):
+        if not self.channels:
+            raise ValueError("channels needs at least one conv layer")
+        if not len(self.channels) == len(self.kernel_sizes) == len(self.strides):
+            raise ValueError(f"channels, kernel_sizes and strides need one entry per conv layer, got "
+                             f"{len(self.channels)}, {len(self.kernel_sizes)}, {len(self.strides)}")
+        if min(self.channels + self.kernel_sizes + self.strides + [self.hidden_size]) < 1:
+            raise ValueError("channels, kernel_sizes, strides and hidden_size must be >= 1")
+        size = MAP_SIZE
+        for k, s in zip(self.kernel_sizes, self.strides):
+            size = (size - k) // s + 1
+            if size < 1:
+                raise ValueError(f"the conv tower shrinks the {MAP_SIZE}×{MAP_SIZE} map below 1×1; "
+                                 f"use smaller kernels or strides")
+
+
+def layer_init(layer: nn.Module, gain: float) -> nn.Module:
+    nn.init.orthogonal_(layer.weight, gain)
+    nn.init.zeros_(layer.bias)
+    return layer
+
+
+class Backbone(nn.Module):
+    """Conv tower over the map, then one hidden layer over [conv features, state]."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        layers, in_ch, size = [], MAP_CHANNELS, MAP_SIZE
+        for out_ch, k, s in zip(cfg.channels, cfg.kernel_sizes, cfg.strides):
+            layers += [layer_init(nn.Conv2d(in_ch, out_ch, k, stride=s), math.sqrt(2)), nn.ReLU()]
+            in_ch, size = out_ch, (size - k) // s + 1
+        self.conv = nn.Sequential(*layers, nn.Flatten())
+        self.fc = nn.Sequential(layer_init(nn.Linear(in_ch * size * size + STATE_DIM, cfg.hidden_size), math.sqrt(2)),
+                                nn.ReLU())
+
+    def forward(self, map_tensor: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
+        return self.fc(torch.cat([self.conv(map_tensor), state], dim=1))
+
+
+class ActorCritic(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        cfg.validate()
+        self.cfg = cfg
+        self.actor_backbone = Backbone(cfg)
+        self.critic_backbone = None if cfg.share_backbone else Backbone(cfg)
+        self.policy_head = layer_init(nn.Linear(cfg.hidden_size, NUM_ACTIONS), 0.01)
+        self.value_head = layer_init(nn.Linear(cfg.hidden_size, 1), 1.0)
+
+    def forward(self, map_tensor: torch.Tensor, state: torch.Tensor, legal: torch.Tensor
+                ) -> tuple[torch.Tensor, torch.Tensor]:
+        """-> (masked logits (B, NUM_ACTIONS), value (B,)). `legal` is 1 for allowed actions."""
+        actor_features = self.actor_backbone(map_tensor, state)
+        critic_features = actor_features if self.critic_backbone is None else self.critic_backbone(map_tensor, state)
+        logits = self.policy_head(actor_features)
+        logits = torch.where(legal > 0.5, logits, torch.full_like(logits, MASKED_LOGIT))
+        return logits, self.value_head(critic_features).squeeze(-1)

@@ -1,0 +1,178 @@
+"""The PPO update (clipped surrogate, CleanRL style): `ppo_loss` is the objective of one
+minibatch, `ppo_update` runs epochs × minibatches over one batch of samples.
+
+Linear schedules (learning rate, entropy coefficient) run over `schedule_samples` learned
+samples; the caller passes `progress` = samples learned so far / schedule_samples (clipped to 1).
+With `value_norm` the critic learns returns standardised by running statistics (`ValueNorm`);
+values handed to GAE are de-normalised by the Agent, so returns stay in reward units everywhere
+outside the critic.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+from torch import nn
+
+
+@dataclass
+class PPOConfig:
+    learning_rate: float = 2.5e-4
+    lr_schedule: Literal["constant", "linear"] = "constant"
+    lr_final: float = 0.0  # where "linear" ends
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    num_steps: int = 128  # frames per trajectory chunk (per env) before GAE and learning
+    clip_coef: float = 0.2
+    dual_clip: float | None = None  # c > 1 bounds the loss of negative-advantage samples by c·|A|
+    clip_vloss: bool = True
+    vf_coef: float = 0.5
+    ent_coef: float = 0.01
+    ent_schedule: Literal["constant", "linear"] = "constant"
+    ent_coef_final: float = 0.0  # where "linear" ends
+    schedule_samples: int = 10_000_000  # learned samples over which linear schedules run
+    norm_adv: bool = True  # standardise advantages over each batch
+    update_epochs: int = 4
+    num_minibatches: int = 4
+    minibatch_size: int | None = None  # set: fixed minibatch size instead of num_minibatches
+    max_grad_norm: float = 0.5
+    target_kl: float | None = None  # stop the update once approx-KL of a minibatch exceeds it
+    value_norm: bool = False
+    adam_eps: float = 1e-5
+
+    def validate(self):
+        if self.learning_rate <= 0 or self.lr_final < 0:
+            raise ValueError("learning_rate must be > 0 and lr_final >= 0")
+        if not (0 <= self.gamma <= 1 and 0 <= self.gae_lambda <= 1):
+            raise ValueError("gamma and gae_lambda must be in [0, 1]")
+        if self.dual_clip is not None and self.dual_clip <= 1:
+            raise ValueError(f"dual_clip must be > 1 (or unset), got {self.dual_clip}")
+        for key in ("num_steps", "update_epochs", "num_minibatches", "schedule_samples"):
+            if getattr(self, key) < 1:
+                raise ValueError(f"{key} must be >= 1, got {getattr(self, key)}")
+        if self.minibatch_size is not None and self.minibatch_size < 1:
+            raise ValueError(f"minibatch_size must be >= 1 (or unset), got {self.minibatch_size}")
+        for key in ("clip_coef", "vf_coef", "ent_coef", "ent_coef_final", "max_grad_norm", "adam_eps"):
+            if getattr(self, key) < 0:
+                raise ValueError(f"{key} must be >= 0, got {getattr(self, key)}")
+        if self.target_kl is not None and self.target_kl <= 0:
+            raise ValueError(f"target_kl must be > 0 (or unset), got {self.target_kl}")
+
+
+def scheduled(start: float, final: float, schedule: str, progress: float) -> float:
+    return start if schedule == "constant" else start + (final - start) * min(max(progress, 0.0), 1.0)
+
+
+class ValueNorm:
+    """Running mean/variance of returns (parallel Welford), float64, saved in checkpoints."""
+
+    def __init__(self):
+        self.mean = torch.zeros((), dtype=torch.float64)
+        self.var = torch.ones((), dtype=torch.float64)
+        self.count = torch.zeros((), dtype=torch.float64)
+
+    def update(self, x: torch.Tensor) -> None:
+        x = x.detach().double().reshape(-1)
+        n = x.numel()
+        if n == 0:
+            return
+        b_mean, b_var = x.mean(), x.var(unbiased=False)
+        total = self.count + n
+        delta = b_mean - self.mean
+        self.mean = self.mean + delta * n / total
+        self.var = (self.var * self.count + b_var * n + delta**2 * self.count * n / total) / total
+        self.count = total
+
+    @property
+    def std(self) -> torch.Tensor:
+        return torch.sqrt(self.var).clamp_min(1e-4)
+
+    def normalize(self, x: torch.Tensor) -> torch.Tensor:
+        return ((x.double() - self.mean) / self.std).to(x.dtype)
+
+    def denormalize(self, x: torch.Tensor) -> torch.Tensor:
+        return (x.double() * self.std + self.mean).to(x.dtype)
+
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        return {"mean": self.mean.clone(), "var": self.var.clone(), "count": self.count.clone()}
+
+    def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
+        self.mean, self.var, self.count = (torch.as_tensor(state[k], dtype=torch.float64).clone()
+                                           for k in ("mean", "var", "count"))
+
+
+def ppo_loss(new_log_prob, entropy, new_value, old_log_prob, old_value, advantage, ret, cfg: PPOConfig,
+             ent_coef: float) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """Loss of one minibatch. Values and returns in the critic's units (normalised with value_norm)."""
+    log_ratio = new_log_prob - old_log_prob
+    ratio = log_ratio.exp()
+    surrogate = torch.min(ratio * advantage, ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef) * advantage)
+    if cfg.dual_clip is not None:  # bound how far a bad action's huge ratio can push the loss
+        surrogate = torch.where(advantage < 0, torch.max(surrogate, cfg.dual_clip * advantage), surrogate)
+    policy_loss = -surrogate.mean()
+    if cfg.clip_vloss:
+        clipped = old_value + (new_value - old_value).clamp(-cfg.clip_coef, cfg.clip_coef)
+        value_loss = 0.5 * torch.max((new_value - ret) ** 2, (clipped - ret) ** 2).mean()
+    else:
+        value_loss = 0.5 * ((new_value - ret) ** 2).mean()
+    entropy_mean = entropy.mean()
+    loss = policy_loss - ent_coef * entropy_mean + cfg.vf_coef * value_loss
+    with torch.no_grad():
+        stats = {
+            "policy_loss": policy_loss.detach(),
+            "value_loss": value_loss.detach(),
+            "entropy": entropy_mean.detach(),
+            "approx_kl": ((ratio - 1) - log_ratio).mean(),  # low-variance KL estimator (Schulman)
+            "clip_frac": ((ratio - 1).abs() > cfg.clip_coef).float().mean(),
+        }
+    return loss, stats
+
+
+def ppo_update(model: nn.Module, optimizer: torch.optim.Optimizer, batch: dict[str, torch.Tensor], cfg: PPOConfig,
+               progress: float, value_norm: ValueNorm | None, generator: torch.Generator) -> dict[str, float]:
+    """Epochs × minibatches of PPO over `batch` (map, state, legal, action, log_prob, value, advantage, ret)."""
+    lr = scheduled(cfg.learning_rate, cfg.lr_final, cfg.lr_schedule, progress)
+    ent_coef = scheduled(cfg.ent_coef, cfg.ent_coef_final, cfg.ent_schedule, progress)
+    for group in optimizer.param_groups:
+        group["lr"] = lr
+    returns, old_values = batch["ret"], batch["value"]
+    if value_norm is not None:
+        value_norm.update(returns)
+        returns, old_values = value_norm.normalize(returns), value_norm.normalize(old_values)
+    advantage = batch["advantage"]
+    if cfg.norm_adv and advantage.numel() > 1:
+        advantage = (advantage - advantage.mean()) / (advantage.std() + 1e-8)
+    n = advantage.numel()
+    mb_size = cfg.minibatch_size or math.ceil(n / cfg.num_minibatches)
+
+    sums: dict[str, float] = {}
+    minibatches, stop = 0, False
+    for _ in range(cfg.update_epochs):
+        order = torch.randperm(n, generator=generator)
+        for start in range(0, n, mb_size):
+            idx = order[start:start + mb_size]
+            logits, new_value = model(batch["map"][idx], batch["state"][idx], batch["legal"][idx])
+            dist = torch.distributions.Categorical(logits=logits)
+            loss, stats = ppo_loss(dist.log_prob(batch["action"][idx]), dist.entropy(), new_value,
+                                   batch["log_prob"][idx], old_values[idx], advantage[idx], returns[idx], cfg, ent_coef)
+            optimizer.zero_grad()
+            loss.backward()
+            stats["grad_norm"] = nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+            optimizer.step()
+            for key, value in stats.items():
+                sums[key] = sums.get(key, 0.0) + float(value)
+            minibatches += 1
+            if cfg.target_kl is not None and float(stats["approx_kl"]) > cfg.target_kl:
+                stop = True
+                break
+        if stop:
+            break
+
+    metrics = {key: value / minibatches for key, value in sums.items()}
+    ret_var = batch["ret"].var(unbiased=False)
+    metrics["explained_variance"] = float(1 - (batch["ret"] - batch["value"]).var(unbiased=False) / ret_var) \
+        if ret_var > 0 else float("nan")
+    metrics.update(lr=lr, ent_coef=ent_coef, minibatches=float(minibatches), early_stop=float(stop))
+    return metrics

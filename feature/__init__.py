@@ -1,0 +1,1 @@
+"""What a competitor edits: model inputs (layout, definition), reward shaping, curriculum."""

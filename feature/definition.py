@@ -1,0 +1,197 @@
+"""Kaiwu's data classes and protocol functions for PPO.
+
+The names are Kaiwu's (`ObsData`, `ActData`, `SampleData`, `observation_process`,
+`action_process`, `sample_process`, `SampleData2NumpyData`, `NumpyData2SampleData`) so code
+written for KaiwuDRL reads the same here. What goes into the arrays is declared in
+`feature.layout`; this module only fills and moves them.
+
+Data flow of one step: Observation --observation_process--> ObsData --agent.predict--> ActData
+--action_process--> int action --env.step--> reward (feature.reward) --> Frame. A chunk of
+Frames --sample_process (GAE)--> SampleData --SampleData2NumpyData--> flat float32 rows that
+the replay server and the learner move around.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from feature.layout import MAP_LAYOUT, MAP_SHAPE, NUM_ACTIONS, STATE_DIM, STATE_LAYOUT, STATE_SLICES, legal_mask
+from realm.protocol import EnvInfo, Observation
+
+
+@dataclass
+class ObsData:
+    """What the network sees at one step."""
+
+    map: np.ndarray  # MAP_SHAPE float32: obstacle, memory, treasure, end windows
+    state: np.ndarray  # (STATE_DIM,) float32, blocks named in layout.STATE_LAYOUT
+    legal: np.ndarray  # (NUM_ACTIONS,) float32, 1 = action allowed
+
+
+@dataclass
+class ActData:
+    """The policy's answer for one observation."""
+
+    action: int  # 0..15, the action sent to the env
+    log_prob: float  # log π(action | obs) under the policy that chose it
+    value: float  # critic's estimate of the return from this obs (in return units)
+
+
+@dataclass
+class Frame:
+    """One env step kept until its chunk becomes samples."""
+
+    obs: ObsData
+    act: ActData
+    reward: float  # shaped reward received after `act`
+    terminated: bool  # the episode reached a terminal state after this step: nothing to bootstrap
+
+
+@dataclass
+class SampleData:
+    """One training sample. Every number is stored as float32 (the action too: 0..15 is exact)."""
+
+    map: np.ndarray
+    state: np.ndarray
+    legal: np.ndarray
+    action: int
+    log_prob: np.float32
+    value: np.float32  # behaviour policy's value estimate (for value clipping)
+    advantage: np.float32  # GAE advantage
+    ret: np.float32  # return target = advantage + value
+
+
+# Flat float32 layout of one SampleData: (field, shape) in order; derived from feature.layout.
+SAMPLE_LAYOUT: tuple[tuple[str, tuple[int, ...]], ...] = (
+    ("map", MAP_SHAPE),
+    ("state", (STATE_DIM,)),
+    ("legal", (NUM_ACTIONS,)),
+    ("action", ()),
+    ("log_prob", ()),
+    ("value", ()),
+    ("advantage", ()),
+    ("ret", ()),
+)
+
+
+def _sample_slices() -> dict[str, slice]:
+    out, start = {}, 0
+    for name, shape in SAMPLE_LAYOUT:
+        size = int(np.prod(shape, dtype=np.int64))
+        out[name] = slice(start, start + size)
+        start += size
+    return out
+
+
+SAMPLE_SLICES: dict[str, slice] = _sample_slices()
+SAMPLE_DIM: int = SAMPLE_SLICES[SAMPLE_LAYOUT[-1][0]].stop
+_SHAPES = dict(SAMPLE_LAYOUT)
+
+
+# --- protocol functions -----------------------------------------------------------------------------
+
+def observation_process(obs: Observation, env_info: EnvInfo | None = None) -> ObsData:
+    """Observation (+ optional EnvInfo) -> ObsData, following the tables in feature.layout."""
+    f = obs.feature
+    map_tensor = np.empty(MAP_SHAPE, dtype=np.float32)
+    for i, channel in enumerate(MAP_LAYOUT):
+        map_tensor[i] = channel.fill(f, env_info)
+    state = np.empty(STATE_DIM, dtype=np.float32)
+    for block in STATE_LAYOUT:
+        values = np.asarray(block.fill(f, env_info), dtype=np.float32).reshape(-1)
+        if values.size != block.size:
+            raise ValueError(f"state block {block.name!r} filled {values.size} numbers, declared {block.size}")
+        state[STATE_SLICES[block.name]] = values
+    return ObsData(map=map_tensor, state=state, legal=legal_mask(obs.legal_act))
+
+
+def action_process(act_data: ActData) -> int:
+    """ActData -> the int action env.step takes."""
+    return int(act_data.action)
+
+
+def sample_process(frames: Sequence[Frame], bootstrap_value: float, gamma: float,
+                   gae_lambda: float) -> list[SampleData]:
+    """A chunk of consecutive frames of one env -> samples with GAE advantages and returns.
+
+    `bootstrap_value` is V(s') of the observation after the last frame. It is used when the
+    chunk was cut mid-episode or the episode was truncated by the step limit (the game would
+    have gone on), and ignored when the last frame is `terminated` (no future after the end).
+    A terminated frame inside the chunk stops the backup there too. A chunk must not run past a
+    truncated episode: flush it at the truncation with that episode's bootstrap value.
+    """
+    n = len(frames)
+    advantages = np.zeros(n, dtype=np.float64)
+    next_value = float(bootstrap_value)
+    next_advantage = 0.0
+    for t in range(n - 1, -1, -1):
+        frame = frames[t]
+        not_done = 0.0 if frame.terminated else 1.0
+        value = float(frame.act.value)
+        delta = float(frame.reward) + gamma * next_value * not_done - value
+        next_advantage = delta + gamma * gae_lambda * not_done * next_advantage
+        advantages[t] = next_advantage
+        next_value = value
+    samples = []
+    for frame, adv in zip(frames, advantages):
+        value = float(frame.act.value)
+        samples.append(SampleData(
+            map=frame.obs.map,
+            state=frame.obs.state,
+            legal=frame.obs.legal,
+            action=int(frame.act.action),
+            log_prob=np.float32(frame.act.log_prob),
+            value=np.float32(value),
+            advantage=np.float32(adv),
+            ret=np.float32(adv + value),
+        ))
+    return samples
+
+
+# --- SampleData <-> flat float32 ------------------------------------------------------------------
+
+def SampleData2NumpyData(sample: SampleData) -> np.ndarray:
+    """SampleData -> (SAMPLE_DIM,) float32 in SAMPLE_LAYOUT order."""
+    out = np.empty(SAMPLE_DIM, dtype=np.float32)
+    for name, shape in SAMPLE_LAYOUT:
+        value = np.asarray(getattr(sample, name), dtype=np.float32)
+        if value.shape != shape:
+            raise ValueError(f"SampleData.{name}: shape {value.shape}, layout declares {shape}")
+        out[SAMPLE_SLICES[name]] = value.reshape(-1)
+    return out
+
+
+def NumpyData2SampleData(arr: np.ndarray) -> SampleData:
+    """Exact inverse of SampleData2NumpyData (arrays are copies, not views of `arr`)."""
+    arr = np.asarray(arr)
+    if arr.shape != (SAMPLE_DIM,) or arr.dtype != np.float32:
+        raise ValueError(f"expected a ({SAMPLE_DIM},) float32 row, got {arr.shape} {arr.dtype}")
+    fields = {}
+    for name, shape in SAMPLE_LAYOUT:
+        part = arr[SAMPLE_SLICES[name]]
+        fields[name] = part.reshape(shape).copy() if shape else part[0]
+    fields["action"] = int(fields["action"])
+    return SampleData(**fields)
+
+
+def samples_to_numpy(samples: Sequence[SampleData]) -> np.ndarray:
+    """Batched SampleData2NumpyData: list -> (N, SAMPLE_DIM) float32."""
+    out = np.empty((len(samples), SAMPLE_DIM), dtype=np.float32)
+    for i, sample in enumerate(samples):
+        out[i] = SampleData2NumpyData(sample)
+    return out
+
+
+def numpy_to_samples(arr: np.ndarray) -> list[SampleData]:
+    """Batched NumpyData2SampleData: (N, SAMPLE_DIM) -> list."""
+    return [NumpyData2SampleData(row) for row in np.asarray(arr)]
+
+
+def numpy_to_batch(arr: np.ndarray) -> dict[str, np.ndarray]:
+    """(N, SAMPLE_DIM) float32 -> {field: (N, *shape)} views, the learner's input without copies."""
+    arr = np.asarray(arr, dtype=np.float32)
+    if arr.ndim != 2 or arr.shape[1] != SAMPLE_DIM:
+        raise ValueError(f"expected (N, {SAMPLE_DIM}) rows, got {arr.shape}")
+    return {name: arr[:, SAMPLE_SLICES[name]].reshape((arr.shape[0],) + _SHAPES[name]) for name, _ in SAMPLE_LAYOUT}

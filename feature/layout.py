@@ -1,0 +1,98 @@
+"""The model's input, declared once.
+
+Two tables say what the network sees and how each part is read from an observation:
+`MAP_LAYOUT` (one 51×51 channel per entry) and `STATE_LAYOUT` (named blocks of the flat state
+vector). `feature.definition.observation_process` fills the arrays by walking these tables, and
+`agent.model` takes its input sizes from the constants derived below, so adding a feature is one
+new entry here: the model, the sample layout and the checkpoints follow.
+
+A `fill` function receives the observation's `RealmFeature` and the step's `EnvInfo` (None
+when the caller has none, e.g. on hand-built observations) and returns the block's numbers.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+from realm.constants import VIEW_SIZE
+from realm.protocol import EnvInfo, RealmFeature
+
+Fill = Callable[[RealmFeature, "EnvInfo | None"], "np.ndarray | Sequence[float]"]
+
+
+@dataclass(frozen=True)
+class MapChannel:
+    name: str
+    fill: Fill  # -> (VIEW_SIZE, VIEW_SIZE) array
+
+
+@dataclass(frozen=True)
+class StateBlock:
+    name: str
+    size: int
+    fill: Fill  # -> `size` numbers
+
+
+# Chest slots the state vector tracks: the default chest ids of SPEC §2 (1 is the end, 2 the
+# start). A curriculum that moves start/end elsewhere puts chests on ids 1 and 2: widen this to
+# range(1, 16) and STATE_DIM follows.
+CHEST_SLOT_IDS: tuple[int, ...] = tuple(range(3, 16))
+
+
+def _present(rel) -> float:
+    return 0.0 if rel.is_null else 1.0
+
+
+MAP_LAYOUT: tuple[MapChannel, ...] = (
+    MapChannel("obstacle", lambda f, info: f.obstacle_map),  # 1 passable, 0 blocked / off-map
+    MapChannel("memory", lambda f, info: f.memory_map),  # 0.2 per earlier visit, capped at 1
+    MapChannel("treasure", lambda f, info: f.treasure_map),  # 1 on live chests
+    MapChannel("end", lambda f, info: f.end_map),  # 1 on the end's cell
+)
+
+STATE_LAYOUT: tuple[StateBlock, ...] = (
+    StateBlock("norm_pos", 2, lambda f, info: (f.norm_pos.x, f.norm_pos.z)),
+    StateBlock("chest_present", len(CHEST_SLOT_IDS),
+               lambda f, info: [_present(f.treasure_pos[i - 1]) for i in CHEST_SLOT_IDS]),
+    StateBlock("chest_distance", len(CHEST_SLOT_IDS),  # BFS cells / 256; 1.0 when absent
+               lambda f, info: [f.treasure_pos[i - 1].grid_distance for i in CHEST_SLOT_IDS]),
+    StateBlock("buff_present", 1, lambda f, info: (_present(f.buff_pos),)),
+    StateBlock("buff_distance", 1, lambda f, info: (f.buff_pos.grid_distance,)),
+    StateBlock("end_distance", 1, lambda f, info: (f.end_pos.grid_distance,)),
+)
+
+# --- derived: never edit below, edit the tables above -------------------------------------------
+
+MAP_CHANNELS: int = len(MAP_LAYOUT)
+MAP_SIZE: int = VIEW_SIZE
+MAP_SHAPE: tuple[int, int, int] = (MAP_CHANNELS, MAP_SIZE, MAP_SIZE)
+MAP_CHANNEL_INDEX: dict[str, int] = {c.name: i for i, c in enumerate(MAP_LAYOUT)}
+
+
+def _slices(blocks: Sequence[StateBlock]) -> dict[str, slice]:
+    out, start = {}, 0
+    for b in blocks:
+        if b.name in out:
+            raise ValueError(f"state block {b.name!r} is declared twice")
+        out[b.name] = slice(start, start + b.size)
+        start += b.size
+    return out
+
+
+STATE_SLICES: dict[str, slice] = _slices(STATE_LAYOUT)
+STATE_DIM: int = sum(b.size for b in STATE_LAYOUT)
+
+NUM_MOVES = 8  # actions 0..7 walk in direction d (d × 45° counter-clockwise from +x)
+NUM_FLASHES = 8  # actions 8..15 flash in direction act − 8
+NUM_ACTIONS = NUM_MOVES + NUM_FLASHES
+
+
+def legal_mask(legal_act: Sequence[int]) -> np.ndarray:
+    """(NUM_ACTIONS,) float32, 1 = allowed: the 8 moves always, the 8 flashes when
+    `legal_act[1] == 1` (flash ready; `legal_act = [1, flash_ready]`, SPEC §7)."""
+    mask = np.ones(NUM_ACTIONS, dtype=np.float32)
+    if legal_act[1] != 1:
+        mask[NUM_MOVES:] = 0.0
+    return mask

@@ -1,0 +1,50 @@
+"""Hand-built protocol objects for feature and reward tests (no simulator needed)."""
+from __future__ import annotations
+
+import numpy as np
+
+from realm.constants import GRID_DISTANCE_SCALE, NUM_TREASURE_SLOTS, VIEW_SIZE, WORLD_SIZE
+from realm.protocol import (NULL_RELATIVE_POSITION, EnvInfo, FrameState, GameInfo, HeroState, Observation, Position,
+                            RealmFeature, RelativePosition, ScoreInfo, Talent)
+
+
+def rel(cells: float | None) -> RelativePosition:
+    """An object `cells` BFS cells away (None: null)."""
+    if cells is None:
+        return NULL_RELATIVE_POSITION
+    return RelativePosition(direction=1, l2_distance=3, path_distance=3, grid_distance=cells / GRID_DISTANCE_SCALE)
+
+
+def make_obs(pos=(10000.0, 20000.0), end_cells: float | None = 100.0, chest_cells: dict[int, float] | None = None,
+             buff_cells: float | None = None, flash_ready: bool = True, obstacle: np.ndarray | None = None,
+             memory: np.ndarray | None = None, treasure: np.ndarray | None = None, end_map: np.ndarray | None = None
+             ) -> Observation:
+    chest_cells = chest_cells or {}
+    treasures = [rel(chest_cells.get(i + 1)) for i in range(NUM_TREASURE_SLOTS)]
+    blank = np.zeros((VIEW_SIZE, VIEW_SIZE), dtype=np.float32)
+    feature = RealmFeature(
+        norm_pos=Position(pos[0] / WORLD_SIZE, pos[1] / WORLD_SIZE),
+        grid_pos=Position(0, 0),
+        start_pos=rel(50.0),
+        end_pos=rel(end_cells),
+        buff_pos=rel(buff_cells),
+        treasure_pos=treasures,
+        obstacle_map=np.ones((VIEW_SIZE, VIEW_SIZE), dtype=np.float32) if obstacle is None else obstacle,
+        memory_map=blank.copy() if memory is None else memory,
+        treasure_map=blank.copy() if treasure is None else treasure,
+        end_map=blank.copy() if end_map is None else end_map,
+    )
+    return Observation(legal_act=[1, 1 if flash_ready else 0], feature=feature)
+
+
+def make_score(chests: int = 0, buff: int = 0, flashes: int = 0, total: float | None = None) -> ScoreInfo:
+    score = 100.0 * chests
+    return ScoreInfo(score=score, total_score=score if total is None else total, treasure_count=chests,
+                     buff_count=buff, talent_count=flashes)
+
+
+def make_env_info(pos=(10000.0, 20000.0), speed_up: bool = False, step_no: int = 0) -> EnvInfo:
+    hero = HeroState(hero_id=1, pos=Position(*pos), speed_up=int(speed_up), talent=Talent(1, 1, 0))
+    game = GameInfo(score=0.0, total_score=0.0, step_no=step_no, pos=Position(*pos), treasure_count=0,
+                    treasure_score=0.0, buff_count=0, talent_count=0, buff_remain_time=0, buff_duration=10000)
+    return EnvInfo(frame_state=FrameState(heroes=[hero], organs=[]), game_info=game)

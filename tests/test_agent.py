@@ -1,0 +1,172 @@
+"""Agent: masking, predict/exploit, learn, weights, checkpoints."""
+import os
+
+import numpy as np
+import pytest
+import torch
+
+from agent.agent import Agent, CheckpointError, latest_checkpoint_id
+from agent.model import ActorCritic, ModelConfig
+from agent.ppo import PPOConfig
+from feature.definition import ActData, Frame, ObsData, sample_process
+from feature.layout import MAP_SHAPE, NUM_MOVES, STATE_DIM, legal_mask
+
+TINY = ModelConfig(channels=[4, 8], kernel_sizes=[5, 3], strides=[4, 2], hidden_size=16)
+PPO = PPOConfig(update_epochs=2, num_minibatches=2)
+
+
+def obs_batch(n, seed=0, flash_ready=True) -> list[ObsData]:
+    rng = np.random.default_rng(seed)
+    return [ObsData(map=rng.random(MAP_SHAPE, dtype=np.float32), state=rng.random(STATE_DIM, dtype=np.float32),
+                    legal=legal_mask([1, int(flash_ready)])) for _ in range(n)]
+
+
+def samples(agent, n=24, seed=0):
+    obs = obs_batch(n, seed)
+    acts = agent.predict(obs)
+    rewards = np.random.default_rng(seed).normal(size=n)
+    frames = [Frame(o, a, float(r), False) for o, a, r in zip(obs, acts, rewards)]
+    return sample_process(frames, 0.0, 0.99, 0.95)
+
+
+def favour_flashes(agent):
+    with torch.no_grad():
+        agent.model.policy_head.bias[NUM_MOVES:] = 50.0  # flashes would win by far if they were legal
+
+
+def test_predict_returns_act_data_with_consistent_log_prob():
+    agent = Agent(TINY, PPO, seed=0)
+    obs = obs_batch(5)
+    acts = agent.predict(obs)
+    assert len(acts) == 5 and all(isinstance(a, ActData) and 0 <= a.action < 16 for a in acts)
+    logits, value = agent.model(*agent._obs_tensors(obs))
+    log_probs = torch.log_softmax(logits, -1)
+    for i, a in enumerate(acts):
+        assert a.log_prob == pytest.approx(log_probs[i, a.action].item(), abs=1e-5)
+        assert a.value == pytest.approx(value[i].item(), abs=1e-5)
+    assert agent.predict([]) == []
+
+
+def test_no_flash_is_sampled_or_chosen_during_cooldown():
+    agent = Agent(TINY, PPO, seed=0)
+    favour_flashes(agent)
+    cooling = obs_batch(64, flash_ready=False)
+    sampled = [a.action for _ in range(30) for a in agent.predict(cooling)]
+    assert max(sampled) < NUM_MOVES
+    assert max(a.action for a in agent.exploit(cooling)) < NUM_MOVES
+    logits, _ = agent.model(*agent._obs_tensors(cooling))
+    assert (torch.softmax(logits, -1)[:, NUM_MOVES:] == 0).all()  # exactly zero probability
+    ready = obs_batch(8, flash_ready=True)
+    assert min(a.action for a in agent.exploit(ready)) >= NUM_MOVES  # the mask is the only thing stopping them
+
+
+def test_exploit_is_greedy():
+    agent = Agent(TINY, PPO, seed=0)
+    obs = obs_batch(6)
+    logits, _ = agent.model(*agent._obs_tensors(obs))
+    assert [a.action for a in agent.exploit(obs)] == logits.argmax(-1).tolist()
+
+
+def test_model_init_follows_the_recipe():
+    model = ActorCritic(ModelConfig())
+    assert model.critic_backbone is not None and model.critic_backbone is not model.actor_backbone
+    w = model.policy_head.weight.detach()
+    # orthogonal rows scaled by the gain 0.01: W Wᵀ = 0.01² I
+    assert torch.allclose(w @ w.T, torch.eye(w.shape[0]) * 1e-4, atol=1e-6)
+    assert torch.all(model.value_head.bias == 0)
+    shared = ActorCritic(ModelConfig(share_backbone=True))
+    assert shared.critic_backbone is None
+    assert sum(p.numel() for p in shared.parameters()) < sum(p.numel() for p in model.parameters())
+
+
+def test_model_config_rejects_a_tower_that_eats_the_map():
+    with pytest.raises(ValueError, match="below 1"):
+        ModelConfig(channels=[8, 8], kernel_sizes=[9, 9], strides=[8, 8]).validate()
+
+
+def test_learn_updates_and_counts():
+    agent = Agent(TINY, PPO, seed=0)
+    before = {k: v.clone() for k, v in agent.model.state_dict().items()}
+    metrics = agent.learn(samples(agent))
+    assert agent.train_step == 1 and agent.model_version == 1 and agent.samples_learned == 24
+    assert metrics["batch_size"] == 24 and np.isfinite(metrics["policy_loss"])
+    assert any(not torch.equal(before[k], v) for k, v in agent.model.state_dict().items())
+
+
+def test_same_seed_same_losses():
+    a, b = Agent(TINY, PPO, seed=3), Agent(TINY, PPO, seed=3)
+    for step in range(2):
+        assert a.learn(samples(a, seed=step)) == b.learn(samples(b, seed=step))
+
+
+def test_weights_round_trip_with_value_norm():
+    cfg = PPOConfig(value_norm=True, update_epochs=1, num_minibatches=1)
+    src, dst = Agent(TINY, cfg, seed=0), Agent(TINY, cfg, seed=1)
+    src.learn(samples(src))
+    weights = src.get_weights()
+    assert all(isinstance(v, np.ndarray) for v in weights.values())
+    dst.set_weights(weights, version=7)
+    obs = obs_batch(4, seed=9)
+    assert [a.value for a in dst.exploit(obs)] == [a.value for a in src.exploit(obs)]
+    assert dst.model_version == 7
+    with pytest.raises(CheckpointError, match="value_norm"):
+        Agent(TINY, PPO).set_weights(weights)
+
+
+def test_save_load_round_trip_gives_identical_actions(tmp_path):
+    src = Agent(TINY, PPOConfig(value_norm=True, update_epochs=1), seed=0)
+    src.learn(samples(src))
+    rng_state = torch.get_rng_state()
+    file = src.save_model(tmp_path, 5, extra={"env_steps": 1234, "rng": rng_state, "np_rng": np.random.default_rng(
+        3).bit_generator.state})
+    assert file.name == "model.ckpt-5.pkl"
+    assert [p.name for p in tmp_path.iterdir()] == ["model.ckpt-5.pkl"]  # no temp file left behind
+    src.save_model(tmp_path, 12)
+    assert latest_checkpoint_id(tmp_path) == 12
+
+    dst = Agent(TINY, PPOConfig(value_norm=True, update_epochs=1), seed=99)
+    extra = dst.load_model(tmp_path, 5)
+    assert extra["env_steps"] == 1234 and torch.equal(extra["rng"], rng_state)
+    assert extra["np_rng"] == np.random.default_rng(3).bit_generator.state
+    obs = obs_batch(16, seed=4)
+    assert [(a.action, a.log_prob, a.value) for a in dst.exploit(obs)] == \
+           [(a.action, a.log_prob, a.value) for a in src.exploit(obs)]
+    src.sample_generator.manual_seed(1)
+    dst.sample_generator.manual_seed(1)
+    assert [a.action for a in dst.predict(obs)] == [a.action for a in src.predict(obs)]
+    assert dst.train_step == src.train_step and dst.samples_learned == src.samples_learned
+    assert dst.optimizer.state_dict()["state"][0]["step"] == src.optimizer.state_dict()["state"][0]["step"]
+    dst.load_model(tmp_path, "latest")  # numbers and "latest" both work
+
+
+def test_extra_that_could_not_be_loaded_is_refused_at_save(tmp_path):
+    with pytest.raises(TypeError, match=r"extra\['rng'\]\[1\]: ndarray"):
+        Agent(TINY, PPO).save_model(tmp_path, 1, extra={"rng": np.random.get_state()})
+    assert not list(tmp_path.iterdir())
+
+
+def test_corrupt_checkpoint_names_the_file(tmp_path):
+    agent = Agent(TINY, PPO, seed=0)
+    file = agent.save_model(tmp_path, 1)
+    file.write_bytes(file.read_bytes()[: os.path.getsize(file) // 2])  # truncated write
+    with pytest.raises(CheckpointError, match="model.ckpt-1.pkl"):
+        agent.load_model(tmp_path, 1)
+    (tmp_path / "model.ckpt-2.pkl").write_text("not a checkpoint")
+    with pytest.raises(CheckpointError, match="model.ckpt-2.pkl"):
+        agent.load_model(tmp_path, "latest")
+    with pytest.raises(CheckpointError, match="not found"):
+        agent.load_model(tmp_path, 3)
+    with pytest.raises(CheckpointError, match="no checkpoint"):
+        agent.load_model(tmp_path / "empty", "latest")
+
+
+def test_foreign_architecture_is_refused_naming_tensors(tmp_path):
+    Agent(TINY, PPO, seed=0).save_model(tmp_path, 1)
+    other_cfg = ModelConfig(channels=[8, 8], kernel_sizes=[5, 3], strides=[4, 2], hidden_size=16, share_backbone=True)
+    other = Agent(other_cfg, PPO)
+    with pytest.raises(CheckpointError) as err:
+        other.load_model(tmp_path, 1)
+    message = str(err.value)
+    assert "model.ckpt-1.pkl" in message
+    assert "actor_backbone.conv.0.weight: checkpoint (4, 4, 5, 5) vs model (8, 4, 5, 5)" in message
+    assert "unexpected critic_backbone.conv.0.weight" in message

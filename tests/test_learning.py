@@ -1,0 +1,132 @@
+"""The episode loop and the local trainer on the real simulator, ending with a learning test."""
+import dataclasses
+import logging
+
+import pytest
+
+from agent.agent import Agent
+from agent.model import ModelConfig
+from agent.ppo import PPOConfig
+from feature.curriculum import CurriculumConfig, CurriculumSampler
+from feature.definition import observation_process
+from feature.reward import TERMS, RewardConfig
+from realm import make_env
+from workflow.config import AppConfig
+from workflow.local_trainer import EpisodeLog, train_local
+from workflow.train_workflow import LoopSettings, LoopStats, workflow
+
+# Generated map 0: ids 5 and 8 are 40 BFS cells apart. Within 100 steps a uniformly random
+# policy essentially never gets there; a trained one needs about 30.
+NEAR = dict(start=5, end=8)
+TINY = ModelConfig(channels=[4], kernel_sizes=[5], strides=[4], hidden_size=16)
+
+
+def config(seed=0, **ppo) -> AppConfig:
+    cfg = AppConfig()
+    cfg.app = dataclasses.replace(cfg.app, seed=seed, envs_per_aisrv=4, train_batch_size=8, torch_num_threads=1)
+    cfg.curriculum = CurriculumConfig(chest_num=0, max_step=100, **NEAR)
+    cfg.ppo = PPOConfig(**{"num_steps": 64, "learning_rate": 5e-4, **ppo})
+    return cfg
+
+
+class Recorder:
+    """Agent stand-in for the loop: predicts with a real agent, records the chunks it is handed."""
+
+    def __init__(self, agent):
+        self.agent, self.chunks = agent, []
+
+    def predict(self, obs):
+        return self.agent.predict(obs)
+
+    def learn(self, samples):
+        self.chunks.append(samples)
+
+
+class FlakyEnv:
+    """An env whose `fail_at`-th step call raises."""
+
+    def __init__(self, env, fail_at):
+        self.env, self.fail_at, self.calls = env, fail_at, 0
+
+    def reset(self, **kw):
+        return self.env.reset(**kw)
+
+    @property
+    def env_info(self):
+        return self.env.env_info
+
+    def step(self, act):
+        self.calls += 1
+        if self.calls == self.fail_at:
+            raise RuntimeError("simulated env failure")
+        return self.env.step(act)
+
+
+def run_loop(envs, steps, num_steps=16, max_step=30):
+    agent = Recorder(Agent(TINY, PPOConfig(), seed=0))
+    monitor = EpisodeLog()
+    stats = LoopStats()
+    settings = LoopSettings(CurriculumSampler(CurriculumConfig(chest_num=2, max_step=max_step, **NEAR), seed=0),
+                            RewardConfig(), num_steps=num_steps, gamma=0.99, gae_lambda=0.95)
+    workflow(envs, [agent], logging.getLogger("test"), monitor, settings, lambda: stats.env_steps >= steps, stats)
+    return agent, monitor, stats
+
+
+def test_loop_chunks_and_reports_episodes():
+    agent, monitor, stats = run_loop([make_env(seed=i) for i in range(3)], steps=300)
+    assert stats.env_steps == 300 and stats.env_errors == 0
+    assert stats.samples == sum(len(c) for c in agent.chunks) and all(1 <= len(c) <= 16 for c in agent.chunks)
+    # every step of every finished episode went into a chunk; what is left is the unfinished tails
+    assert 300 - 3 * 16 <= stats.samples <= 300
+    assert stats.episodes == len(monitor.episodes) >= 9  # 30-step episodes on 3 envs
+    report = monitor.episodes[0]
+    for key in ("total_score", "chests", "steps", "win", "buff_count", "flash_count", "reward"):
+        assert key in report
+    assert {f"reward/{t}" for t in TERMS} <= set(report)
+    assert report["reward"] == pytest.approx(sum(report[f"reward/{t}"] for t in TERMS))
+    timeouts = [r for r in monitor.episodes if not r["win"]]
+    assert timeouts and all(r["steps"] == 30 and r["total_score"] == 0 for r in timeouts)
+
+
+def test_env_exception_ends_only_that_episode(caplog):
+    flaky = FlakyEnv(make_env(seed=0), fail_at=10)
+    with caplog.at_level(logging.ERROR):
+        agent, monitor, stats = run_loop([flaky, make_env(seed=1)], steps=200)
+    assert stats.env_errors == 1 and "simulated env failure" in caplog.text
+    assert stats.env_steps >= 200 and flaky.calls > 10  # the flaky env went on with a new episode
+    assert len(monitor.episodes) >= 5
+
+
+def test_local_trainer_is_seeded():
+    cfg = config(seed=3)
+    cfg.model = TINY
+    a = train_local(cfg, max_updates=3)
+    b = train_local(cfg, max_updates=3)
+    assert len(a.updates) == 3 and a.updates == b.updates
+    c = train_local(config(seed=4).replace(model=TINY), max_updates=3)
+    assert c.updates != a.updates
+
+
+def evaluate(agent, episodes=20, seed=123) -> float:
+    """Win rate of the trained (sampling) policy on fresh episodes of a separately seeded env."""
+    env, wins = make_env(seed=seed), 0
+    usr_conf = {"diy": {**NEAR, "treasure_random": 0, "treasure_id": [], "max_step": 100}}
+    for _ in range(episodes):
+        obs, info = env.reset(usr_conf=usr_conf), env.env_info
+        terminated = truncated = False
+        while not (terminated or truncated):
+            act = agent.predict([observation_process(obs, info)])[0].action
+            _, obs, _, terminated, truncated, info = env.step(act)
+        wins += terminated
+    return wins / episodes
+
+
+def test_learns_to_reach_a_near_end():
+    """Default network and reward: from ~0 % wins to >= 90 % within a fixed budget."""
+    cfg = config(seed=0)
+    result = train_local(cfg, max_env_steps=25_000, max_seconds=240, window=50,
+                         stop_when=lambda log: len(log.recent) >= 50 and log.mean("win") >= 0.9)
+    first = result.episodes[:20]
+    assert sum(r["win"] for r in first) / len(first) <= 0.3  # it started out lost
+    assert result.win_rate >= 0.9, f"win rate {result.win_rate:.2f} after {result.stats.env_steps} env steps"
+    assert evaluate(result.agent) >= 0.8  # and it holds on episodes it did not train on
