@@ -57,41 +57,49 @@ class EnvConfig:
 
 @dataclass
 class FrameworkConfig:
-    """[app]: Kaiwu's framework keys (configure_app.toml), plus this toolkit's process and run keys."""
+    """[app]: Kaiwu's framework keys (configure_app.toml, same names and meaning), plus this
+    toolkit's process, run and observability keys. conf/configure_app.toml documents each one."""
 
     app: str = "back_to_the_realm"
     algo: str = "ppo"
     # --- replay buffer (reverb) ---
-    replay_buffer_capacity: int = 1024  # items (trajectory chunks) the table holds
-    preload_ratio: float = 4.0  # training starts once capacity / preload_ratio items are in
-    train_batch_size: int = 32  # chunks per train step
-    production_consume_ratio: float = 1.0  # inserted / sampled; reverb's SampleToInsertRatio
+    replay_buffer_capacity: int = 32  # chunks the sample table holds (on-policy: queue bound)
+    preload_ratio: float = 1.0  # off-policy: training starts once capacity / preload_ratio chunks are in
+    train_batch_size: int = 16  # chunks per train step
+    production_consume_ratio: float = 1.0  # consumed / produced: times each chunk is sampled on average
     reverb_remover: str = "reverb.selectors.Fifo"
     reverb_sampler: str = "reverb.selectors.Fifo"
-    reverb_port: int = 0  # 0 = pick a free port
+    reverb_port: int = 0  # 0 = any free port; set a fixed one when aisrv join from other machines
+    rate_limiter_timeout_ms: int = 1000  # longest single wait on the replay before a process checks in
     # --- learner ---
     learner_train_by_while_true: bool = True
     learner_train_sleep_seconds: float = 0.0
     algorithm_on_policy_or_off_policy: Literal["on-policy", "off-policy"] = "on-policy"
     dump_model_freq: int = 50  # train steps between checkpoints
+    model_pool_publish_freq: int = 1  # train steps between weight publications to the model pool
     max_ckpt_keep: int = 5  # newest checkpoints kept (plus the best by recent score)
     keep_best_ckpt: bool = True
     user_save_mode_max_count: int = 20  # agent.save_model calls kept in the user dir
     preload_model: bool = False
     preload_model_dir: str = ""
     preload_model_id: int | str = "latest"
+    torch_num_threads: int = 1
     # --- model pool ---
     model_file_sync_per_minutes: float = 0.0  # Kaiwu's key; 0 = use the seconds variant
     model_file_sync_per_seconds: float = 2.0
     # --- processes ---
     aisrv_num: int = 2
     envs_per_aisrv: int = 4
-    torch_num_threads: int = 1
     heartbeat_timeout_seconds: float = 60.0
-    aisrv_restart_max: int = 5
+    aisrv_restart_max: int = 5  # restarts per aisrv slot before it is given up
+    aisrv_restart_backoff_seconds: float = 2.0  # first restart delay; doubles per restart, at most 60 s
     # --- run ---
     run_dir: str = "runs"
-    run_name: str = ""  # empty = timestamp
+    run_name: str = ""  # empty: a new run is named by its start time; --resume takes the newest run
+    log_dir: str = ""  # empty: <run_dir>/<run_name>/log
+    ckpt_dir: str = ""  # empty: <run_dir>/<run_name>/ckpt
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    metrics_interval_seconds: float = 10.0  # learner statistics are averaged over this window
     seed: int = 0
     max_env_steps: int = 0  # 0 = no limit
     max_train_steps: int = 0
@@ -104,6 +112,12 @@ class FrameworkConfig:
             raise ValueError("preload_ratio must be >= 1 (training starts at capacity / preload_ratio items)")
         if self.train_batch_size < 1:
             raise ValueError("train_batch_size must be >= 1")
+        if self.algorithm_on_policy_or_off_policy == "on-policy" and self.train_batch_size > self.replay_buffer_capacity:
+            raise ValueError(f"on-policy: train_batch_size ({self.train_batch_size}) must be <= replay_buffer_capacity "
+                             f"({self.replay_buffer_capacity}), the queue a batch is taken from")
+        if self.algorithm_on_policy_or_off_policy == "off-policy" and self.min_items_to_train > self.replay_buffer_capacity:
+            raise ValueError(f"off-policy: train_batch_size ({self.train_batch_size}) must be <= replay_buffer_capacity "
+                             f"({self.replay_buffer_capacity})")
         if self.production_consume_ratio <= 0:
             raise ValueError("production_consume_ratio must be > 0")
         if self.reverb_sampler not in SAMPLERS:
@@ -112,14 +126,24 @@ class FrameworkConfig:
             raise ValueError(f"reverb_remover: got {self.reverb_remover!r}, allowed: {', '.join(REMOVERS)}")
         if isinstance(self.preload_model_id, str) and self.preload_model_id != "latest":
             raise ValueError(f"preload_model_id: got {self.preload_model_id!r}, allowed: a number or 'latest'")
-        for key in ("dump_model_freq", "aisrv_num", "envs_per_aisrv", "torch_num_threads", "max_ckpt_keep",
-                    "user_save_mode_max_count"):
+        if self.preload_model and not self.preload_model_dir:
+            raise ValueError("preload_model = true needs preload_model_dir (a directory of model.ckpt-N.pkl)")
+        if not 0 <= self.reverb_port <= 65535:
+            raise ValueError(f"reverb_port must be in 0..65535, got {self.reverb_port}")
+        for key in ("dump_model_freq", "model_pool_publish_freq", "aisrv_num", "envs_per_aisrv", "torch_num_threads",
+                    "max_ckpt_keep", "user_save_mode_max_count", "rate_limiter_timeout_ms"):
             if getattr(self, key) < 1:
                 raise ValueError(f"{key} must be >= 1, got {getattr(self, key)}")
+        for key in ("heartbeat_timeout_seconds", "metrics_interval_seconds"):
+            if getattr(self, key) <= 0:
+                raise ValueError(f"{key} must be > 0, got {getattr(self, key)}")
         for key in ("max_env_steps", "max_train_steps", "max_minutes", "model_file_sync_per_minutes",
-                    "model_file_sync_per_seconds", "learner_train_sleep_seconds", "aisrv_restart_max"):
+                    "model_file_sync_per_seconds", "learner_train_sleep_seconds", "aisrv_restart_max",
+                    "aisrv_restart_backoff_seconds"):
             if getattr(self, key) < 0:
                 raise ValueError(f"{key} must be >= 0, got {getattr(self, key)}")
+        if self.run_name and (Path(self.run_name).name != self.run_name or self.run_name in (".", "..")):
+            raise ValueError(f"run_name must be a plain directory name, got {self.run_name!r}")
 
     @property
     def model_sync_seconds(self) -> float:
@@ -130,6 +154,7 @@ class FrameworkConfig:
 
     @property
     def min_items_to_train(self) -> int:
+        """Kaiwu's preload size: capacity / preload_ratio chunks (at least one batch)."""
         return max(self.train_batch_size, int(self.replay_buffer_capacity / self.preload_ratio))
 
 

@@ -1,0 +1,225 @@
+"""The training system end to end: real processes, a real reverb server on 127.0.0.1.
+
+One long scenario (marked slow) covers: checkpoints appear and are pruned to K (+ the best),
+aisrv pick up advancing model versions, metrics.csv and TensorBoard files are written, a
+SIGKILLed aisrv is restarted while training goes on, and after a SIGKILL of the launcher's whole
+process group `--resume` continues from the newest readable checkpoint (a corrupt newest one is
+skipped). Bad configs exit with code 2 before anything starts.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from workflow import ckpt_files
+from workflow.config import REPO_ROOT
+
+SMOKE = str(REPO_ROOT / "conf" / "smoke.toml")
+CKPT_KEEP = 2
+
+
+def launcher_cmd(run_dir: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "workflow.launcher", "--config", SMOKE,
+            "--set", f'app.run_dir="{run_dir}"', "--set", 'app.run_name="sys"', *extra]
+
+
+def start_launcher(run_dir: Path, *extra: str, log_name: str) -> subprocess.Popen:
+    out = open(run_dir.parent / log_name, "w")
+    return subprocess.Popen(launcher_cmd(run_dir, *extra), cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT,
+                            start_new_session=True)  # its own process group, killed as a whole below
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait(30)
+
+
+def wait_until(predicate, timeout_s: float, what: str, proc: subprocess.Popen | None = None):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"launcher exited with {proc.returncode} while waiting for {what}")
+        time.sleep(0.5)
+    raise AssertionError(f"timed out after {timeout_s:.0f} s waiting for {what}")
+
+
+def read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        return ""
+
+
+def checkpoint_ids(run: Path) -> list[int]:
+    return [c.id for c in ckpt_files.list_checkpoints(run / "ckpt" / "back_to_the_realm_ppo")]
+
+
+def pids(run: Path) -> dict[str, int]:
+    try:
+        return json.loads((run / "log" / "process_stats.json").read_text())["pids"]
+    except (OSError, ValueError, KeyError):
+        return {}
+
+
+def metric_rows(run: Path) -> list[dict]:
+    try:
+        with open(run / "metrics.csv", newline="") as f:
+            return list(csv.DictReader(f))
+    except FileNotFoundError:
+        return []
+
+
+EXPECTED_KEYS = {"episode/total_score", "episode/steps", "episode/win", "episode/chests", "episode/reward",
+                 "episode/buff_count", "episode/flash_count", "episode/reward/win", "loss/policy", "loss/value",
+                 "ppo/approx_kl", "ppo/clip_frac", "ppo/explained_variance", "system/env_sps", "system/policy_lag",
+                 "replay/size", "model/pickup_latency_s", "episode/win_rate_recent"}
+
+
+def aisrv_versions_advanced(run: Path) -> bool:
+    """aisrv keep adopting newer models from the pool while the learner trains."""
+    versions = [float(r["value"]) for r in metric_rows(run) if r["key"] == "model/aisrv_version"]
+    return len(versions) >= 3 and max(versions) > versions[0] + 5
+
+
+@pytest.mark.slow
+def test_train_crash_restart_kill_and_resume(tmp_path):
+    run_dir = tmp_path / "runs"
+    run = run_dir / "sys"
+    overrides = ["--set", "app.dump_model_freq=5", "--set", f"app.max_ckpt_keep={CKPT_KEEP}",
+                 "--set", "app.heartbeat_timeout_seconds=12", "--set", "app.max_minutes=4"]
+    proc = start_launcher(run_dir, *overrides, log_name="first.out")
+    try:
+        wait_until(lambda: checkpoint_ids(run) and all("running episodes" in read(run / "log" / f"aisrv-{i}.log")
+                                                       for i in (0, 1)), 150, "aisrv running, a checkpoint", proc)
+
+        # SIGKILL one aisrv and freeze the other: the launcher restarts both and training goes on.
+        victim, frozen = pids(run)["aisrv-0"], pids(run)["aisrv-1"]
+        os.kill(victim, signal.SIGKILL)
+        os.kill(frozen, signal.SIGSTOP)
+        wait_until(lambda: pids(run).get("aisrv-0") not in (None, victim), 60, "aisrv-0 restarted", proc)
+        wait_until(lambda: pids(run).get("aisrv-1") not in (None, frozen), 60, "the hung aisrv-1 restarted", proc)
+        step_at_restart = max(checkpoint_ids(run))
+        wait_until(lambda: max(checkpoint_ids(run)) >= step_at_restart + 15, 120, "training after the restart", proc)
+        wait_until(lambda: aisrv_versions_advanced(run) and EXPECTED_KEYS <= {r["key"] for r in metric_rows(run)}, 120,
+                   "metrics of every kind, aisrv adopting newer models", proc)
+        launcher_log = (run / "log" / "launcher.log").read_text()
+        assert "aisrv-0 exited with code -9; restart 1/5" in launcher_log
+        assert "aisrv-1 no heartbeat for" in launcher_log and "(killed); restart 1/5" in launcher_log
+
+        # The whole process group dies at once (power cut).
+        kill_group(proc)
+    finally:
+        kill_group(proc)
+
+    ids = checkpoint_ids(run)
+    assert len(ids) <= CKPT_KEEP + 1, ids  # newest K plus the best
+    rows = metric_rows(run)
+    assert EXPECTED_KEYS <= {r["key"] for r in rows}
+    assert list((run / "tb").glob("events.out.tfevents.*"))
+    assert (run / "log" / "effective_config.toml").is_file()
+    env_steps_before = max(int(r["env_steps"]) for r in rows)
+
+    # A torn write of the newest checkpoint: resume skips it with a warning.
+    newest, previous = ids[-1], ids[-2]
+    (run / "ckpt" / "back_to_the_realm_ppo" / ckpt_files.ckpt_name(newest)).write_bytes(b"torn")
+    proc = start_launcher(run_dir, "--resume", *overrides, log_name="resume.out")
+    try:
+        wait_until(lambda: max(checkpoint_ids(run)) >= previous + 10, 150, "training after --resume", proc)
+        proc.send_signal(signal.SIGTERM)  # a clean stop: aisrv first, then the learner's final checkpoint
+        assert proc.wait(90) == 0
+    finally:
+        kill_group(proc)
+    learner_log = (run / "log" / "learner.log").read_text()
+    assert "skipping checkpoint" in learner_log and ckpt_files.ckpt_name(newest) in learner_log
+    assert f"resumed from model.ckpt-{previous}.pkl: train step {previous}" in learner_log
+    final_step = max(checkpoint_ids(run))
+    assert f"learner stopped (stop requested) at train step {final_step}," in learner_log
+    rows_after = metric_rows(run)
+    resumed_steps = [int(r["train_step"]) for r in rows_after[len(rows):] if r["role"] == "learner"]
+    assert resumed_steps and min(resumed_steps) >= previous  # the train step went on from the checkpoint's
+    assert max(int(r["env_steps"]) for r in rows_after) > env_steps_before  # so did the env-step counter
+
+    # A learner that dies ends the run with the command that resumes it.
+    log_offset = len((run / "log" / "launcher.log").read_text())
+    proc = start_launcher(run_dir, "--resume", *overrides, log_name="crash.out")
+    try:
+        wait_until(lambda: "started aisrv-1" in (run / "log" / "launcher.log").read_text()[log_offset:], 90,
+                   "the resumed run's aisrv", proc)
+        current = pids(run)
+        assert current["launcher"] == proc.pid
+        os.kill(current["learner"], signal.SIGKILL)
+        assert proc.wait(90) == 1
+    finally:
+        kill_group(proc)
+    out = (run_dir.parent / "crash.out").read_text()
+    assert "the learner exited with code -9" in out and "--resume" in out and 'app.run_name="sys"' in out
+    for name, pid in pids(run).items():
+        if name != "launcher":
+            assert not pid_alive(pid), f"{name} (pid {pid}) outlived the launcher"
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie waiting for its reaper is gone for our purposes
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def run_launcher(tmp_path, *args: str) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "workflow.launcher", "--config", SMOKE,
+           "--set", f'app.run_dir="{tmp_path / "runs"}"', *args]
+    return subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("override, message", [
+    ("app.aisrv_nun=3", "unknown key 'app.aisrv_nun' (did you mean 'aisrv_num'?)"),
+    ("app.envs_per_aisrv=\"four\"", "app.envs_per_aisrv: expected an integer, got 'four'"),
+    ("curriculum.end=2", "no start/end pair with start != end"),
+])
+def test_bad_config_exits_2_and_starts_nothing(tmp_path, override, message):
+    result = run_launcher(tmp_path, "--set", override)
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr
+    assert not (tmp_path / "runs").exists()  # no run directory, no process
+
+
+def test_usr_conf_rejected_by_the_simulator_exits_2(tmp_path, monkeypatch, capsys):
+    """The curriculum's usr_conf goes through realm's own validator before anything starts."""
+    from feature.curriculum import CurriculumSampler
+    from workflow import launcher
+
+    def bad_sample(self, episode=0, env_step=0):
+        return {"diy": {"start": 2, "end": 1, "treasure_random": 0, "treasure_id": [1, 3], "max_step": 100}}
+
+    monkeypatch.setattr(CurriculumSampler, "sample", bad_sample)
+    code = launcher.main(["--config", SMOKE, "--set", f'app.run_dir="{tmp_path / "runs"}"'])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "[curriculum] produces a usr_conf the simulator rejects" in err and "treasure_id" in err
+    assert not (tmp_path / "runs").exists()
+
+
+def test_role_arguments_are_checked(tmp_path):
+    result = run_launcher(tmp_path, "--role", "aisrv")
+    assert result.returncode == 2 and "--learner HOST:PORT" in result.stderr
+    result = run_launcher(tmp_path, "--role", "aisrv", "--learner", "127.0.0.1:1", "--resume")
+    assert result.returncode == 2 and "--resume is for the learner" in result.stderr

@@ -1,0 +1,231 @@
+"""End-to-end training throughput and what bounds it on this machine.
+
+    python tools/bench_train.py --config conf/smoke.toml --seconds 60
+
+1. Runs the real training system (./train.sh's launcher: learner + aisrv processes) for
+   --seconds and reads from its metrics the env steps per second the learner consumed (steady
+   state: the first metrics windows, spent importing and filling the queue, are left out), the
+   model pick-up latency (publication -> first aisrv step with that model; aisrv report it for
+   every model but the one they start with) and each process's
+   peak RSS.
+2. Then measures, in this process and one thing at a time: the episode loop's cost per env step
+   without inference (simulator, features, reward, GAE, packing), inference per observation
+   (batched over envs_per_aisrv) and training per sample (one learner batch).
+3. From those, the compute bound: each env step costs env + inference + training ×
+   production_consume_ratio CPU-seconds, spread over this machine's cores; one aisrv process
+   cannot exceed 1 / (env + inference) per second, nor the learner 1 / train per second.
+   The last line is the measured rate over that bound.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from workflow import metrics_keys as K  # noqa: E402
+from workflow.config import AppConfig, ConfigError, load_config  # noqa: E402
+
+WARMUP_WINDOWS = 2
+METRICS_WINDOW_S = 2.0
+
+
+def cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+# --- 1. the real system --------------------------------------------------------------------------
+
+def run_system(config: str | None, overrides: list[str], seconds: float, run_dir: Path) -> Path:
+    cmd = [sys.executable, "-m", "workflow.launcher"] + (["--config", config] if config else [])
+    for item in overrides + [f'app.run_dir="{run_dir}"', 'app.run_name="bench"', f"app.max_minutes={seconds / 60}",
+                             f"app.metrics_interval_seconds={METRICS_WINDOW_S}", "app.max_env_steps=0",
+                             "app.max_train_steps=0"]:
+        cmd += ["--set", item]
+    print(f"running the training system for {seconds:.0f} s ...", flush=True)
+    result = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=seconds + 600)
+    if result.returncode != 0:
+        raise SystemExit(f"the training run failed (exit {result.returncode}):\n{result.stderr[-3000:]}")
+    return run_dir / "bench"
+
+
+def read_metrics(run: Path) -> dict[str, list[tuple[float, float]]]:
+    """key -> [(wall_time, value)] in file order."""
+    series: dict[str, list[tuple[float, float]]] = {}
+    with open(run / "metrics.csv", newline="") as f:
+        for row in csv.DictReader(f):
+            series.setdefault(row["key"], []).append((float(row["wall_time"]), float(row["value"])))
+    return series
+
+
+def steady_rates(series) -> tuple[float, float]:
+    """(consumed, produced) env steps per second, averaged over the same learner metrics windows:
+    those after the first training ones, without the last (cut short by the stop)."""
+    consumed = [v for _, v in series.get(K.CONSUMED_SPS, [])]
+    produced = [v for _, v in series.get(K.ENV_SPS, [])]
+    started = next((i for i, v in enumerate(consumed) if v > 0), None)
+    if started is None:
+        return 0.0, 0.0
+    window = slice(started + WARMUP_WINDOWS, len(consumed) - 1)
+    if not consumed[window]:
+        window = slice(started, len(consumed))
+    return statistics.fmean(consumed[window]), statistics.fmean(produced[window])
+
+
+def pickup_latencies(series) -> list[float]:
+    return sorted(v for _, v in series.get(K.MODEL_PICKUP_LATENCY, []))
+
+
+# --- 2. one thing at a time ----------------------------------------------------------------------
+
+class CollectingAgent:
+    """Random legal actions (no network), keeps observations and packed samples for stage 2."""
+
+    def __init__(self, keep_obs: int, keep_rows: int):
+        import numpy as np
+
+        from feature.definition import ActData
+
+        self._np, self._act = np, ActData
+        self.rng = np.random.default_rng(0)
+        self.obs, self.rows = [], []
+        self.keep_obs, self.keep_rows = keep_obs, keep_rows
+
+    def predict(self, list_obs_data):
+        if len(self.obs) < self.keep_obs:
+            self.obs.append(list(list_obs_data))
+        out = []
+        for obs in list_obs_data:
+            legal = self._np.flatnonzero(obs.legal)
+            out.append(self._act(action=int(self.rng.choice(legal)), log_prob=-2.7, value=0.0))
+        return out
+
+    def learn(self, samples) -> None:
+        from feature.definition import samples_to_numpy
+
+        rows = samples_to_numpy(samples)  # the packing an aisrv does before sending
+        if sum(len(r) for r in self.rows) < self.keep_rows:
+            self.rows.append(rows)
+
+
+def measure_components(cfg: AppConfig, env_steps: int) -> dict[str, float]:
+    import numpy as np
+    import torch
+
+    from agent.agent import Agent
+    from feature.curriculum import CurriculumSampler
+    from realm import make_env
+    from workflow.train_workflow import LoopSettings, LoopStats, workflow
+
+    app, k = cfg.app, cfg.app.envs_per_aisrv
+    torch.set_num_threads(app.torch_num_threads)
+    batch_rows = app.train_batch_size * cfg.ppo.num_steps
+    envs = [make_env(**cfg.env.make_kwargs(), seed=i) for i in range(k)]
+    collector = CollectingAgent(keep_obs=50, keep_rows=batch_rows)
+    stats = LoopStats()
+    settings = LoopSettings(curriculum=CurriculumSampler(cfg.curriculum, seed=0), reward=cfg.reward,
+                            num_steps=cfg.ppo.num_steps, gamma=cfg.ppo.gamma, gae_lambda=cfg.ppo.gae_lambda)
+    start = time.perf_counter()
+    workflow(envs, [collector], None, None, settings, lambda: stats.env_steps >= env_steps, stats)
+    env_s = (time.perf_counter() - start) / stats.env_steps
+
+    agent = Agent(cfg.model, cfg.ppo, seed=0)
+    agent.predict(collector.obs[0])  # warm-up
+    start = time.perf_counter()
+    for batch in collector.obs:
+        agent.predict(batch)
+    infer_s = (time.perf_counter() - start) / sum(len(b) for b in collector.obs)
+
+    rows = np.concatenate(collector.rows)
+    while len(rows) < batch_rows:  # short episodes: repeat what was collected
+        rows = np.concatenate([rows, rows])
+    rows = rows[:batch_rows]
+    agent.learn(rows)  # warm-up
+    repeats = 2
+    start = time.perf_counter()
+    for _ in range(repeats):
+        agent.learn(rows)
+    train_s = (time.perf_counter() - start) / (repeats * len(rows))
+    return {"env": env_s, "inference": infer_s, "train": train_s}
+
+
+def compute_bound(cfg: AppConfig, t: dict[str, float], n_cores: int) -> tuple[float, str]:
+    app = cfg.app
+    consume = 1.0 if app.algorithm_on_policy_or_off_policy == "on-policy" else app.production_consume_ratio
+    per_step = t["env"] + t["inference"] + t["train"] * consume
+    bounds = {
+        f"{n_cores} cores / (env + inference + train x {consume:g})": n_cores / per_step,
+        f"{app.aisrv_num} aisrv / (env + inference)": app.aisrv_num / (t["env"] + t["inference"]),
+        f"learner {app.torch_num_threads} thread(s) / (train x {consume:g})":
+            min(app.torch_num_threads, n_cores) / (t["train"] * consume),
+    }
+    name = min(bounds, key=bounds.get)
+    return bounds[name], name
+
+
+# --- report ---------------------------------------------------------------------------------------
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", default=None, help="TOML config (default conf/configure_app.toml)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE")
+    parser.add_argument("--seconds", type=float, default=60.0, help="length of the end-to-end run")
+    parser.add_argument("--component-steps", type=int, default=3000, help="env steps for the isolated measurement")
+    args = parser.parse_args(argv)
+    try:
+        cfg = load_config(args.config, args.overrides)
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+    with tempfile.TemporaryDirectory(prefix="bench_train_") as tmp:
+        run = run_system(args.config, args.overrides, args.seconds, Path(tmp))
+        series = read_metrics(run)
+        stats = json.loads((run / "log" / "process_stats.json").read_text())
+    measured, produced = steady_rates(series)
+    latencies = pickup_latencies(series)
+    lags = [v for _, v in series.get(K.POLICY_LAG, [])]
+
+    print(f"measuring components one at a time ({args.component_steps} env steps) ...", flush=True)
+    t = measure_components(cfg, args.component_steps)
+    n_cores = cores()
+    bound, limiter = compute_bound(cfg, t, n_cores)
+
+    app = cfg.app
+    print(f"\nconfig: {args.config or 'conf/configure_app.toml'}  aisrv {app.aisrv_num} x {app.envs_per_aisrv} envs, "
+          f"batch {app.train_batch_size} x {cfg.ppo.num_steps} samples, {app.algorithm_on_policy_or_off_policy}, "
+          f"{n_cores} cores")
+    print(f"env steps/s produced by aisrv (steady):   {produced:10.1f}")
+    if latencies:
+        median = statistics.median(latencies)
+        p90 = latencies[min(len(latencies) - 1, int(0.9 * len(latencies)))]
+        print(f"model pick-up latency: median {median:.3f} s, p90 {p90:.3f} s, max {latencies[-1]:.3f} s "
+              f"({len(latencies)} pick-ups; aisrv look every {app.model_sync_seconds:g} s)")
+    if lags:
+        print(f"policy lag (learner version - chunk's version): mean {statistics.fmean(lags):.1f}")
+    print("peak RSS per process: " + ", ".join(f"{name} {rss / 2**20:.0f} MiB"
+                                               for name, rss in stats.get("peak_rss_bytes", {}).items()))
+    wall = stats.get("wall_seconds") or 1.0
+    print("cores busy per process (CPU time / run time): " + ", ".join(
+        f"{name} {cpu / wall:.2f}" for name, cpu in stats.get("cpu_seconds", {}).items()))
+    print(f"episode loop without inference: {t['env'] * 1e3:8.3f} ms per env step")
+    print(f"inference (batch {app.envs_per_aisrv}):          {t['inference'] * 1e3:8.3f} ms per observation")
+    print(f"training:                        {t['train'] * 1e3:8.3f} ms per sample")
+    print(f"compute bound: {bound:.1f} env steps/s ({limiter})")
+    print(f"end-to-end env steps/s consumed by the learner: {measured:.1f}")
+    print(f"measured / bound: {measured / bound if bound > 0 else float('nan'):.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,116 @@
+"""aisrv side of the replay: trajectory chunks and telemetry records into reverb.
+
+One item per chunk: `rows` (chunk_len, SAMPLE_DIM) float32 zero-padded past `length`, the
+true `length`, and the `model_version` that produced the chunk (for the learner's policy-lag
+metric). Padding keeps every item the same shape, which reverb's writer requires of a column;
+the learner drops the padding. Each item is flushed at once, so nothing waits in a client buffer.
+"""
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import numpy as np
+import reverb
+
+from workflow.replay import SAMPLE_TABLE, TELEMETRY_TABLE, encode_json
+
+
+TELEMETRY_RECORD_BYTES = 8192  # fixed payload size (a column keeps one shape); records are ~1 KB
+
+
+class Stopped(Exception):
+    """Raised out of a blocked send when the process was asked to stop."""
+
+
+class ReplayUnreachable(ConnectionError):
+    """The replay server stopped answering while we waited to send."""
+
+
+class _FlushingWriter:
+    """A reverb trajectory writer whose every item is flushed at once. While the server makes it
+    wait (a full rate limiter), `on_wait()` runs each `wait_ms`: it returns True to give up
+    (Stopped); a server that no longer answers raises ReplayUnreachable instead of waiting forever."""
+
+    def __init__(self, client: reverb.Client, wait_ms: int, on_wait: Callable[[], bool]):
+        self._client = client
+        self._wait_ms = max(1, wait_ms)
+        self._on_wait = on_wait
+        self._writer = client.trajectory_writer(num_keep_alive_refs=1)
+        self.seconds_waited = 0.0
+
+    def write(self, table: str, step: dict) -> None:
+        self._writer.append(step)
+        history = self._writer.history
+        self._writer.create_item(table, priority=1.0, trajectory={key: history[key][-1] for key in step})
+        start = time.monotonic()
+        while True:
+            try:
+                self._writer.flush(timeout_ms=self._wait_ms)
+                break
+            except reverb.errors.DeadlineExceededError:
+                if self._on_wait():
+                    raise Stopped()
+                try:
+                    self._client.server_info(timeout=max(1, self._wait_ms // 1000))
+                except reverb.errors.DeadlineExceededError as e:
+                    raise ReplayUnreachable(f"replay server {self._client.server_address} does not answer") from e
+        self.seconds_waited += time.monotonic() - start
+
+    def close(self) -> None:
+        try:
+            self._writer.close()
+        except Exception:  # the server may already be gone at shutdown
+            pass
+
+
+class ChunkAdder:
+    def __init__(self, client: reverb.Client, chunk_len: int, wait_ms: int, on_wait: Callable[[], bool]):
+        self._chunk_len = chunk_len
+        self._writer = _FlushingWriter(client, wait_ms, on_wait)
+        self.items_sent = 0
+        self.rows_sent = 0
+
+    @property
+    def seconds_waited(self) -> float:
+        """Time spent waiting for the replay's rate limiter (the learner is behind)."""
+        return self._writer.seconds_waited
+
+    def add(self, rows: np.ndarray, model_version: int) -> None:
+        """Send `rows` (N, SAMPLE_DIM) as ceil(N / chunk_len) items."""
+        rows = np.asarray(rows, dtype=np.float32)
+        for start in range(0, len(rows), self._chunk_len):
+            self._send(rows[start:start + self._chunk_len], model_version)
+
+    def _send(self, rows: np.ndarray, model_version: int) -> None:
+        padded = np.zeros((self._chunk_len, rows.shape[1]), dtype=np.float32)
+        padded[:len(rows)] = rows
+        self._writer.write(SAMPLE_TABLE, {"rows": padded, "length": np.int32(len(rows)),
+                                          "model_version": np.int64(model_version)})
+        self.items_sent += 1
+        self.rows_sent += len(rows)
+
+    def close(self) -> None:
+        self._writer.close()
+
+
+class TelemetrySender:
+    """Small JSON records (episode reports, progress, requests) for the learner, one item each,
+    zero-padded to TELEMETRY_RECORD_BYTES."""
+
+    def __init__(self, client: reverb.Client, source: str, wait_ms: int, on_wait: Callable[[], bool]):
+        self._source = source
+        self._writer = _FlushingWriter(client, wait_ms, on_wait)
+
+    def send(self, kind: str, values: dict) -> None:
+        record = {"kind": kind, "source": self._source, "time": time.time(), "values": values}
+        payload = encode_json(record)
+        if len(payload) > TELEMETRY_RECORD_BYTES:
+            raise ValueError(f"telemetry record of {len(payload)} bytes exceeds {TELEMETRY_RECORD_BYTES}: "
+                             f"{kind} with keys {sorted(values)}")
+        padded = np.zeros(TELEMETRY_RECORD_BYTES, dtype=np.uint8)
+        padded[:len(payload)] = payload
+        self._writer.write(TELEMETRY_TABLE, {"json": padded, "length": np.int32(len(payload))})
+
+    def close(self) -> None:
+        self._writer.close()

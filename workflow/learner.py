@@ -1,0 +1,304 @@
+"""learner: hosts the replay server, trains the agent on sampled chunks, publishes weights to the
+model pool, writes checkpoints and the run's metrics.
+
+When to train follows Kaiwu's learner (see `TrainTrigger`); the replay tables' rate limiters
+(workflow.replay) make the same rule hold on the server, and the learner samples only when a
+batch is there, so it never blocks on an empty table.
+"""
+from __future__ import annotations
+
+import random
+import time
+from collections import deque
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import reverb
+import torch
+from loguru import logger
+
+from agent.agent import Agent
+from workflow import metrics_keys as K
+from workflow.checkpoint import CheckpointManager, preload
+from workflow.metrics import MetricsWriter
+from workflow.model_pool import ModelPublisher
+from workflow.processes import STATUS_INTERVAL_S, ChildContext
+from workflow.replay import SAMPLE_TABLE, TELEMETRY_TABLE, can_sample, inserts_completed, start_server
+from workflow.sampler import BatchSampler, TelemetryReceiver
+
+IDLE_SLEEP_S = 0.02
+RECENT_EPISODES = 100
+
+
+@dataclass
+class RunCounters:
+    """Run-wide counters, saved in every checkpoint and restored by --resume."""
+
+    env_steps: int = 0  # produced by all aisrv
+    episodes: int = 0
+    env_errors: int = 0
+    consumed_rows: int = 0  # sample rows the learner trained on
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "RunCounters":
+        return cls(**{k: int(v) for k, v in data.items() if k in cls.__dataclass_fields__})
+
+
+class TrainTrigger:
+    """Kaiwu's rule for when the learner trains one step:
+    - learner_train_by_while_true: after sleeping learner_train_sleep_seconds, whenever a batch
+      can be sampled;
+    - off-policy: the table holds capacity / preload_ratio chunks and
+      train_batch_size / production_consume_ratio chunks arrived since the last step;
+    - on-policy: the table holds a batch.
+    """
+
+    def __init__(self, app):
+        self.app = app
+        self._inserts_at_last_step = 0
+
+    def ready(self, info) -> bool:
+        app = self.app
+        if app.learner_train_by_while_true:
+            if app.learner_train_sleep_seconds > 0:
+                time.sleep(app.learner_train_sleep_seconds)
+            condition = True
+        elif app.algorithm_on_policy_or_off_policy == "off-policy":
+            new = inserts_completed(info) - self._inserts_at_last_step
+            condition = (info.current_size >= app.min_items_to_train
+                         and new >= app.train_batch_size / app.production_consume_ratio)
+        else:
+            condition = info.current_size >= app.train_batch_size
+        return condition and can_sample(info, app.train_batch_size)
+
+    def trained(self, info) -> None:
+        self._inserts_at_last_step = inserts_completed(info)
+
+
+class StatsWindow:
+    """Learner statistics averaged over `metrics_interval_seconds`, then written as one row per key."""
+
+    def __init__(self):
+        self.sums: dict[str, float] = {}
+        self.counts: dict[str, int] = {}
+        self.lag_max = 0
+
+    def add(self, values: dict[str, float]) -> None:
+        for key, value in values.items():
+            value = float(value)
+            if np.isfinite(value):
+                self.sums[key] = self.sums.get(key, 0.0) + value
+                self.counts[key] = self.counts.get(key, 0) + 1
+
+    def means(self) -> dict[str, float]:
+        return {key: self.sums[key] / self.counts[key] for key in self.sums}
+
+
+class Learner:
+    def __init__(self, ctx: ChildContext, client: reverb.Client, agent: Agent, counters: RunCounters,
+                 ckpts: CheckpointManager, writer: MetricsWriter):
+        self.ctx = ctx
+        self.app = ctx.config.app
+        self.client = client
+        self.agent = agent
+        self.counters = counters
+        self.ckpts = ckpts
+        self.writer = writer
+        self.publisher = ModelPublisher(client)
+        self.sampler = BatchSampler(client)
+        self.telemetry = TelemetryReceiver(client)
+        self.trigger = TrainTrigger(self.app)
+        self.recent_scores: deque[float] = deque(maxlen=RECENT_EPISODES)
+        self.recent_wins: deque[float] = deque(maxlen=RECENT_EPISODES)
+        self.window = StatsWindow()
+        self.started = time.monotonic()
+        self.last_saved_step = agent.train_step if ctx.resume else -1
+        self.buffer_size = 0
+        self._window_start = (time.monotonic(), counters.env_steps, counters.consumed_rows, agent.train_step)
+        self._last_status = 0.0
+
+    # --- model pool and checkpoints ---------------------------------------------------------------
+
+    def publish(self) -> None:
+        self.publisher.publish(self.agent.get_weights(), self.agent.model_version, asdict(self.counters))
+
+    def checkpoint(self) -> None:
+        step = self.agent.train_step
+        path = self.ckpts.save(self.agent, step, {"counters": asdict(self.counters)}, self.mean_recent_score())
+        self.last_saved_step = step
+        logger.info(f"checkpoint {path.name} (env steps {self.counters.env_steps}, episodes {self.counters.episodes})")
+
+    def mean_recent_score(self) -> float | None:
+        return float(np.mean(self.recent_scores)) if self.recent_scores else None
+
+    # --- telemetry from aisrv ---------------------------------------------------------------------
+
+    def handle(self, record: dict) -> None:
+        kind, values = record.get("kind"), record.get("values") or {}
+        when = float(record.get("time", time.time()))
+        if kind == "progress":
+            self.counters.env_steps += int(values.get("env_steps", 0))
+            self.counters.episodes += int(values.get("episodes", 0))
+            self.counters.env_errors += int(values.get("env_errors", 0))
+            if values.get("env_errors"):
+                self.write_aisrv({K.ENV_ERRORS: values["env_errors"]}, when)
+            if values.get("send_wait_s"):
+                self.write_aisrv({K.AISRV_SEND_WAIT: values["send_wait_s"]}, when)
+        elif kind == "episode":
+            if "total_score" in values:
+                self.recent_scores.append(float(values["total_score"]))
+            if "win" in values:
+                self.recent_wins.append(float(values["win"]))
+            self.write_aisrv({K.EPISODE_PREFIX + key: value for key, value in values.items()}, when)
+        elif kind == "model":
+            self.write_aisrv({K.MODEL_PICKUP_LATENCY: values.get("pickup_latency_s", float("nan")),
+                              K.AISRV_MODEL_VERSION: values.get("version", float("nan"))}, when)
+        elif kind == "save_model":
+            path = self.ckpts.save_user(self.agent, self.agent.train_step)
+            logger.info(f"user save requested by {record.get('source')}: {path}")
+        else:
+            logger.warning(f"unknown telemetry record kind {kind!r} from {record.get('source')}")
+
+    def write_aisrv(self, values: dict, when: float) -> None:
+        self.writer.write("aisrv", self.agent.train_step, self.counters.env_steps, values, wall_time=when)
+
+    # --- training -----------------------------------------------------------------------------------
+
+    def train_once(self, info) -> bool:
+        batch = self.sampler.take(self.app.train_batch_size, timeout_s=self.app.rate_limiter_timeout_ms / 1000)
+        if batch is None:
+            return False
+        self.trigger.trained(info)
+        behaviour_lag = self.agent.model_version - batch.model_versions
+        stats = self.agent.learn(batch.rows)
+        self.counters.consumed_rows += len(batch.rows)
+        self.window.add({K.learner_key(k): v for k, v in stats.items() if k not in ("train_step", "batch_size")})
+        self.window.add({K.POLICY_LAG: float(np.mean(behaviour_lag))})
+        self.window.lag_max = max(self.window.lag_max, int(np.max(behaviour_lag)))
+        step = self.agent.train_step
+        if step % self.app.model_pool_publish_freq == 0:
+            self.publish()
+        if step % self.app.dump_model_freq == 0:
+            self.checkpoint()
+        return True
+
+    def limit_reached(self) -> str | None:
+        app = self.app
+        if app.max_train_steps and self.agent.train_step >= app.max_train_steps:
+            return f"max_train_steps {app.max_train_steps} reached"
+        if app.max_env_steps and self.counters.env_steps >= app.max_env_steps:
+            return f"max_env_steps {app.max_env_steps} reached"
+        if app.max_minutes and time.monotonic() - self.started >= app.max_minutes * 60:
+            return f"max_minutes {app.max_minutes} reached"
+        return None
+
+    def run(self) -> str:
+        """Train until asked to stop or a limit is reached; returns why it stopped."""
+        while True:
+            self.ctx.beat()
+            if self.ctx.should_stop():
+                return "stop requested"
+            info = self.client.server_info(timeout=10)
+            for record in self.telemetry.drain(info[TELEMETRY_TABLE].current_size):
+                self.handle(record)
+            reason = self.limit_reached()
+            if reason:
+                return reason
+            sample_info = info[SAMPLE_TABLE]
+            self.buffer_size = int(sample_info.current_size)
+            trained = self.trigger.ready(sample_info) and self.train_once(sample_info)
+            if not trained:
+                time.sleep(IDLE_SLEEP_S)
+            self.maybe_report()
+
+    # --- reporting ----------------------------------------------------------------------------------
+
+    def maybe_report(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if force or now - self._last_status >= STATUS_INTERVAL_S:
+            self._last_status = now
+            self.ctx.post("status", self.status())
+        t0, env0, rows0, step0 = self._window_start
+        if force or now - t0 >= self.app.metrics_interval_seconds:
+            seconds = max(now - t0, 1e-6)
+            values = self.window.means()
+            values.update({
+                K.ENV_SPS: (self.counters.env_steps - env0) / seconds,
+                K.CONSUMED_SPS: (self.counters.consumed_rows - rows0) / seconds,
+                K.TRAIN_STEPS_PER_S: (self.agent.train_step - step0) / seconds,
+                K.BUFFER_SIZE: self.buffer_size,
+                K.BUFFER_FILL: self.buffer_size / self.app.replay_buffer_capacity,
+                K.MODEL_VERSION: self.agent.model_version,
+            })
+            if K.POLICY_LAG in values:
+                values[K.POLICY_LAG_MAX] = self.window.lag_max
+            score = self.mean_recent_score()
+            if score is not None:
+                values[K.MEAN_SCORE_RECENT] = score
+            if self.recent_wins:
+                values[K.WIN_RATE_RECENT] = float(np.mean(self.recent_wins))
+            self.writer.write("learner", self.agent.train_step, self.counters.env_steps, values)
+            self.window = StatsWindow()
+            self._window_start = (now, self.counters.env_steps, self.counters.consumed_rows, self.agent.train_step)
+
+    def status(self) -> dict:
+        return {**asdict(self.counters), "train_step": self.agent.train_step, "model_version": self.agent.model_version,
+                "buffer_size": self.buffer_size, "buffer_capacity": self.app.replay_buffer_capacity,
+                "mean_score": self.mean_recent_score(), "uptime_s": time.monotonic() - self.started}
+
+    def finish(self, reason: str) -> None:
+        if self.agent.train_step != self.last_saved_step:
+            self.checkpoint()
+        self.publish()
+        self.maybe_report(force=True)
+        self.writer.close()
+        self.sampler.close()
+        logger.info(f"learner stopped ({reason}) at train step {self.agent.train_step}, "
+                    f"{self.counters.env_steps} env steps, {self.counters.episodes} episodes")
+        self.ctx.post("done", {"reason": reason, **self.status()})
+
+    def serve_until_stopped(self) -> None:
+        """After a stop limit, keep the replay server up (aisrv still talk to it) until the
+        launcher has stopped the aisrv and says stop."""
+        while not self.ctx.should_stop():
+            self.ctx.beat()
+            time.sleep(IDLE_SLEEP_S * 5)
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def main(ctx: ChildContext) -> None:
+    cfg, app, paths = ctx.config, ctx.config.app, ctx.paths
+    torch.set_num_threads(app.torch_num_threads)
+    seed_everything(app.seed)
+    paths.make_dirs()
+    agent = Agent(cfg.model, cfg.ppo, seed=app.seed)
+    ckpts = CheckpointManager(paths.ckpt, app.max_ckpt_keep, app.keep_best_ckpt, paths.user_ckpt,
+                              app.user_save_mode_max_count, paths.metrics_csv)
+    counters = RunCounters()
+    if ctx.resume:
+        ckpt_id, extra = ckpts.restore_newest(agent)
+        counters = RunCounters.from_dict(extra.get("counters", {}))
+        logger.info(f"resumed from model.ckpt-{ckpt_id}.pkl: train step {agent.train_step}, "
+                    f"{counters.env_steps} env steps, {counters.episodes} episodes")
+    elif app.preload_model:
+        loaded = preload(agent, app.preload_model_dir, app.preload_model_id)
+        logger.info(f"preloaded model.ckpt-{loaded}.pkl from {app.preload_model_dir}")
+    server = start_server(app, app.reverb_port, str(paths.replay_ckpt))
+    client = reverb.Client(f"127.0.0.1:{server.port}")
+    learner = Learner(ctx, client, agent, counters, ckpts, MetricsWriter(paths.root))
+    learner.publish()
+    logger.info(f"replay server on port {server.port} (all interfaces); train step {agent.train_step}")
+    ctx.post("ready", {"port": server.port, "train_step": agent.train_step})
+    try:
+        reason = learner.run()
+    except BaseException:
+        learner.writer.close()  # keep the metrics written so far; no checkpoint of a failed state
+        raise
+    learner.finish(reason)
+    learner.serve_until_stopped()
+    server.stop()

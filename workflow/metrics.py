@@ -1,0 +1,100 @@
+"""Where a run's numbers and messages go.
+
+- `setup_logging(role, log_dir)`: loguru to `<run>/log/<role>.log`, rotated.
+- `MetricsWriter`: every value to `<run>/metrics.csv` in long format
+  (`wall_time,role,train_step,env_steps,key,value`, one value per row, so new keys never
+  change the header and tools can filter by key) and to TensorBoard under `<run>/tb/`
+  (x axis: env steps). One writer per run, owned by the learner.
+"""
+from __future__ import annotations
+
+import csv
+import logging
+import math
+import time
+from pathlib import Path
+
+from loguru import logger
+
+CSV_HEADER = ("wall_time", "role", "train_step", "env_steps", "key", "value")
+LOG_ROTATION = "50 MB"
+LOG_RETENTION = 5
+
+
+def setup_logging(role: str, log_dir: str | Path, level: str = "INFO", console=None):
+    """Send this process's loguru output to `<log_dir>/<role>.log`; warnings and errors also to
+    `console` (a callable taking the formatted line) when given."""
+    log_dir = Path(log_dir)
+    log_dir.mkdir(parents=True, exist_ok=True)
+    logger.remove()
+    logger.configure(extra={"role": role})
+    logger.add(log_dir / f"{role}.log", level=level, rotation=LOG_ROTATION, retention=LOG_RETENTION,
+               format="{time:YYYY-MM-DD HH:mm:ss.SSS} | {level:<7} | {extra[role]} | {message}", enqueue=False)
+    if console is not None:
+        logger.add(console, level="WARNING", format="{level}: {message}")
+    return logger
+
+
+class _ToLoguru(logging.Handler):
+    """Forwards stdlib logging records (code written against `logging.Logger`) to loguru."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            level = logger.level(record.levelname).name
+        except ValueError:
+            level = record.levelno
+        message = record.getMessage()
+        if record.exc_info:
+            logger.opt(exception=record.exc_info).log(level, message)
+        else:
+            logger.log(level, message)
+
+
+def stdlib_logger(name: str) -> logging.Logger:
+    """A `logging.Logger` whose records land in this process's loguru sinks."""
+    std = logging.getLogger(f"realm.{name}")
+    std.handlers = [_ToLoguru()]
+    std.setLevel(logging.DEBUG)
+    std.propagate = False
+    return std
+
+
+class MetricsWriter:
+    def __init__(self, run_dir: str | Path, flush_every_s: float = 2.0):
+        run_dir = Path(run_dir)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        self.csv_path = run_dir / "metrics.csv"
+        new_file = not self.csv_path.exists() or self.csv_path.stat().st_size == 0
+        self._csv_file = self.csv_path.open("a", newline="")
+        self._csv = csv.writer(self._csv_file)
+        if new_file:
+            self._csv.writerow(CSV_HEADER)
+        from torch.utils.tensorboard import SummaryWriter  # heavy import, only where metrics are written
+        self._tb = SummaryWriter(log_dir=str(run_dir / "tb"), flush_secs=int(max(1, flush_every_s)))
+        self._flush_every_s = flush_every_s
+        self._last_flush = time.monotonic()
+
+    def write(self, role: str, train_step: int, env_steps: int, values: dict[str, float],
+              wall_time: float | None = None) -> None:
+        wall_time = time.time() if wall_time is None else wall_time
+        for key, value in values.items():
+            try:
+                value = float(value)
+            except (TypeError, ValueError):
+                continue
+            if not math.isfinite(value):
+                continue
+            self._csv.writerow((f"{wall_time:.3f}", role, int(train_step), int(env_steps), key, repr(value)))
+            self._tb.add_scalar(key, value, global_step=int(env_steps), walltime=wall_time)
+        if time.monotonic() - self._last_flush >= self._flush_every_s:
+            self.flush()
+
+    def flush(self) -> None:
+        self._csv_file.flush()
+        self._tb.flush()
+        self._last_flush = time.monotonic()
+
+    def close(self) -> None:
+        self.flush()
+        self._csv_file.close()
+        self._tb.close()

@@ -1,0 +1,68 @@
+"""The model pool: the learner publishes its newest weights into a one-item reverb table and
+every aisrv pulls them when the table's insert count moves.
+
+A reverb table (not a shared directory) so that aisrv on other machines see the same pool.
+Checking for news costs one small `server_info` call; the weights travel only when they changed.
+Item layout: [version int64, publish wall time float64, meta (JSON as uint8: the arrays' names
+and the learner's run counters), *arrays].
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from workflow.replay import MODEL_TABLE, decode_json, encode_json, inserts_completed
+
+
+@dataclass
+class PublishedModel:
+    version: int
+    published_at: float  # wall time on the learner's clock
+    weights: dict[str, np.ndarray]
+    counters: dict  # the learner's run-wide counters at publication (env_steps, episodes, ...)
+
+
+class ModelPublisher:
+    """Learner side: replaces the pool's item with the given weights."""
+
+    def __init__(self, client):
+        self._client = client
+
+    def publish(self, weights: dict[str, np.ndarray], version: int, counters: dict | None = None) -> float:
+        names = list(weights)
+        published_at = time.time()
+        meta = {"names": names, "counters": counters or {}}
+        item = [np.int64(version), np.float64(published_at), encode_json(meta)]
+        item += [np.asarray(weights[name]) for name in names]
+        self._client.insert(item, {MODEL_TABLE: 1.0})
+        return published_at
+
+
+class ModelPoolReader:
+    """aisrv side: `fetch_if_new()` returns the pool's model once per publication, else None."""
+
+    def __init__(self, client):
+        self._client = client
+        self._seen_inserts = -1
+
+    def fetch_if_new(self) -> PublishedModel | None:
+        info = self._client.server_info(timeout=10)[MODEL_TABLE]
+        inserts = inserts_completed(info)
+        if inserts == self._seen_inserts or info.current_size == 0:
+            return None
+        sample = next(self._client.sample(MODEL_TABLE, 1, emit_timesteps=False))
+        self._seen_inserts = inserts
+        return unpack_model(sample.data)
+
+
+def unpack_model(flat: list[np.ndarray]) -> PublishedModel:
+    """Inverse of the publisher's item layout (each column carries a leading length-1 axis)."""
+    columns = [np.asarray(c)[0] for c in flat]
+    meta = decode_json(columns[2])
+    names = meta["names"]
+    if len(names) != len(columns) - 3:
+        raise ValueError(f"model pool item has {len(columns) - 3} arrays for {len(names)} names")
+    return PublishedModel(version=int(columns[0]), published_at=float(columns[1]),
+                          weights=dict(zip(names, columns[3:])), counters=meta.get("counters", {}))

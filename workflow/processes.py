@@ -1,0 +1,104 @@
+"""What the launcher and its child processes share: the child's context (heartbeat, stop flag,
+event queue) and the child's entry point.
+
+Children are started with the spawn method and receive a `ChildContext`. The entry point
+`run_child` imports the role's module inside the child, so the launcher itself never imports
+reverb or TensorFlow. A child beats its heartbeat (a shared double holding wall time) from its
+main loop; the launcher treats a stale heartbeat as a hung process.
+
+Nothing here takes a lock shared between processes (the heartbeat and stop flags are lock-free
+shared values, each child has its own event queue): a child killed at any instant cannot leave
+a lock held that would freeze the others.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import queue
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from workflow.config import AppConfig
+from workflow.runs import RunPaths
+
+ROLE_MODULES = {"learner": "workflow.learner", "aisrv": "workflow.aisrv"}
+STATUS_INTERVAL_S = 1.0
+
+
+@dataclass
+class ChildContext:
+    role: str  # "learner" or "aisrv"
+    index: int  # aisrv slot (0 for the learner)
+    config: AppConfig
+    paths: RunPaths
+    heartbeat: Any  # shared double (no lock): wall time of the last beat
+    stop: Any  # shared byte (no lock): 1 = finish cleanly
+    events: Any  # this child's own multiprocessing Queue of (kind, name, payload) for the launcher
+    parent_pid: int
+    learner_address: str | None = None  # aisrv: where the replay server listens
+    resume: bool = False  # learner: continue from the newest checkpoint
+    generation: int = 0  # aisrv: restarts of this slot so far (varies its seeds)
+
+    @property
+    def name(self) -> str:
+        return "learner" if self.role == "learner" else f"aisrv-{self.index}"
+
+    def beat(self) -> None:
+        self.heartbeat.value = time.time()
+
+    def should_stop(self) -> bool:
+        """Asked to stop, or orphaned (the launcher died without telling us)."""
+        return bool(self.stop.value) or os.getppid() != self.parent_pid
+
+    def post(self, kind: str, payload: dict) -> None:
+        try:
+            self.events.put_nowait((kind, self.name, payload))
+        except queue.Full:
+            pass
+
+
+def _redirect_std_streams(path) -> None:
+    """Native libraries (reverb, TensorFlow) print to fds 1 and 2; keep that in the run's log dir
+    instead of on top of the launcher's progress bar."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
+    sys.stderr = os.fdopen(2, "w", buffering=1, closefd=False)
+
+
+def run_child(ctx: ChildContext) -> None:
+    """Entry point of every child process (multiprocessing target)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group; the launcher decides
+    ctx.paths.log.mkdir(parents=True, exist_ok=True)
+    _redirect_std_streams(ctx.paths.log / f"{ctx.name}.out")
+    from workflow.metrics import setup_logging
+
+    log = setup_logging(ctx.name, ctx.paths.log, ctx.config.app.log_level)
+    ctx.beat()
+    try:
+        module = importlib.import_module(ROLE_MODULES[ctx.role])
+        ctx.post("started", {})  # past the slow imports: the launcher's heartbeat timeout applies from now
+        module.main(ctx)
+    except Exception as e:
+        log.exception(f"{ctx.name} failed: {type(e).__name__}: {e}")
+        ctx.post("error", {"message": f"{type(e).__name__}: {e}"})
+        _exit(ctx, 1)
+    _exit(ctx, 0)
+
+
+def _exit(ctx: ChildContext, code: int) -> None:
+    """Deliver queued events, then leave without interpreter shutdown: native threads (reverb's
+    gRPC, TensorFlow) can hold it up, and all the work is already on disk."""
+    ctx.events.close()
+    if os.getppid() == ctx.parent_pid:
+        ctx.events.join_thread()
+    else:
+        ctx.events.cancel_join_thread()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -1,0 +1,82 @@
+"""Learner side of the replay: batches of chunks and telemetry records out of reverb.
+
+Sampling happens on one worker thread and the learner waits for it with a timeout, so the
+learner's loop keeps beating its heartbeat, draining telemetry and honouring stop requests even
+if the server makes a sample wait (rate limiter) longer than expected.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+from dataclasses import dataclass
+
+import numpy as np
+import reverb
+
+from workflow.replay import SAMPLE_TABLE, TELEMETRY_TABLE, decode_json
+
+
+@dataclass
+class Batch:
+    rows: np.ndarray  # (N, SAMPLE_DIM) float32, padding removed
+    model_versions: np.ndarray  # (items,) version that produced each chunk
+    lengths: np.ndarray  # (items,) rows per chunk
+
+
+def _to_batch(samples: list) -> Batch:
+    rows, versions, lengths = [], [], []
+    for sample in samples:
+        data = sample.data  # flat columns in sorted key order: length, model_version, rows
+        length, version, padded = int(data[0]), int(data[1]), data[2]
+        rows.append(padded[:length])
+        versions.append(version)
+        lengths.append(length)
+    return Batch(rows=np.concatenate(rows).astype(np.float32, copy=False),
+                 model_versions=np.asarray(versions, dtype=np.int64), lengths=np.asarray(lengths, dtype=np.int64))
+
+
+class BatchSampler:
+    def __init__(self, client: reverb.Client):
+        self._client = client
+        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="reverb-sampler")
+        self._pending: concurrent.futures.Future | None = None
+
+    def take(self, num_items: int, timeout_s: float) -> Batch | None:
+        """A batch of `num_items` chunks, or None if it did not arrive within timeout_s
+        (the request stays pending and the next call picks it up)."""
+        if self._pending is None:
+            self._pending = self._pool.submit(self._sample, num_items)
+        try:
+            samples = self._pending.result(timeout=timeout_s)
+        except concurrent.futures.TimeoutError:
+            return None
+        self._pending = None
+        return _to_batch(samples)
+
+    def _sample(self, num_items: int) -> list:
+        return list(self._client.sample(SAMPLE_TABLE, num_items, emit_timesteps=False))
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+class TelemetryReceiver:
+    """Drains the telemetry table, never waiting for more than it holds."""
+
+    def __init__(self, client: reverb.Client, max_items: int = 10_000):
+        self._client = client
+        self._max_items = max_items
+
+    def drain(self, available: int) -> list[dict]:
+        """Take `available` records (the table's current size, from a fresh server_info); only the
+        learner samples this table, so that many are there and sampling them cannot wait."""
+        count = min(self._max_items, int(available))
+        if count <= 0:
+            return []
+        records = []
+        for sample in self._client.sample(TELEMETRY_TABLE, count, emit_timesteps=False):
+            payload, length = sample.data[0], int(sample.data[1])  # sorted keys: json, length
+            try:
+                records.append(decode_json(payload[:length]))
+            except (ValueError, UnicodeDecodeError):
+                continue
+        return records
