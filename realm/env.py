@@ -90,6 +90,41 @@ _JITTER_BLOCK = 2048
 ACTION_HELP = f"an int in 0..{NUM_ACTIONS - 1} (0..7 move in direction d × 45°, 8..15 flash in direction act − 8)"
 
 
+def walk_substeps(free: bytes, x: float, z: float, xc: int, zc: int, direction: int, length: float):
+    """The hero's SUB_STEPS positions (x, z, xc, zc) for a move of `length` in `direction`.
+
+    A part that would enter a blocked or off-map cell keeps its x component if that alone is
+    free, else its z component, else stays (▶ x is tried first at an outer corner). Crossing
+    a cell corner diagonally needs one of the two side cells free, as 4-connected paths do.
+    `free` is the map's passable grid as bytes [zc * 128 + xc]. The env and the route planner
+    share this one rule.
+    """
+    ux, uz = UNIT_VECTORS[direction]
+    dx = ux * length / SUB_STEPS
+    dz = uz * length / SUB_STEPS
+    points = []
+    for _ in range(SUB_STEPS):
+        nx = x + dx
+        nz = z + dz
+        nxc = int((nx - ORIGIN_X) // CELL_WIDTH)
+        nzc = int((nz - ORIGIN_Z) // CELL_WIDTH)
+        if nxc == xc and nzc == zc:
+            x, z = nx, nz
+        elif (
+            0 <= nxc < GRID_SIZE
+            and 0 <= nzc < GRID_SIZE
+            and free[nzc * GRID_SIZE + nxc]
+            and (nxc == xc or nzc == zc or free[zc * GRID_SIZE + nxc] or free[nzc * GRID_SIZE + xc])
+        ):
+            x, z, xc, zc = nx, nz, nxc, nzc
+        elif dx != 0.0 and (nxc == xc or (0 <= nxc < GRID_SIZE and free[zc * GRID_SIZE + nxc])):
+            x, xc = nx, nxc
+        elif dz != 0.0 and (nzc == zc or (0 <= nzc < GRID_SIZE and free[nzc * GRID_SIZE + xc])):
+            z, zc = nz, nzc
+        points.append((x, z, xc, zc))
+    return points
+
+
 class EpisodeOverError(RuntimeError):
     """`step` was called before `reset` or after the episode ended."""
 
@@ -267,37 +302,11 @@ class RealmEnv:
         return lo + u * (hi - lo)
 
     def _walk(self, direction: int, length: float) -> bool:
-        """Move in SUB_STEPS equal parts with wall sliding; True when the end is reached.
-
-        A part that would enter a blocked or off-map cell keeps its x component if that alone is
-        free, else its z component, else stays (▶ x is tried first at an outer corner). Crossing
-        a cell corner diagonally needs one of the two side cells free, as 4-connected paths do.
-        """
-        ux, uz = UNIT_VECTORS[direction]
-        dx = ux * length / SUB_STEPS
-        dz = uz * length / SUB_STEPS
-        x, z, xc, zc = self._x, self._z, self._xc, self._zc
-        free = self._passable
+        """Move in SUB_STEPS parts (see `walk_substeps`), picking up after each; True at the end."""
         reachable = self._reachable
         reached_end = False
-        for _ in range(SUB_STEPS):
-            nx = x + dx
-            nz = z + dz
-            nxc = int((nx - ORIGIN_X) // CELL_WIDTH)
-            nzc = int((nz - ORIGIN_Z) // CELL_WIDTH)
-            if nxc == xc and nzc == zc:
-                x, z = nx, nz
-            elif (
-                0 <= nxc < GRID_SIZE
-                and 0 <= nzc < GRID_SIZE
-                and free[nzc * GRID_SIZE + nxc]
-                and (nxc == xc or nzc == zc or free[zc * GRID_SIZE + nxc] or free[nzc * GRID_SIZE + xc])
-            ):
-                x, z, xc, zc = nx, nz, nxc, nzc
-            elif dx != 0.0 and (nxc == xc or (0 <= nxc < GRID_SIZE and free[zc * GRID_SIZE + nxc])):
-                x, xc = nx, nxc
-            elif dz != 0.0 and (nzc == zc or (0 <= nzc < GRID_SIZE and free[nzc * GRID_SIZE + xc])):
-                z, zc = nz, nzc
+        x, z, xc, zc = self._x, self._z, self._xc, self._zc
+        for x, z, xc, zc in walk_substeps(self._passable, x, z, xc, zc, direction, length):
             nearby = reachable[zc * GRID_SIZE + xc]
             if nearby and self._pick_up(nearby, x, z):
                 reached_end = True
