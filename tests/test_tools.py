@@ -1,0 +1,254 @@
+"""The offline tools: evaluate, render, plot, clean_ckpt (and the checkpoint-file rule they share).
+
+Episodes are short (a small max_step) so the whole file runs in well under two minutes on two
+shared cores; one evaluation goes through spawned worker processes, the rest run in-process.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT / "tools"))
+
+import clean_ckpt  # noqa: E402
+import evaluate  # noqa: E402
+import plot  # noqa: E402
+import render  # noqa: E402
+
+from workflow import ckpt_files  # noqa: E402
+
+APP_DIR = "back_to_the_realm_ppo"
+# Two chests and 400 steps: the planner finishes well inside the limit, an untrained agent times out fast.
+SHORT_CONF = json.dumps({"diy": {"start": 2, "end": 1, "treasure_random": 1, "treasure_num": 2, "max_step": 400}})
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory) -> Path:
+    """A run directory with three checkpoints of one untrained agent (ids 0, 10, 20)."""
+    from agent.agent import Agent
+
+    run = tmp_path_factory.mktemp("run")
+    agent = Agent(seed=0)
+    for step in (0, 10, 20):
+        agent.save_model(run / "ckpt" / APP_DIR, step)
+    return run
+
+
+@pytest.fixture(scope="module")
+def map_args(official_map_paths) -> list[str]:
+    map_file, positions_file = official_map_paths
+    return ["--map-file", str(map_file), "--positions-file", str(positions_file)]
+
+
+def read_csv(path: Path) -> list[dict]:
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+# --- evaluate ---------------------------------------------------------------------------------
+
+def test_evaluate_checkpoint_against_planner_on_identical_episodes(run_dir, map_args, tmp_path, capsys):
+    ckpt = run_dir / "ckpt" / APP_DIR / "model.ckpt-20.pkl"
+    out = tmp_path / "eval"
+    rc = evaluate.main(["--ckpt", str(ckpt), "--usr-conf", SHORT_CONF, "--episodes", "3", "--workers", "2",
+                        "--seed", "7", "--out", str(out), "--quiet", *map_args])
+    assert rc == 0
+    table = capsys.readouterr().out
+    assert "score mean ± std" in table and "ckpt 20" in table and "planner" in table and "ratio" in table
+
+    episodes = read_csv(out / "episodes.csv")
+    agent_rows = {int(r["episode"]): r for r in episodes if r["policy"] != "planner"}
+    planner_rows = {int(r["episode"]): r for r in episodes if r["policy"] == "planner"}
+    assert sorted(agent_rows) == sorted(planner_rows) == [0, 1, 2]
+    for i in range(3):
+        a, p = agent_rows[i], planner_rows[i]
+        assert a["seed"] == p["seed"] == str(7 + i)
+        conf_a, conf_p = json.loads(a["usr_conf"]), json.loads(p["usr_conf"])
+        assert conf_a == conf_p
+        assert conf_a["diy"]["treasure_random"] == 0 and len(conf_a["diy"]["treasure_id"]) == 2  # chests resolved
+    assert len({tuple(json.loads(r["usr_conf"])["diy"]["treasure_id"]) for r in agent_rows.values()}) >= 1
+
+    summary = {r["policy"]: r for r in read_csv(out / "summary.csv")}
+    planner_mean = np.mean([float(r["total_score"]) for r in planner_rows.values()])
+    agent = summary[str(ckpt)]
+    assert int(agent["episodes"]) == 3
+    assert float(agent["planner_score_mean"]) == pytest.approx(planner_mean)
+    assert float(agent["ratio"]) == pytest.approx(float(agent["score_mean"]) / planner_mean)
+    assert float(summary["planner"]["win_rate"]) == 1.0  # the planner reaches the end in 400 steps
+    results = json.loads((out / "results.json").read_text())
+    assert len(results["episodes"]) == 6 and results["settings"]["episodes"] == 3
+
+
+def test_evaluate_directory_every_kth_plots_and_records_scores(run_dir, map_args, tmp_path):
+    out = tmp_path / "eval"
+    rc = evaluate.main(["--ckpt", str(run_dir), "--every", "2", "--usr-conf", SHORT_CONF, "--episodes", "1",
+                        "--workers", "1", "--no-planner", "--out", str(out), "--quiet", *map_args])
+    assert rc == 0
+    summary = read_csv(out / "summary.csv")
+    assert sorted(int(r["ckpt_id"]) for r in summary) == [0, 20]  # every 2nd, counted from the newest
+    assert (out / "score_vs_step.png").stat().st_size > 0
+    assert set(ckpt_files.read_scores_sidecar(run_dir / "ckpt" / APP_DIR)) == {0, 20}
+
+
+def test_evaluate_planner_alone(map_args, tmp_path):
+    out = tmp_path / "eval"
+    rc = evaluate.main(["--agent", "planner", "--usr-conf", SHORT_CONF, "--episodes", "2", "--workers", "1",
+                        "--out", str(out), "--quiet", *map_args])
+    assert rc == 0
+    rows = read_csv(out / "episodes.csv")
+    assert [r["policy"] for r in rows] == ["planner", "planner"]
+    assert all(float(r["total_score"]) > 0 for r in rows)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--ckpt", "/nonexistent/model.ckpt-5.pkl"], "/nonexistent/model.ckpt-5.pkl"),
+    (["--agent", "planner", "--preset", "no-such-preset"], "no-such-preset"),
+    (["--agent", "planner", "--usr-conf", "{not json"], "not valid JSON"),
+    (["--agent", "planner", "--usr-conf", '{"diy": {"treasure_num": 20}}'], "treasure_num"),
+    (["--agent", "planner", "--map-file", "/nonexistent/map.json", "--positions-file", "/nonexistent/p.json"],
+     "/nonexistent/map.json"),
+])
+def test_evaluate_bad_input_exits_2_naming_it(args, message, capsys):
+    assert evaluate.main([*args, "--quiet"]) == 2
+    assert message in capsys.readouterr().err
+
+
+# --- render -----------------------------------------------------------------------------------
+
+def test_render_writes_png_and_gif_of_expected_size_and_frames(run_dir, map_args, tmp_path):
+    import imageio.v3 as iio
+    from PIL import Image
+
+    png, gif = tmp_path / "ep.png", tmp_path / "ep.gif"
+    conf = json.dumps({"diy": {"treasure_num": 3, "max_step": 60}})
+    rc = render.main(["--ckpt", str(run_dir / "ckpt" / APP_DIR / "model.ckpt-0.pkl"), "--usr-conf", conf,
+                      "--png", str(png), "--gif", str(gif), "--scale", "3", "--view-scale", "4",
+                      "--frame-stride", "4", "--max-frames", "10", *map_args])
+    assert rc == 0
+    assert Image.open(png).size == (128 * 3, 128 * 3 + render.HEADER_HEIGHT)
+    frames = iio.imread(gif, index=None)
+    assert frames.shape[0] == 10  # 60 steps / stride 4 = 15, capped at 10
+    assert frames.shape[1:3] == render.gif_frame_size(4)
+
+    few = tmp_path / "few.gif"
+    assert render.main(["--agent", "planner", "--usr-conf", conf, "--png", str(tmp_path / "p.png"), "--gif", str(few),
+                        "--frame-stride", "25", *map_args]) == 0
+    assert iio.imread(few, index=None).shape[0] == math.ceil(60 / 25)  # the planner times out at 60 steps too
+
+
+def test_frame_indices_stride_and_cap():
+    assert render.frame_indices(10, 3, 100) == [0, 3, 6, 9]
+    assert render.frame_indices(10, 1, 4) == [0, 1, 2, 3]
+
+
+# --- plot ----------------------------------------------------------------------------------------
+
+def test_plot_draws_curves_from_the_metrics_writer(tmp_path):
+    from workflow import metrics_keys as keys
+    from workflow.metrics import MetricsWriter
+
+    writer = MetricsWriter(tmp_path)
+    rng = np.random.default_rng(0)
+    for step in range(1, 41):
+        writer.write("learner", step, step * 512, {
+            keys.EPISODE_SCORE_KEY: 100.0 + 5 * step + rng.normal(0, 20),
+            keys.EPISODE_WIN_KEY: float(rng.random() < step / 40),
+            "episode/reward/chest": rng.random(),
+            keys.learner_key("policy_loss"): rng.normal(),
+            keys.learner_key("value_loss"): 1.0 / step,
+            keys.ENV_SPS: 900 + rng.normal(0, 10),
+            keys.POLICY_LAG: float(rng.integers(0, 3)),
+        })
+    writer.close()
+    paths = plot.plot_run(tmp_path)
+    names = {p.name for p in paths}
+    assert {"overview.png", "episode.png", "loss.png", "system.png"} <= names
+    assert all(p.parent == tmp_path / "plots" and p.stat().st_size > 0 for p in paths)
+    assert set(t for t, _ in plot.panel_keys(sorted(plot.load_metrics(tmp_path / "metrics.csv")))) >= {
+        "score", "win rate", "reward terms", "losses", "throughput", "policy lag"}
+
+
+def test_plot_missing_metrics_exits_2(tmp_path):
+    assert plot.main([str(tmp_path)]) == 2
+
+
+# --- clean_ckpt and the shared rule ----------------------------------------------------------------
+
+def make_ckpts(directory: Path, ids) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    for i in ids:
+        (directory / ckpt_files.ckpt_name(i)).write_bytes(b"x")
+    (directory / "notes.txt").write_text("not a checkpoint")
+    return directory
+
+
+def test_clean_ckpt_dry_run_deletes_nothing(tmp_path, capsys):
+    d = make_ckpts(tmp_path / "ckpt" / APP_DIR, [5, 50, 100, 150, 200])
+    assert clean_ckpt.main([str(tmp_path), "--keep", "2"]) == 0
+    assert [c.id for c in ckpt_files.list_checkpoints(d)] == [5, 50, 100, 150, 200]
+    assert "would delete" in capsys.readouterr().out
+
+
+def test_clean_ckpt_keeps_exactly_the_newest_k(tmp_path):
+    d = make_ckpts(tmp_path / "c", [5, 50, 100, 150, 200])
+    assert clean_ckpt.main([str(d), "--keep", "2", "--apply"]) == 0
+    assert [c.id for c in ckpt_files.list_checkpoints(d)] == [150, 200]
+    assert (d / "notes.txt").exists()
+
+
+def test_clean_ckpt_keep_best_from_sidecar_and_metrics(tmp_path):
+    d = make_ckpts(tmp_path / "a", [10, 20, 30, 40])
+    ckpt_files.write_scores_sidecar(d, {10: 300.0, 20: 900.0, 30: 100.0, 40: 200.0}, {"preset": "x"})
+    assert clean_ckpt.main([str(d), "--keep", "1", "--keep-best", "--apply"]) == 0
+    assert [c.id for c in ckpt_files.list_checkpoints(d)] == [20, 40]
+
+    run = tmp_path / "run"
+    d = make_ckpts(run / "ckpt" / APP_DIR, [10, 20, 30])
+    with (run / "metrics.csv").open("w") as f:
+        f.write("wall_time,role,train_step,env_steps,key,value\n")
+        for step, score in [(12, 900.0), (15, 700.0), (22, 100.0), (35, 50.0), (36, 60.0)]:
+            f.write(f"0,learner,{step},0,episode/total_score,{score}\n")
+    assert clean_ckpt.main([str(run), "--keep", "1", "--keep-best", "--apply"]) == 0
+    assert [c.id for c in ckpt_files.list_checkpoints(d)] == [10, 30]
+
+
+def test_ckpt_rule_and_ids():
+    assert ckpt_files.parse_ckpt_id("x/model.ckpt-42.pkl") == 42
+    assert ckpt_files.parse_ckpt_id("model.ckpt-42.pkl.tmp") is None
+    assert ckpt_files.choose_kept([1, 2, 3, 4], 2) == {3, 4}
+    assert ckpt_files.choose_kept([1, 2, 3, 4], 0) == set()
+    assert ckpt_files.choose_kept([1, 2, 3, 4], 2, {1: 5.0, 2: 5.0, 4: 1.0}, keep_best=True) == {2, 3, 4}
+    ckpts = [ckpt_files.Checkpoint(i, Path(f"{i}")) for i in range(7)]
+    assert [c.id for c in ckpt_files.every_kth(ckpts, 3)] == [0, 3, 6]
+
+
+def test_scores_sidecar_merges_only_same_episodes(tmp_path):
+    ckpt_files.write_scores_sidecar(tmp_path, {1: 10.0}, {"preset": "a"})
+    ckpt_files.write_scores_sidecar(tmp_path, {2: 20.0}, {"preset": "a"})
+    assert ckpt_files.read_scores_sidecar(tmp_path) == {1: 10.0, 2: 20.0}
+    ckpt_files.write_scores_sidecar(tmp_path, {3: 30.0}, {"preset": "b"})
+    assert ckpt_files.read_scores_sidecar(tmp_path) == {3: 30.0}
+
+
+def test_map_comes_from_the_run_config_unless_given(run_dir):
+    import argparse
+
+    import tool_args
+    from workflow.config import AppConfig, EnvConfig, save_effective_config
+    from workflow.eval_workflow import run_config_file
+
+    save_effective_config(AppConfig(env=EnvConfig(map_seed=3, flash_blocked="nearest")),
+                          run_dir / "log" / "effective_config.toml")
+    ckpt = run_dir / "ckpt" / APP_DIR / "model.ckpt-0.pkl"
+    no_map = argparse.Namespace(map_file=None, positions_file=None, map_seed=None, config=None)
+    env = tool_args.env_settings(no_map, run_config_file(ckpt))
+    assert env["map_seed"] == 3 and env["flash_blocked"] == "nearest"
+    assert tool_args.env_settings(argparse.Namespace(**{**vars(no_map), "map_seed": 5}), run_config_file(ckpt)) == {
+        "map_seed": 5}

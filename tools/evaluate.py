@@ -1,0 +1,309 @@
+"""Evaluate checkpoints (or the route planner) on a preset, with the planner's score on the same
+episodes for scale.
+
+    python tools/evaluate.py --ckpt runs/default/ckpt/back_to_the_realm_ppo/model.ckpt-1000.pkl
+    python tools/evaluate.py --ckpt runs/default --every 4 --preset random-8 --workers 2
+    python tools/evaluate.py --agent planner --preset fixed-13 \\
+        --map-file ../shared/realm/map_1.json --positions-file ../shared/realm/position_pool.json
+
+Episodes are drawn once (random chests resolved, seeds S, S+1, ...) and every policy plays
+exactly those, so "ratio" (agent mean / planner mean) compares like with like. Writes
+episodes.csv, summary.csv and results.json to --out; for a directory of checkpoints also
+score_vs_step.png and the scores beside the checkpoints (for clean_ckpt.py --keep-best).
+Bad input (missing file, unknown preset, bad JSON, invalid usr_conf) exits with code 2.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tool_args import (  # noqa: E402
+    REPO_ROOT,
+    InputError,
+    add_episode_args,
+    add_map_args,
+    env_settings,
+    episode_settings,
+    fail,
+)
+
+import numpy as np  # noqa: E402
+
+from workflow import ckpt_files  # noqa: E402
+
+EPISODE_FIELDS = ("policy", "ckpt_id", "episode", "seed", "total_score", "won", "chests", "steps", "buff_count",
+                  "flash_count", "usr_conf")
+SUMMARY_FIELDS = ("policy", "ckpt_id", "episodes", "score_mean", "score_std", "win_rate", "chests_mean",
+                  "chests_available", "steps_mean", "buff_mean", "flash_mean", "planner_score_mean", "ratio")
+
+
+@dataclass
+class Summary:
+    policy: str  # "planner" or the checkpoint path
+    ckpt_id: int | None
+    episodes: int
+    score_mean: float
+    score_std: float
+    win_rate: float
+    chests_mean: float
+    chests_available: float
+    steps_mean: float
+    buff_mean: float
+    flash_mean: float
+    planner_score_mean: float | None = None  # over the same episodes
+    ratio: float | None = None  # score_mean / planner_score_mean
+
+    def row(self) -> dict:
+        return {k: getattr(self, k) for k in SUMMARY_FIELDS}
+
+
+def summarize(policy: str, records: dict, planner: dict | None) -> Summary:
+    """Means over one policy's episodes; with the planner's records of the same episodes, the ratio.
+
+    Raises ValueError if an episode of the planner differs (usr_conf or seed) from the agent's.
+    """
+    indices = sorted(records)
+    recs = [records[i] for i in indices]
+    scores = np.array([r.total_score for r in recs], dtype=np.float64)
+    summary = Summary(
+        policy=policy,
+        ckpt_id=ckpt_files.parse_ckpt_id(policy),
+        episodes=len(recs),
+        score_mean=float(scores.mean()),
+        score_std=float(scores.std()),
+        win_rate=float(np.mean([r.won for r in recs])),
+        chests_mean=float(np.mean([r.chests for r in recs])),
+        chests_available=float(np.mean([len(r.usr_conf["diy"]["treasure_id"]) for r in recs])),
+        steps_mean=float(np.mean([r.steps for r in recs])),
+        buff_mean=float(np.mean([r.buff_count for r in recs])),
+        flash_mean=float(np.mean([r.flash_count for r in recs])),
+    )
+    if planner is not None and policy != "planner":
+        for i in indices:
+            same = i in planner and planner[i].usr_conf == records[i].usr_conf and planner[i].seed == records[i].seed
+            if not same:
+                raise ValueError(f"episode {i}: the planner did not play the same episode as {policy}")
+        planner_mean = float(np.mean([planner[i].total_score for i in indices]))
+        summary.planner_score_mean = planner_mean
+        summary.ratio = summary.score_mean / planner_mean if planner_mean > 0 else float("nan")
+    return summary
+
+
+def _fmt(value, spec: str, empty: str = "-") -> str:
+    return empty if value is None else format(value, spec)
+
+
+def format_table(summaries: list[Summary]) -> str:
+    header = (f"{'policy':<22} {'eps':>4} {'score mean ± std':>18} {'win':>6} {'chests':>9} {'steps':>7} "
+              f"{'buff':>5} {'flash':>5} {'planner':>8} {'ratio':>6}")
+    lines = [header, "-" * len(header)]
+    for s in summaries:
+        name = "planner" if s.policy == "planner" else (f"ckpt {s.ckpt_id}" if s.ckpt_id is not None else s.policy)
+        chests = f"{s.chests_mean:.1f}/{s.chests_available:.0f}"
+        lines.append(f"{name:<22} {s.episodes:>4} {s.score_mean:>9.1f} ± {s.score_std:<6.1f} {s.win_rate:>6.0%} "
+                     f"{chests:>9} {s.steps_mean:>7.0f} {s.buff_mean:>5.2f} {s.flash_mean:>5.2f} "
+                     f"{_fmt(s.planner_score_mean, '8.1f', '       -')} {_fmt(s.ratio, '6.3f', '     -')}")
+    return "\n".join(lines)
+
+
+def write_outputs(out: Path, settings: dict, summaries: list[Summary], results: dict) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    episode_rows = []
+    for policy, records in results.items():
+        for index in sorted(records):
+            row = records[index].to_row()
+            episode_rows.append({"policy": policy, "ckpt_id": ckpt_files.parse_ckpt_id(policy), "episode": index,
+                                 **{k: row[k] for k in EPISODE_FIELDS if k in row}})
+    paths = [out / "episodes.csv", out / "summary.csv", out / "results.json"]
+    with paths[0].open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=EPISODE_FIELDS)
+        writer.writeheader()
+        writer.writerows(episode_rows)
+    with paths[1].open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=SUMMARY_FIELDS)
+        writer.writeheader()
+        writer.writerows(s.row() for s in summaries)
+    body = {"settings": settings, "summary": [s.row() for s in summaries],
+            "episodes": [{**r, "usr_conf": json.loads(r["usr_conf"])} for r in episode_rows]}
+    paths[2].write_text(json.dumps(body, indent=1) + "\n")
+    return paths
+
+
+def plot_score_vs_step(path: Path, summaries: list[Summary], title: str) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    agents = sorted((s for s in summaries if s.ckpt_id is not None), key=lambda s: s.ckpt_id)
+    steps = np.array([s.ckpt_id for s in agents], dtype=np.float64)
+    mean = np.array([s.score_mean for s in agents])
+    std = np.array([s.score_std for s in agents])
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.plot(steps, mean, marker="o", label="agent (mean)")
+    ax.fill_between(steps, mean - std, mean + std, alpha=0.2, label="± std")
+    planner = next((s for s in summaries if s.policy == "planner"), None)
+    if planner is not None:
+        ax.axhline(planner.score_mean, color="tab:red", linestyle="--", label=f"planner {planner.score_mean:.0f}")
+    ax2 = ax.twinx()
+    ax2.plot(steps, [s.win_rate for s in agents], color="tab:green", alpha=0.6, marker=".", label="win rate")
+    ax2.set_ylim(-0.02, 1.02)
+    ax2.set_ylabel("win rate")
+    ax.set_xlabel("train step")
+    ax.set_ylabel("total score")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    handles = ax.get_legend_handles_labels()
+    handles2 = ax2.get_legend_handles_labels()
+    ax.legend(handles[0] + handles2[0], handles[1] + handles2[1], fontsize=8, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def find_checkpoints(path: Path, every: int) -> list[Path]:
+    """The checkpoint files to evaluate: one file, or every `every`-th of a checkpoint/run dir."""
+    if path.is_file():
+        if ckpt_files.parse_ckpt_id(path) is None:
+            raise InputError(f"--ckpt: not a checkpoint file (model.ckpt-N.pkl): {path}")
+        return [path]
+    if not path.is_dir():
+        raise InputError(f"--ckpt: no such file or directory: {path}")
+    dirs = ckpt_files.checkpoint_dirs(path)
+    if not dirs:
+        raise InputError(f"--ckpt: no checkpoint (model.ckpt-N.pkl) in {path} or its ckpt/*/")
+    if len(dirs) > 1:  # a run dir: the training checkpoints, not the episode loop's own saves in ckpt/user
+        dirs = [d for d in dirs if d.name != "user"] or dirs
+    if len(dirs) > 1:
+        raise InputError(f"--ckpt: {path} holds several checkpoint directories; name one: "
+                         + ", ".join(str(d) for d in dirs))
+    return [c.path for c in ckpt_files.every_kth(ckpt_files.list_checkpoints(dirs[0]), every)]
+
+
+def default_out(ckpts: list[Path], label: str, agent: str) -> Path:
+    if agent == "ckpt":
+        run_dir = ckpt_files.run_dir_of(ckpts[0].parent)
+        if run_dir is not None:
+            return run_dir / "eval" / label
+    return REPO_ROOT / "out" / "eval" / (f"planner-{label}" if agent == "planner" else label)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--ckpt", type=Path, help="checkpoint file, checkpoint directory or run directory")
+    parser.add_argument("--agent", choices=("ckpt", "planner"), default="ckpt",
+                        help="evaluate the checkpoint(s) (with the planner beside them) or the planner alone")
+    add_episode_args(parser)
+    add_map_args(parser)
+    parser.add_argument("--episodes", type=int, default=30, help="episodes per policy (default 30)")
+    parser.add_argument("--workers", type=int, default=None, help="worker processes (default: CPU count)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the first episode (then +1 each)")
+    parser.add_argument("--every", type=int, default=1, help="with a directory: every k-th checkpoint, newest first")
+    parser.add_argument("--no-planner", action="store_true", help="skip the planner's reference episodes")
+    parser.add_argument("--out", type=Path, help="output directory (default: <run>/eval/<preset>, else out/eval/)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    import torch
+
+    torch.set_num_threads(1)  # batch-1 inference: one thread is several times faster than many
+    try:
+        return evaluate(args)
+    except InputError as e:
+        return fail(str(e))
+
+
+def evaluate(args: argparse.Namespace) -> int:
+    import realm
+    from agent.agent import CheckpointError
+    from workflow.eval_pool import PLANNER, play_all
+    from workflow.eval_workflow import load_agent, resolve_episodes, run_config_file
+
+    if args.episodes < 1:
+        raise InputError(f"--episodes must be >= 1, got {args.episodes}")
+    if args.every < 1:
+        raise InputError(f"--every must be >= 1, got {args.every}")
+    label, usr_conf = episode_settings(args)
+    ckpts: list[Path] = []
+    if args.agent == "ckpt":
+        if args.ckpt is None:
+            raise InputError("--ckpt is required (or --agent planner)")
+        ckpts = find_checkpoints(args.ckpt, args.every)
+        try:
+            load_agent(ckpts[-1], args.config)  # fail here, not in a worker, on an unusable checkpoint
+        except CheckpointError as e:
+            raise InputError(str(e)) from e
+    env_kwargs = env_settings(args, run_config_file(ckpts[0]) if ckpts else None)
+    try:
+        env = realm.make_env(**env_kwargs)
+        episodes = resolve_episodes(env, usr_conf, args.episodes, args.seed)
+    except realm.UsrConfError as e:
+        raise InputError(f"invalid usr_conf ({label}): {e}") from e
+    except (realm.MapError, ValueError, TypeError) as e:
+        raise InputError(f"map or env settings {env_kwargs}: {e}") from e
+
+    keys = [str(c) for c in ckpts]
+    if args.agent == "planner" or not args.no_planner:
+        keys.append(PLANNER)
+    tasks = [(key, ep) for key in keys for ep in episodes]
+    workers = args.workers if args.workers is not None else (os.cpu_count() or 1)
+    start = time.monotonic()
+    results = play_all(tasks, env_kwargs, workers=workers, config_file=str(args.config) if args.config else None,
+                       on_done=progress_bar(len(tasks), args.quiet))
+    seconds = time.monotonic() - start
+
+    planner = results.get(PLANNER)
+    summaries = [summarize(key, results[key], planner) for key in keys]
+    out = args.out or default_out(ckpts, label, args.agent)
+    settings = {"preset": label, "usr_conf": usr_conf, "env": env_kwargs, "episodes": args.episodes,
+                "seed": args.seed, "checkpoints": keys[:len(ckpts)], "seconds": round(seconds, 2)}
+    paths = write_outputs(out, settings, summaries, results)
+    if len(ckpts) > 1:
+        paths.append(plot_score_vs_step(out / "score_vs_step.png", summaries, f"{label} on {map_label(env_kwargs)}"))
+    if ckpts:
+        scores = {s.ckpt_id: s.score_mean for s in summaries if s.ckpt_id is not None}
+        ckpt_files.write_scores_sidecar(ckpts[0].parent, scores,
+                                        {"usr_conf": usr_conf, "env": env_kwargs, "episodes": args.episodes,
+                                         "seed": args.seed})
+    print(f"{label} on {map_label(env_kwargs)}: {args.episodes} episodes per policy, seeds {args.seed}.."
+          f"{args.seed + args.episodes - 1}, {seconds:.1f} s")
+    print(format_table(summaries))
+    for p in paths:
+        print(f"wrote {p}")
+    return 0
+
+
+def map_label(env_kwargs: dict) -> str:
+    if env_kwargs.get("map_file"):
+        return Path(env_kwargs["map_file"]).name
+    return f"generated map {env_kwargs.get('map_seed', 0)}"
+
+
+def progress_bar(total: int, quiet: bool):
+    if quiet:
+        return None
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, desc="episodes", unit="ep", file=sys.stderr, dynamic_ncols=True)
+
+    def on_done(key, index, record):
+        bar.update(1)
+        if bar.n >= total:
+            bar.close()
+
+    return on_done
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,102 @@
+"""Command-line pieces that tools/evaluate.py and tools/render.py share: which episodes
+(a preset or a usr_conf in JSON), which map (official files, a generated map, or the one the
+checkpoint's run trained on), and input errors that end the tool with exit code 2.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+import toml  # noqa: E402
+
+from realm.presets import PRESETS, preset  # noqa: E402
+
+EXIT_BAD_INPUT = 2
+DEFAULT_PRESET = "leaderboard-2024"
+
+
+class InputError(Exception):
+    """A command-line input the tool cannot use; the message names it."""
+
+
+def add_episode_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--preset", default=None,
+                        help=f"episode settings: {', '.join(PRESETS)} (default {DEFAULT_PRESET})")
+    parser.add_argument("--usr-conf", default=None,
+                        help='usr_conf as JSON text or a .json file, e.g. \'{"diy": {"treasure_num": 5}}\'; '
+                             "replaces --preset")
+
+
+def add_map_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--map-file", type=Path, help="official map json (with --positions-file)")
+    parser.add_argument("--positions-file", type=Path, help="position_pool.json that goes with --map-file")
+    parser.add_argument("--map-seed", type=int, default=None, help="generated map of this seed")
+    parser.add_argument("--config", type=Path, default=None,
+                        help="a run's config (log/effective_config.toml): its [env] picks the map and its [model] "
+                             "rebuilds a checkpoint that carries no model config (default: the checkpoint's run)")
+
+
+def episode_settings(args: argparse.Namespace) -> tuple[str, dict]:
+    """(label, usr_conf) from --usr-conf or --preset. Raises InputError."""
+    if args.usr_conf is not None:
+        text = args.usr_conf
+        path = Path(text)
+        if not text.lstrip().startswith("{") and path.suffix == ".json":
+            if not path.is_file():
+                raise InputError(f"--usr-conf: file not found: {path}")
+            text = path.read_text()
+        try:
+            usr_conf = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise InputError(f"--usr-conf is not valid JSON ({e}): {args.usr_conf!r}") from e
+        if not isinstance(usr_conf, dict):
+            raise InputError(f'--usr-conf must be a JSON object like {{"diy": {{...}}}}, got {args.usr_conf!r}')
+        return "custom", usr_conf
+    name = args.preset or DEFAULT_PRESET
+    try:
+        return name, preset(name)
+    except KeyError as e:
+        raise InputError(f"--preset: unknown preset {name!r}; available: {', '.join(PRESETS)}") from e
+
+
+def env_settings(args: argparse.Namespace, run_config: Path | None) -> dict:
+    """realm.make_env arguments: the command line's map, else [env] of the run's config, else
+    the generated map of seed 0. Raises InputError for a missing or half-given map."""
+    if (args.map_file is None) != (args.positions_file is None):
+        raise InputError("--map-file and --positions-file go together (official map), or give neither")
+    if args.map_file is not None:
+        for flag, path in (("--map-file", args.map_file), ("--positions-file", args.positions_file)):
+            if not path.is_file():
+                raise InputError(f"{flag}: file not found: {path}")
+        return {"map_file": str(args.map_file), "positions_file": str(args.positions_file)}
+    if args.map_seed is not None:
+        return {"map_seed": int(args.map_seed)}
+    config = args.config or run_config
+    if config is not None:
+        return env_from_config(config)
+    return {"map_seed": 0}
+
+
+def env_from_config(config: Path) -> dict:
+    """make_env arguments from a config file's [env] section (map and rules)."""
+    from workflow.config import EnvConfig
+    from workflow.schema import ConfigError, build
+
+    if not config.is_file():
+        raise InputError(f"--config: file not found: {config}")
+    try:
+        section = toml.loads(config.read_text()).get("env", {})
+        return build(EnvConfig, section, "env").make_kwargs()
+    except (toml.TomlDecodeError, ConfigError) as e:
+        raise InputError(f"{config}: {e}") from e
+
+
+def fail(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return EXIT_BAD_INPUT

@@ -1,0 +1,94 @@
+"""Evaluation episodes spread over worker processes.
+
+Each worker (spawned, one torch thread) builds its env once and keeps the policies it has
+loaded, so a task is just "play episode e with policy p". Tasks are (policy key, Episode)
+pairs: the key is "planner" or a checkpoint path, so one pool evaluates many checkpoints and
+the planner on the same episodes. `workers <= 1` runs the same code in this process.
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+from collections import OrderedDict
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Callable, Iterable
+
+from workflow.eval_workflow import Episode, EpisodeRecord, PlannerPolicy, load_agent, AgentPolicy
+
+PLANNER = "planner"
+MAX_CACHED_AGENTS = 2
+
+
+class _Worker:
+    """The env and loaded policies of one process."""
+
+    def __init__(self, env_kwargs: dict, config_file: str | None):
+        import realm
+
+        self.env = realm.make_env(**env_kwargs)
+        self.config_file = config_file
+        self.agents: OrderedDict[str, AgentPolicy] = OrderedDict()
+
+    def policy(self, key: str):
+        if key == PLANNER:
+            return PlannerPolicy()
+        if key not in self.agents:
+            if len(self.agents) >= MAX_CACHED_AGENTS:
+                self.agents.popitem(last=False)
+            self.agents[key] = AgentPolicy(load_agent(key, self.config_file), name=key)
+        self.agents.move_to_end(key)
+        return self.agents[key]
+
+    def play(self, key: str, episode: Episode) -> EpisodeRecord:
+        return self.policy(key).play(self.env, episode.usr_conf, episode.seed)
+
+
+_worker: _Worker | None = None
+
+
+def _init_worker(env_kwargs: dict, config_file: str | None) -> None:
+    global _worker
+    os.environ["OMP_NUM_THREADS"] = "1"
+    import torch
+
+    torch.set_num_threads(1)
+    _worker = _Worker(env_kwargs, config_file)
+
+
+def _play(key: str, episode: Episode) -> tuple[str, int, EpisodeRecord]:
+    return key, episode.index, _worker.play(key, episode)
+
+
+def play_all(tasks: Iterable[tuple[str, Episode]], env_kwargs: dict, workers: int = 1,
+             config_file: str | None = None,
+             on_done: Callable[[str, int, EpisodeRecord], None] | None = None) -> dict[str, dict[int, EpisodeRecord]]:
+    """Play every (policy key, episode) task; returns {key: {episode index: record}}.
+
+    `on_done` is called as each episode finishes (a progress bar). A worker's exception (bad
+    checkpoint, planner failure) is raised here with its message.
+    """
+    tasks = list(tasks)
+    results: dict[str, dict[int, EpisodeRecord]] = {}
+
+    def collect(key: str, index: int, record: EpisodeRecord) -> None:
+        results.setdefault(key, {})[index] = record
+        if on_done is not None:
+            on_done(key, index, record)
+
+    if workers <= 1 or len(tasks) <= 1:
+        worker = _Worker(env_kwargs, config_file)
+        for key, episode in tasks:
+            collect(key, episode.index, worker.play(key, episode))
+        return results
+    ctx = mp.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=ctx, initializer=_init_worker,
+                             initargs=(env_kwargs, config_file)) as pool:
+        futures = [pool.submit(_play, key, episode) for key, episode in tasks]
+        try:
+            for future in as_completed(futures):
+                collect(*future.result())
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+    return results
