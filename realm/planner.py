@@ -29,7 +29,6 @@ from realm.constants import (
     CHEST_SCORE,
     END_BONUS,
     FLASH_DISTANCE,
-    GRID_SIZE,
     NUM_POSITIONS,
     ORIGIN_X,
     ORIGIN_Z,

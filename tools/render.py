@@ -19,13 +19,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tool_args import (  # noqa: E402
+    run_tool,
     REPO_ROOT,
     InputError,
     add_episode_args,
     add_map_args,
     env_settings,
     episode_settings,
-    fail,
 )
 
 import numpy as np  # noqa: E402
@@ -182,14 +182,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    import torch
-
-    torch.set_num_threads(1)  # batch-1 inference: one thread is several times faster than many
-    try:
-        return render(args)
-    except InputError as e:
-        return fail(str(e))
+    return run_tool(render, parse_args(argv))
 
 
 def render(args: argparse.Namespace) -> int:

@@ -100,3 +100,14 @@ def env_from_config(config: Path) -> dict:
 def fail(message: str) -> int:
     print(f"error: {message}", file=sys.stderr)
     return EXIT_BAD_INPUT
+
+
+def run_tool(action, args: argparse.Namespace) -> int:
+    """Run a tool's body with one torch thread, turning bad input into exit code 2."""
+    import torch
+
+    torch.set_num_threads(1)  # batch-1 inference: one thread is several times faster than many
+    try:
+        return action(args)
+    except InputError as e:
+        return fail(str(e))
