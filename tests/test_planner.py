@@ -1,5 +1,6 @@
 """Route planner: exact chest order, and a controller that wins through the env's own step()."""
 import itertools
+import time
 
 import numpy as np
 import pytest
@@ -10,8 +11,10 @@ from realm.planner import (
     STEP_BUDGET_SAFETY,
     STEPS_PER_CELL,
     best_chest_order,
+    cost_to_go,
     final_score,
     octile_distances,
+    path_fields,
     plan_route,
     run_planner,
 )
@@ -43,6 +46,32 @@ def test_held_karp_matches_brute_force(seed, max_step):
     expected_score, expected_order = brute_force(start_cost, between, end_cost, dist[0, n + 1], max_step)
     assert final_score(max_step, steps, len(order)) == pytest.approx(expected_score)
     assert len(order) == len(expected_order)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_held_karp_matches_brute_force_on_one_way_costs(seed):
+    # Directed costs (a→b ≠ b→a) with a limit that forces a subset choice.
+    rng = np.random.default_rng(100 + seed)
+    n = 6
+    start_cost, end_cost = rng.integers(5, 80, n).astype(float), rng.integers(5, 80, n).astype(float)
+    between = rng.integers(5, 80, (n, n)).astype(float)
+    np.fill_diagonal(between, 0.0)
+    for max_step in (2000, 200):
+        order, steps = best_chest_order(start_cost, between, end_cost, 60.0, max_step)
+        expected_score, expected_order = brute_force(start_cost, between, end_cost, 60.0, max_step)
+        assert final_score(max_step, steps, len(order)) == pytest.approx(expected_score)
+        assert order, "both limits leave room for some chests"
+        cells = start_cost[order[0]] + sum(between[a, b] for a, b in zip(order, order[1:])) + end_cost[order[-1]]
+        assert steps == pytest.approx(cells * STEPS_PER_CELL)
+
+
+def test_thirteen_chest_plan_takes_well_under_a_second(official_map_paths):
+    m = load_official_map(*official_map_paths)  # a fresh map: its distance fields are part of the time
+    episode = parse_usr_conf(preset("fixed-13"), np.random.default_rng(0))
+    t0 = time.perf_counter()
+    route = plan_route(m, episode)
+    assert time.perf_counter() - t0 < 1.0
+    assert len(route.chests) == 13
 
 
 def test_skipping_a_far_chest_pays():
@@ -112,3 +141,35 @@ def test_planner_wins_on_generated_map():
     env = make_env(map_seed=3)
     result = run_planner(env, preset("random-8"), seed=0)
     assert result.won and result.chests == 8
+
+
+def test_cost_to_go_rewards_progress_inside_a_cell(official_map):
+    field = path_fields(official_map).fields[1]
+    rows = path_fields(official_map).rows[1]
+    tx, tz = official_map.positions[1]
+    xc, zc = (int(v) for v in official_map.position_cells[1])
+    assert cost_to_go(rows, tx, tz, xc, zc) == pytest.approx(0.0)
+    # From the start's cell centre toward its best neighbour: every point nearer it costs less,
+    # though all of them lie in one cell with one field value.
+    sx, sz = (int(v) for v in official_map.position_cells[2])
+    neighbours = [(field[sz + dz, sx + dx], dx, dz) for dx in (-1, 0, 1) for dz in (-1, 0, 1) if dx or dz]
+    _, dx, dz = min(neighbours)
+    cx, cz = official_map.positions[2]
+    costs = [cost_to_go(rows, cx + dx * t, cz + dz * t, sx, sz) for t in (0, 60, 120, 180, 240)]
+    assert all(a > b for a, b in zip(costs, costs[1:]))
+    assert costs[0] <= field[sz, sx] + 1e-9
+
+
+def test_look_ahead_flash_beats_the_first_good_enough_flash(official_env):
+    seeds = range(3)
+    ahead = [run_planner(official_env, preset("leaderboard-2024"), seed=s).total_score for s in seeds]
+    greedy = [run_planner(official_env, preset("leaderboard-2024"), seed=s, look_ahead=False).total_score for s in seeds]
+    assert np.mean(ahead) > np.mean(greedy)
+
+
+def test_planner_wins_with_step_jitter_and_no_seed(official_map_paths):
+    # The look-ahead twin cannot replay the jitter here: the flash must still be spent, the end reached.
+    env = make_env(map_file=official_map_paths[0], positions_file=official_map_paths[1], step_jitter=True, seed=11)
+    for _ in range(2):
+        result = run_planner(env, preset("leaderboard-2024"))
+        assert result.won and result.chests == 9 and result.flash_count == 1

@@ -97,6 +97,37 @@ def test_evaluate_directory_every_kth_plots_and_records_scores(run_dir, map_args
     assert set(ckpt_files.read_scores_sidecar(run_dir / "ckpt" / APP_DIR)) == {0, 20}
 
 
+def test_evaluate_sampling_policy_replays_each_episode(run_dir, map_args, tmp_path):
+    ckpt = run_dir / "ckpt" / APP_DIR / "model.ckpt-20.pkl"
+    runs = []
+    for k in range(2):
+        out = tmp_path / f"eval{k}"
+        rc = evaluate.main(["--ckpt", str(ckpt), "--usr-conf", SHORT_CONF, "--episodes", "2", "--workers", "1",
+                            "--policy", "sample", "--no-planner", "--out", str(out), "--quiet", *map_args])
+        assert rc == 0
+        results = json.loads((out / "results.json").read_text())
+        assert results["settings"]["policy"] == "sample"
+        runs.append([(r["total_score"], r["steps"], r["chests"]) for r in results["episodes"]])
+    assert runs[0] == runs[1]  # sampling is seeded by the episode seed
+
+
+def test_agent_policy_modes(run_dir, official_map_paths):
+    import realm
+    from workflow.eval_workflow import AgentPolicy, load_agent
+
+    env = realm.make_env(map_file=official_map_paths[0], positions_file=official_map_paths[1])
+    conf = json.loads(SHORT_CONF)
+    ckpt = run_dir / "ckpt" / APP_DIR / "model.ckpt-20.pkl"
+    sample = AgentPolicy(load_agent(ckpt, None), mode="sample")
+    greedy = AgentPolicy(load_agent(ckpt, None), mode="greedy")
+    first, again, other = (sample.play(env, conf, seed).actions for seed in (3, 3, 4))
+    assert first == again and first != other
+    greedy_actions = greedy.play(env, conf, 3).actions
+    assert len(set(greedy_actions[:50])) < len(set(first[:50]))  # argmax of an untrained net barely varies
+    with pytest.raises(ValueError, match="greedy, sample"):
+        AgentPolicy(sample.agent, mode="best")
+
+
 def test_evaluate_planner_alone(map_args, tmp_path):
     out = tmp_path / "eval"
     rc = evaluate.main(["--agent", "planner", "--usr-conf", SHORT_CONF, "--episodes", "2", "--workers", "1",

@@ -25,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tool_args import (  # noqa: E402
+    add_policy_args,
     run_tool,
     REPO_ROOT,
     InputError,
@@ -203,6 +204,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="evaluate the checkpoint(s) (with the planner beside them) or the planner alone")
     add_episode_args(parser)
     add_map_args(parser)
+    add_policy_args(parser)
     parser.add_argument("--episodes", type=int, default=30, help="episodes per policy (default 30)")
     parser.add_argument("--workers", type=int, default=None, help="worker processes (default: CPU count)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the first episode (then +1 each)")
@@ -253,13 +255,13 @@ def evaluate(args: argparse.Namespace) -> int:
     workers = args.workers if args.workers is not None else (os.cpu_count() or 1)
     start = time.monotonic()
     results = play_all(tasks, env_kwargs, workers=workers, config_file=str(args.config) if args.config else None,
-                       on_done=progress_bar(len(tasks), args.quiet))
+                       agent_mode=args.policy, on_done=progress_bar(len(tasks), args.quiet))
     seconds = time.monotonic() - start
 
     planner = results.get(PLANNER)
     summaries = [summarize(key, results[key], planner) for key in keys]
     out = args.out or default_out(ckpts, label, args.agent)
-    settings = {"preset": label, "usr_conf": usr_conf, "env": env_kwargs, "episodes": args.episodes,
+    settings = {"preset": label, "usr_conf": usr_conf, "env": env_kwargs, "episodes": args.episodes, "policy": args.policy,
                 "seed": args.seed, "checkpoints": keys[:len(ckpts)], "seconds": round(seconds, 2)}
     paths = write_outputs(out, settings, summaries, results)
     if len(ckpts) > 1:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tool_args import (  # noqa: E402
+    add_policy_args,
     run_tool,
     REPO_ROOT,
     InputError,
@@ -169,6 +170,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--agent", choices=("ckpt", "planner"), default="ckpt", help="who plays (default ckpt)")
     add_episode_args(parser)
     add_map_args(parser)
+    add_policy_args(parser)
     parser.add_argument("--seed", type=int, default=0, help="episode seed (chest draw, jitter)")
     parser.add_argument("--png", type=Path, help="whole-map picture (default out/render/<name>.png)")
     parser.add_argument("--gif", type=Path, help="local-view animation (default out/render/<name>.gif)")
@@ -202,7 +204,7 @@ def render(args: argparse.Namespace) -> int:
         if not args.ckpt.is_file():
             raise InputError(f"--ckpt: checkpoint file not found: {args.ckpt}")
         try:
-            policy = AgentPolicy(load_agent(args.ckpt, args.config), name=args.ckpt.name)
+            policy = AgentPolicy(load_agent(args.ckpt, args.config), name=args.ckpt.name, mode=args.policy)
         except CheckpointError as e:
             raise InputError(str(e)) from e
         name = f"{args.ckpt.stem}-{label}-seed{args.seed}"

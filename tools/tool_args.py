@@ -33,6 +33,12 @@ def add_episode_args(parser: argparse.ArgumentParser) -> None:
                              "replaces --preset")
 
 
+def add_policy_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--policy", default="greedy", choices=["greedy", "sample"],
+                        help="greedy: Kaiwu's exploit (argmax); sample: draw from the policy as in training, "
+                             "seeded per episode (default greedy)")
+
+
 def add_map_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--map-file", type=Path, help="official map json (with --positions-file)")
     parser.add_argument("--positions-file", type=Path, help="position_pool.json that goes with --map-file")

@@ -22,11 +22,12 @@ MAX_CACHED_AGENTS = 2
 class _Worker:
     """The env and loaded policies of one process."""
 
-    def __init__(self, env_kwargs: dict, config_file: str | None):
+    def __init__(self, env_kwargs: dict, config_file: str | None, agent_mode: str = "greedy"):
         import realm
 
         self.env = realm.make_env(**env_kwargs)
         self.config_file = config_file
+        self.agent_mode = agent_mode
         self.agents: OrderedDict[str, AgentPolicy] = OrderedDict()
 
     def policy(self, key: str):
@@ -35,7 +36,7 @@ class _Worker:
         if key not in self.agents:
             if len(self.agents) >= MAX_CACHED_AGENTS:
                 self.agents.popitem(last=False)
-            self.agents[key] = AgentPolicy(load_agent(key, self.config_file), name=key)
+            self.agents[key] = AgentPolicy(load_agent(key, self.config_file), name=key, mode=self.agent_mode)
         self.agents.move_to_end(key)
         return self.agents[key]
 
@@ -46,13 +47,13 @@ class _Worker:
 _worker: _Worker | None = None
 
 
-def _init_worker(env_kwargs: dict, config_file: str | None) -> None:
+def _init_worker(env_kwargs: dict, config_file: str | None, agent_mode: str) -> None:
     global _worker
     os.environ["OMP_NUM_THREADS"] = "1"
     import torch
 
     torch.set_num_threads(1)
-    _worker = _Worker(env_kwargs, config_file)
+    _worker = _Worker(env_kwargs, config_file, agent_mode)
 
 
 def _play(key: str, episode: Episode) -> tuple[str, int, EpisodeRecord]:
@@ -60,7 +61,7 @@ def _play(key: str, episode: Episode) -> tuple[str, int, EpisodeRecord]:
 
 
 def play_all(tasks: Iterable[tuple[str, Episode]], env_kwargs: dict, workers: int = 1,
-             config_file: str | None = None,
+             config_file: str | None = None, agent_mode: str = "greedy",
              on_done: Callable[[str, int, EpisodeRecord], None] | None = None) -> dict[str, dict[int, EpisodeRecord]]:
     """Play every (policy key, episode) task; returns {key: {episode index: record}}.
 
@@ -76,13 +77,13 @@ def play_all(tasks: Iterable[tuple[str, Episode]], env_kwargs: dict, workers: in
             on_done(key, index, record)
 
     if workers <= 1 or len(tasks) <= 1:
-        worker = _Worker(env_kwargs, config_file)
+        worker = _Worker(env_kwargs, config_file, agent_mode)
         for key, episode in tasks:
             collect(key, episode.index, worker.play(key, episode))
         return results
     ctx = mp.get_context("spawn")
     with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=ctx, initializer=_init_worker,
-                             initargs=(env_kwargs, config_file)) as pool:
+                             initargs=(env_kwargs, config_file, agent_mode)) as pool:
         futures = [pool.submit(_play, key, episode) for key, episode in tasks]
         try:
             for future in as_completed(futures):

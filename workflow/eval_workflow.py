@@ -99,17 +99,33 @@ def record_from(env, score, terminated: bool, usr_conf: dict, seed: int, actions
     )
 
 
-class AgentPolicy:
-    """A trained Agent acting greedily through the protocol functions (as in Kaiwu's eval)."""
+POLICY_MODES = ("greedy", "sample")
 
-    def __init__(self, agent: Agent, name: str = "agent"):
+
+class AgentPolicy:
+    """A trained Agent acting through the protocol functions.
+
+    "greedy" is Kaiwu's evaluation (`exploit`, the most probable action). "sample" draws from
+    the policy as in training: a PPO policy that still spreads probability over moves can
+    loop forever when forced to its argmax, so both are worth measuring. Sampling is seeded by
+    the episode seed, so an episode replays identically.
+    """
+
+    def __init__(self, agent: Agent, name: str = "agent", mode: str = "greedy"):
+        if mode not in POLICY_MODES:
+            raise ValueError(f"policy mode {mode!r} is invalid: allowed {', '.join(POLICY_MODES)}")
         self.agent = agent
         self.name = name
+        self.mode = mode
 
     def act(self, obs, env_info) -> int:
-        return action_process(self.agent.exploit([observation_process(obs, env_info)])[0])
+        obs_data = [observation_process(obs, env_info)]
+        act_data = self.agent.predict(obs_data) if self.mode == "sample" else self.agent.exploit(obs_data)
+        return action_process(act_data[0])
 
     def play(self, env, usr_conf: dict, seed: int) -> EpisodeRecord:
+        if self.mode == "sample":
+            self.agent.sample_generator.manual_seed(int(seed))
         obs = env.reset(usr_conf=usr_conf, seed=seed)
         env_info = env.env_info
         actions: list[int] = []
