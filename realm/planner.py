@@ -4,8 +4,12 @@ With full knowledge of the map it (1) picks the set and order of chests that max
 score exactly (Held-Karp over ≤ 13 chests), (2) inserts the speed buff on the leg where the
 detour pays, and (3) drives the env through its own `step()`: each step takes the move whose
 simulated landing (the env's own sliding rule) is closest to the target on an 8-connected
-distance field, and flashes when a jump gains enough cells toward the target. Whatever score it
-reaches is the score an agent with perfect navigation could expect on that episode.
+distance field, and spends the flash where a look-ahead found it saves the most cells. Whatever
+score it reaches is the score an agent with perfect navigation could expect on that episode.
+
+Distances are 8-connected (octile) rather than the map's 4-connected BFS: the hero walks 8
+directions, so octile cells × 500/700 estimates steps within a few percent, where BFS cells
+overstate diagonal legs by up to 41 % and would misjudge which chests fit a tight step limit.
 
 Command line:  python -m realm.planner [--preset NAME] [--episodes N] [--map-seed S | --map-file F --positions-file F]
 """
@@ -43,8 +47,16 @@ from realm.protocol import EpisodeConfig
 STEPS_PER_CELL = CELL_WIDTH / STEP_LENGTH  # a plain step covers 1.4 cells
 #: Fraction of max_step a plan may use: the controller's path is a little longer than the estimate.
 STEP_BUDGET_SAFETY = 0.95
-#: Cells a flash must gain toward the target before it is spent (it cools down for 606 steps).
+#: Without look-ahead: cells a flash must save over the best move before it is spent (it then
+#: cools down for 606 steps, longer than most episodes last).
 FLASH_MIN_GAIN = 10.0
+#: With look-ahead: a best advantage below this many cells is not worth a flash.
+FLASH_WORTH_MIN = 1.0
+#: With look-ahead on an inexact twin (step jitter, no seed): cells of slack on the best advantage.
+FLASH_INEXACT_MARGIN = 2.0
+#: ... and steps past the twin's best moment after which the look-ahead is redone.
+FLASH_INEXACT_SLACK_STEPS = 5
+_OCTILE_SLOPE = math.sqrt(2.0) - 1.0
 _INF = float("inf")
 
 
@@ -85,12 +97,44 @@ def octile_distances(passable: np.ndarray, xc: int, zc: int) -> np.ndarray:
     return np.array(dist, dtype=np.float64).reshape(h, w)
 
 
+def cost_to_go(field_: np.ndarray | list[list[float]], x: float, z: float, xc: int, zc: int) -> float:
+    """Cells from world (x, z) to the field's source, continuous within a cell.
+
+    A field holds one value per cell centre, so every point of a cell would look alike and the
+    best of 8 moves would be decided by which cell it lands in. Going through one of the 3×3
+    neighbouring centres instead (octile distance to it + its field value, the least of the nine)
+    also rewards progress inside a cell and keeps the hero off wall corners. Called 8+ times a
+    step, so it takes the field as nested lists too (`PathFields.rows`), which index faster.
+    """
+    u = (x - ORIGIN_X) / CELL_WIDTH - 0.5  # in cell-centre units: centre of cell c sits at c
+    v = (z - ORIGIN_Z) / CELL_WIDTH - 0.5
+    h, w = len(field_), len(field_[0])
+    best = _INF
+    for cz in (zc - 1, zc, zc + 1):
+        if not 0 <= cz < h:
+            continue
+        row = field_[cz]
+        dz = abs(v - cz)
+        for cx in (xc - 1, xc, xc + 1):
+            if not 0 <= cx < w:
+                continue
+            f = row[cx]
+            if f >= best:
+                continue
+            dx = abs(u - cx)
+            cost = f + (dx + _OCTILE_SLOPE * dz if dx > dz else dz + _OCTILE_SLOPE * dx)
+            if cost < best:
+                best = cost
+    return best
+
+
 class PathFields:
     """Octile distance fields to every special position of a map, computed once per map."""
 
     def __init__(self, m: Map):
         self.map = m
         self.fields = [octile_distances(m.passable, int(xc), int(zc)) for xc, zc in m.position_cells]
+        self.rows = [f.tolist() for f in self.fields]  # the same fields for per-step lookups
         cells = m.position_cells
         self.between = np.array([[self.fields[a][cells[b][1], cells[b][0]] for b in range(NUM_POSITIONS)]
                                  for a in range(NUM_POSITIONS)])
@@ -127,51 +171,48 @@ def best_chest_order(start_cost: np.ndarray, between: np.ndarray, end_cost: np.n
     Costs are in cells: start→chest i, chest i→chest j, chest i→end, start→end. Returns
     (indices in visiting order, estimated steps). Plans whose estimate exceeds the step budget
     are not taken; with none feasible the hero heads straight for the end.
+
+    The table cost[mask, last] is filled one subset size at a time, each size as a few whole-array
+    numpy operations, so 13 chests (8192 × 13 states) take milliseconds rather than a Python loop
+    over every subset.
     """
     n = len(start_cost)
     budget = max_step * STEP_BUDGET_SAFETY
-    best_order: list[int] = []
-    best_steps = float(direct_cost) * steps_per_cell
-    best_score = final_score(max_step, best_steps, 0)
+    direct_steps = float(direct_cost) * steps_per_cell
     if n == 0:
-        return best_order, best_steps
+        return [], direct_steps
+    start_cost = np.asarray(start_cost, dtype=np.float64)
+    between = np.asarray(between, dtype=np.float64)
+    end_cost = np.asarray(end_cost, dtype=np.float64)
     full = 1 << n
+    masks = np.arange(full)
+    sizes = np.zeros(full, dtype=np.int64)
+    for j in range(n):
+        sizes += (masks >> j) & 1
     cost = np.full((full, n), _INF)
     parent = np.full((full, n), -1, dtype=np.int64)
-    for i in range(n):
-        cost[1 << i, i] = start_cost[i]
-    bits = np.array([1 << j for j in range(n)])
-    for mask in range(1, full):
-        row = cost[mask]
-        if not np.isfinite(row).any():
-            continue
-        steps = (row + end_cost) * steps_per_cell
-        k = int(np.argmin(steps))
-        chests = bin(mask).count("1")
-        score = final_score(max_step, steps[k], chests)
-        if steps[k] <= budget and score > best_score:
-            best_score, best_steps, best_last, best_mask = score, float(steps[k]), k, mask
-            best_order = [best_last]
-        outside = (mask & bits) == 0
-        if not outside.any():
-            continue
-        via = row[:, None] + between  # via[last, nxt]
-        last = np.argmin(via, axis=0)
-        reach = via[last, np.arange(n)]
-        for j in np.nonzero(outside)[0]:
-            nmask = mask | (1 << j)
-            if reach[j] < cost[nmask, j]:
-                cost[nmask, j] = reach[j]
-                parent[nmask, j] = last[j]
-    if not best_order:
-        return [], best_steps
-    order, mask, node = [], best_mask, best_last
+    singles = 1 << np.arange(n)
+    cost[singles, np.arange(n)] = start_cost
+    for size in range(2, n + 1):
+        layer = masks[sizes == size]
+        for k in range(n):
+            with_k = layer[(layer >> k) & 1 == 1]
+            via = cost[with_k ^ (1 << k)] + between[:, k]  # via[m, last]: reach k from `last`
+            last = np.argmin(via, axis=1)
+            cost[with_k, k] = via[np.arange(len(with_k)), last]
+            parent[with_k, k] = last
+    steps = (cost + end_cost) * steps_per_cell
+    score = np.where(steps <= budget, final_score(max_step, steps, sizes[:, None]), -_INF)
+    best_mask, best_last = np.unravel_index(int(np.argmax(score)), score.shape)
+    if not score[best_mask, best_last] > final_score(max_step, direct_steps, 0):
+        return [], direct_steps
+    order, mask, node = [], int(best_mask), int(best_last)
     while node >= 0:
-        order.append(int(node))
-        prev = parent[mask, node]
+        order.append(node)
+        prev = int(parent[mask, node])
         mask &= ~(1 << node)
         node = prev
-    return order[::-1], best_steps
+    return order[::-1], float(steps[best_mask, best_last])
 
 
 def plan_route(m: Map, episode: EpisodeConfig, from_cell: tuple[int, int] | None = None,
@@ -200,7 +241,7 @@ def _insert_buff(pf: PathFields, here: tuple[int, int], targets: list[int], step
     """Put the buff on the leg where the detour costs fewer steps than the speed-up saves."""
     xc, zc = here
     buff_field = pf.fields[BUFF_ID]
-    saved_steps = BUFF_DURATION_STEPS * (1.0 - STEP_LENGTH / BUFF_STEP_LENGTH)  # 50 fast steps ≈ 71 plain ones
+    saved_steps = BUFF_DURATION_STEPS * (BUFF_STEP_LENGTH / STEP_LENGTH - 1.0)  # 50 fast steps cover 71 plain ones
     best_gain, best_leg = 0.0, None
     prev_cost = lambda t: pf.fields[t][zc, xc]  # noqa: E731
     for k, target in enumerate(targets):
@@ -234,86 +275,172 @@ class PlannerResult:
 
 
 class RouteController:
-    """Drives the hero along a Route through the env's own step(), replanning after each pick-up."""
+    """Drives the hero along a Route through the env's own step(), replanning after each pick-up.
 
-    def __init__(self, env: RealmEnv, flash_min_gain: float = FLASH_MIN_GAIN, use_buff: bool = True):
+    Moves: each step simulates the 8 moves with the env's own sliding rule and takes the one whose
+    landing has the lowest cost-to-go (`cost_to_go`). Flash: when it is ready, a look-ahead plays
+    the rest of the episode on a twin env without flashing and notes the largest advantage a flash
+    would have had over the best move; the real run flashes where that advantage comes up, so the
+    one flash an episode usually allows is spent where it shortens the route the most.
+    """
+
+    def __init__(self, env: RealmEnv, flash_min_gain: float = FLASH_MIN_GAIN, use_buff: bool = True,
+                 look_ahead: bool = True):
         self.env = env
         self.map = env.map
         self.fields = path_fields(env.map)
         self.free = self.map.passable.astype(np.uint8).tobytes()
         self.flash_min_gain = flash_min_gain
         self.use_buff = use_buff
+        self.look_ahead = look_ahead
+        self.targets: list[int] = []
+        self._counts = (0, 0)  # (chests, buffs) taken, to notice a pick-up
 
     def _hero(self):
         hero = self.env.env_info.frame_state.heroes[0]
         return hero.pos.x, hero.pos.z, bool(hero.speed_up), hero.talent.status == 1
 
-    def _landing_key(self, field_, tx, tz, points):
-        """Lower is better: reach the target, else the field at the landing cell, then Euclid."""
-        for x, z, _, _ in points:
-            if (x - tx) ** 2 + (z - tz) ** 2 <= PICKUP_RADIUS ** 2:
-                return (-1.0, 0.0)
-        x, z, xc, zc = points[-1]
-        return (float(field_[zc, xc]), math.hypot(tx - x, tz - z))
+    def _cost_at(self, field_, tx, tz, x, z, xc, zc) -> float:
+        """Cells still to walk from world (x, z): 0 within pick-up reach of the target, else
+        `cost_to_go` on the target's field."""
+        if (x - tx) ** 2 + (z - tz) ** 2 <= PICKUP_RADIUS ** 2:
+            return 0.0
+        return cost_to_go(field_, x, z, xc, zc)
 
-    def choose_action(self, target: int) -> int:
-        x, z, fast, flash_ready = self._hero()
+    def _best_move(self, field_, tx, tz, fast: bool) -> tuple[float, float, int]:
+        """(cost after the move, Euclidean gap after it, direction) of the best of the 8 moves;
+        a move whose path passes within reach of the target costs -1 (it takes it this step)."""
+        x, z, _, _ = self._hero()
         xc = int((x - ORIGIN_X) // CELL_WIDTH)
         zc = int((z - ORIGIN_Z) // CELL_WIDTH)
-        field_ = self.fields.fields[target]
-        tx, tz = self.map.positions[target]
-        here = float(field_[zc, xc])
         length = BUFF_STEP_LENGTH if fast else STEP_LENGTH
-        moves = [(self._landing_key(field_, tx, tz, walk_substeps(self.free, x, z, xc, zc, d, length)), d)
-                 for d in range(8)]
-        best_key, best_move = min(moves)
-        if flash_ready and best_key[0] >= 0:
-            flash_gain, flash_dir = self._best_flash(field_, x, z, here)
-            walk_gain = here - best_key[0]
-            if flash_dir is not None and flash_gain - walk_gain >= self.flash_min_gain:
-                return 8 + flash_dir
-        return best_move
+        best = (_INF, _INF, 0)
+        for d in range(8):
+            points = walk_substeps(self.free, x, z, xc, zc, d, length)
+            if any((px - tx) ** 2 + (pz - tz) ** 2 <= PICKUP_RADIUS ** 2 for px, pz, _, _ in points):
+                key = (-1.0, 0.0, d)
+            else:
+                px, pz, pxc, pzc = points[-1]
+                key = (cost_to_go(field_, px, pz, pxc, pzc), math.hypot(tx - px, tz - pz), d)
+            best = min(best, key)
+        return best
 
-    def _best_flash(self, field_, x, z, here):
+    def _flash_advantage(self, field_, tx, tz, walk_cost: float) -> tuple[float, int | None]:
+        """(cells a flash saves over the best move, its direction); blocked landings are skipped:
+        they waste the flash ("fail") or land somewhere unplanned ("nearest")."""
+        x, z, _, _ = self._hero()
         best = (0.0, None)
         for d, (ux, uz) in enumerate(UNIT_VECTORS):
             fx, fz = x + ux * FLASH_DISTANCE, z + uz * FLASH_DISTANCE
             fxc, fzc = int((fx - ORIGIN_X) // CELL_WIDTH), int((fz - ORIGIN_Z) // CELL_WIDTH)
             if not self.map.is_passable_cell(fxc, fzc):
-                continue  # a blocked target either wastes the flash or lands somewhere unplanned
-            gain = here - float(field_[fzc, fxc])
+                continue
+            gain = walk_cost - self._cost_at(field_, tx, tz, fx, fz, fxc, fzc)
             if gain > best[0]:
                 best = (gain, d)
         return best
+
+    def choose_action(self, target: int, flash_threshold: float = _INF) -> int:
+        """The best move toward `target`, or a flash when it saves at least `flash_threshold` cells
+        more than that move (and the flash is ready)."""
+        _, _, fast, flash_ready = self._hero()
+        field_ = self.fields.rows[target]
+        tx, tz = self.map.positions[target]
+        walk_cost, _, move = self._best_move(field_, tx, tz, fast)
+        if flash_ready and walk_cost >= 0 and flash_threshold < _INF:
+            advantage, direction = self._flash_advantage(field_, tx, tz, walk_cost)
+            if direction is not None and advantage >= flash_threshold:
+                return 8 + direction
+        return move
+
+    def _current_target(self) -> int:
+        end = self.env.episode.end
+        while self.targets[0] != end and not self._is_live(self.targets[0]):
+            self.targets.pop(0)
+        return self.targets[0]
+
+    def _advance(self, act: int):
+        """Play `act`; replan after a pick-up. Returns the step's ScoreInfo, terminated, truncated."""
+        _, _, score, terminated, truncated, _ = self.env.step(act)
+        counts = (score.treasure_count, score.buff_count)
+        if counts != self._counts:
+            self._counts = counts
+            self.targets = self._replan(self.targets)
+        return score, terminated, truncated
 
     def run(self, usr_conf: dict | None = None, seed: int | None = None) -> PlannerResult:
         env = self.env
         env.reset(usr_conf=usr_conf, seed=seed)
         episode = env.episode
         route = plan_route(self.map, episode, use_buff=self.use_buff)
-        targets = list(route.targets)
+        self.targets = list(route.targets)
+        self._counts = (0, 0)
         x, z, _, _ = self._hero()
         trajectory, actions = [(x, z)], []
-        chests_before, buff_before = 0, 0
+        threshold: float | None = None  # the flash advantage to wait for; None: not looked ahead yet
+        recheck_after = _INF  # an inexact look-ahead is redone when its best moment has passed
         terminated = truncated = False
         score = None
         while not (terminated or truncated):
-            while targets[0] != episode.end and not self._is_live(targets[0]):
-                targets.pop(0)
-            act = self.choose_action(targets[0])
-            _, _, score, terminated, truncated, _ = env.step(act)
+            target = self._current_target()
+            flash_ready = self._hero()[3]
+            if flash_ready and (threshold is None or env.steps > recheck_after):
+                threshold, recheck_after = self._flash_threshold(usr_conf, seed, actions)
+            act = self.choose_action(target, threshold if flash_ready else _INF)
+            flashes_before = env.env_info.game_info.talent_count
+            score, terminated, truncated = self._advance(act)
+            if score.talent_count > flashes_before:
+                threshold = None  # the next flash gets its own look-ahead once it is ready
             actions.append(act)
             x, z, _, _ = self._hero()
             trajectory.append((x, z))
-            if score.treasure_count != chests_before or score.buff_count != buff_before:
-                chests_before, buff_before = score.treasure_count, score.buff_count
-                targets = self._replan(targets)
         return PlannerResult(
             total_score=float(score.total_score), steps=env.steps, chests=int(score.treasure_count), won=terminated,
             buff_count=int(score.buff_count), flash_count=int(score.talent_count), planned_chests=route.chests,
             estimated_score=route.estimated_score, usr_conf={"diy": _episode_dict(episode)},
             trajectory=trajectory, actions=actions,
         )
+
+    def _flash_threshold(self, usr_conf: dict | None, seed: int | None, actions: list[int]) -> tuple[float, float]:
+        """(flash advantage in cells to wait for from now on, step after which to look again).
+
+        Without look-ahead: `flash_min_gain`, for good. With it: replay this episode on a twin env,
+        walk the rest of it without flashing, and wait for the best advantage seen there. With a
+        seed (or no step jitter) the twin is exact and the flash fires at that very step;
+        otherwise the twin's steps differ a little, so the threshold leaves some room and the
+        look-ahead is redone should the twin's best moment pass unused.
+        """
+        if not self.look_ahead:
+            return self.flash_min_gain, _INF
+        env = self.env
+        twin_env = RealmEnv(self.map, flash_blocked=env.flash_blocked, step_jitter=env.step_jitter)
+        exact = seed is not None or not env.step_jitter
+        if seed is not None:
+            twin_env.reset(usr_conf, seed=seed)  # the same draws: chests and step jitter alike
+        else:
+            twin_env.reset({"diy": _episode_dict(env.episode)})
+        for act in actions:
+            twin_env.step(act)
+        twin = RouteController(twin_env, self.flash_min_gain, self.use_buff, look_ahead=False)
+        twin.targets, twin._counts = list(self.targets), self._counts
+        best, best_step = 0.0, env.steps
+        done = False
+        while not done:
+            target = twin._current_target()
+            field_ = twin.fields.rows[target]
+            tx, tz = self.map.positions[target]
+            walk_cost, _, move = twin._best_move(field_, tx, tz, twin._hero()[2])
+            if walk_cost >= 0:
+                advantage = twin._flash_advantage(field_, tx, tz, walk_cost)[0]
+                if advantage > best:
+                    best, best_step = advantage, twin_env.steps
+            _, terminated, truncated = twin._advance(move)
+            done = terminated or truncated
+        if best < FLASH_WORTH_MIN:
+            return _INF, _INF
+        if exact:
+            return best - 1e-6, _INF
+        return best - FLASH_INEXACT_MARGIN, best_step + FLASH_INEXACT_SLACK_STEPS
 
     def _is_live(self, pid: int) -> bool:
         for organ in self.env.env_info.frame_state.organs:

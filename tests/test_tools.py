@@ -163,7 +163,8 @@ def test_render_writes_png_and_gif_of_expected_size_and_frames(run_dir, map_args
                       "--png", str(png), "--gif", str(gif), "--scale", "3", "--view-scale", "4",
                       "--frame-stride", "4", "--max-frames", "10", *map_args])
     assert rc == 0
-    assert Image.open(png).size == (128 * 3, 128 * 3 + render.HEADER_HEIGHT)
+    with Image.open(png) as picture:
+        assert picture.size == (128 * 3, 128 * 3 + render.HEADER_HEIGHT)
     frames = iio.imread(gif, index=None)
     assert frames.shape[0] == 10  # 60 steps / stride 4 = 15, capped at 10
     assert frames.shape[1:3] == render.gif_frame_size(4)
