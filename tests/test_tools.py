@@ -256,6 +256,7 @@ def test_ckpt_rule_and_ids():
     assert ckpt_files.parse_ckpt_id("model.ckpt-42.pkl.tmp") is None
     assert ckpt_files.choose_kept([1, 2, 3, 4], 2) == {3, 4}
     assert ckpt_files.choose_kept([1, 2, 3, 4], 0) == set()
+    assert ckpt_files.choose_kept([1, 2], 3) == {1, 2}  # fewer than K: nothing goes
     assert ckpt_files.choose_kept([1, 2, 3, 4], 2, {1: 5.0, 2: 5.0, 4: 1.0}, keep_best=True) == {2, 3, 4}
     ckpts = [ckpt_files.Checkpoint(i, Path(f"{i}")) for i in range(7)]
     assert [c.id for c in ckpt_files.every_kth(ckpts, 3)] == [0, 3, 6]

@@ -32,7 +32,7 @@ X_LABELS = {"env_steps": "env steps", "train_step": "train step", "wall_time": "
 # several panels go to the first.
 OVERVIEW_PANELS: tuple[tuple[str, str], ...] = (
     ("score", r"total_score|(^|/)score$"),
-    ("win rate", r"win"),
+    ("win rate", r"^(?!.*reward).*win"),
     ("chests", r"^(?!.*reward).*(chest|treasure)"),
     ("reward terms", r"reward"),
     ("losses", r"loss"),

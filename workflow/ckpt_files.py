@@ -104,7 +104,7 @@ def choose_kept(ids: list[int], keep: int, scores: dict[int, float] | None = Non
     if keep < 0:
         raise ValueError(f"keep must be >= 0, got {keep}")
     ordered = sorted(set(ids))
-    kept = set(ordered[len(ordered) - keep:]) if keep else set()
+    kept = set(ordered[max(0, len(ordered) - keep):])
     if keep_best and scores:
         scored = [i for i in ordered if i in scores and math.isfinite(scores[i])]
         if scored:
