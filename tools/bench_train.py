@@ -128,7 +128,7 @@ def measure_components(cfg: AppConfig, env_steps: int) -> dict[str, float]:
     from workflow.train_workflow import LoopSettings, LoopStats, workflow
 
     app, k = cfg.app, cfg.app.envs_per_aisrv
-    torch.set_num_threads(app.torch_num_threads)
+    torch.set_num_threads(app.aisrv_torch_num_threads)  # env and inference as an aisrv runs them
     batch_rows = app.train_batch_size * cfg.ppo.num_steps
     envs = [make_env(**cfg.env.make_kwargs(), seed=i) for i in range(k)]
     collector = CollectingAgent(keep_obs=50, keep_rows=batch_rows)
@@ -150,6 +150,7 @@ def measure_components(cfg: AppConfig, env_steps: int) -> dict[str, float]:
     while len(rows) < batch_rows:  # short episodes: repeat what was collected
         rows = np.concatenate([rows, rows])
     rows = rows[:batch_rows]
+    torch.set_num_threads(app.torch_num_threads)  # training as the learner runs it
     agent.learn(rows)  # warm-up
     repeats = 2
     start = time.perf_counter()
@@ -166,8 +167,8 @@ def compute_bound(cfg: AppConfig, t: dict[str, float], n_cores: int) -> tuple[fl
     bounds = {
         f"{n_cores} cores / (env + inference + train x {consume:g})": n_cores / per_step,
         f"{app.aisrv_num} aisrv / (env + inference)": app.aisrv_num / (t["env"] + t["inference"]),
-        f"learner {app.torch_num_threads} thread(s) / (train x {consume:g})":
-            min(app.torch_num_threads, n_cores) / (t["train"] * consume),
+        # train time was measured with the learner's own thread count
+        f"learner ({app.torch_num_threads} thread(s)) 1 / (train x {consume:g})": 1.0 / (t["train"] * consume),
     }
     name = min(bounds, key=bounds.get)
     return bounds[name], name

@@ -197,7 +197,7 @@ def main(ctx: ChildContext) -> None:
     from realm import make_env  # the simulator only where envs run
 
     cfg, app = ctx.config, ctx.config.app
-    torch.set_num_threads(app.torch_num_threads)
+    torch.set_num_threads(app.aisrv_torch_num_threads)
     seed = seeds(app, ctx.index, ctx.generation)
     torch.manual_seed(seed["agent"])
     logger.info(f"{ctx.name} (generation {ctx.generation}) starting {app.envs_per_aisrv} envs; "

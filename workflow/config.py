@@ -83,7 +83,8 @@ class FrameworkConfig:
     preload_model: bool = False
     preload_model_dir: str = ""
     preload_model_id: int | str = "latest"
-    torch_num_threads: int = 1
+    torch_num_threads: int = 2  # the learner's torch threads
+    aisrv_torch_num_threads: int = 1  # each aisrv's (batched inference over a few envs gains little from more)
     # --- model pool ---
     model_file_sync_per_minutes: float = 0.0  # Kaiwu's key; 0 = use the seconds variant
     model_file_sync_per_seconds: float = 2.0
@@ -130,7 +131,7 @@ class FrameworkConfig:
             raise ValueError("preload_model = true needs preload_model_dir (a directory of model.ckpt-N.pkl)")
         if not 0 <= self.reverb_port <= 65535:
             raise ValueError(f"reverb_port must be in 0..65535, got {self.reverb_port}")
-        for key in ("dump_model_freq", "model_pool_publish_freq", "aisrv_num", "envs_per_aisrv", "torch_num_threads",
+        for key in ("dump_model_freq", "model_pool_publish_freq", "aisrv_num", "envs_per_aisrv", "torch_num_threads", "aisrv_torch_num_threads",
                     "max_ckpt_keep", "user_save_mode_max_count", "rate_limiter_timeout_ms"):
             if getattr(self, key) < 1:
                 raise ValueError(f"{key} must be >= 1, got {getattr(self, key)}")
