@@ -47,7 +47,7 @@ LEARNER_STOP_GRACE_S = 120.0
 MAX_BACKOFF_S = 60.0
 RSS_POLL_S = 2.0
 STARTUP_GRACE_S = 180.0  # a child that has not reported yet is still importing (TensorFlow, torch)
-PLAIN_STATUS_EVERY_S = 30.0  # without a terminal: one status line in launcher.log this often
+PLAIN_STATUS_EVERY_S = 30.0  # without a terminal: one status line (stderr and launcher.log) this often
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -171,7 +171,9 @@ class Progress:
             self.bar.refresh()
         elif time.monotonic() - self.last_plain >= PLAIN_STATUS_EVERY_S:
             self.last_plain = time.monotonic()
-            logger.info(f"progress: {env_steps} env steps, {text}")
+            line = f"progress: {env_steps} env steps, {text}"
+            logger.info(line)
+            print(line, file=sys.stderr, flush=True)  # no terminal (a pipe, CI, nohup): a line every so often
 
     def close(self) -> None:
         self.bar.close()
