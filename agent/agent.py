@@ -99,33 +99,29 @@ class Agent:
     def _value_out(self, value: torch.Tensor) -> torch.Tensor:
         return self.value_norm.denormalize(value) if self.value_norm is not None else value
 
-    @torch.no_grad()
     def predict(self, list_obs_data: Sequence[ObsData]) -> list[ActData]:
         """Sample one action per observation (training), with its log-probability and value."""
+        return self._act(list_obs_data, greedy=False)
+
+    def exploit(self, list_obs_data: Sequence[ObsData]) -> list[ActData]:
+        """The most probable legal action per observation (evaluation)."""
+        return self._act(list_obs_data, greedy=True)
+
+    @torch.no_grad()
+    def _act(self, list_obs_data: Sequence[ObsData], greedy: bool) -> list[ActData]:
         if not list_obs_data:
             return []
         self.model.eval()
         logits, value = self.model(*self._obs_tensors(list_obs_data))
         log_probs = torch.log_softmax(logits, dim=-1)
-        actions = torch.multinomial(log_probs.exp(), 1, generator=self.sample_generator)
+        if greedy:
+            actions = log_probs.argmax(dim=-1, keepdim=True)
+        else:
+            actions = torch.multinomial(log_probs.exp(), 1, generator=self.sample_generator)
         chosen = log_probs.gather(1, actions).squeeze(1)
         value = self._value_out(value)
         return [ActData(action=int(a), log_prob=float(lp), value=float(v))
                 for a, lp, v in zip(actions.squeeze(1).tolist(), chosen.tolist(), value.tolist())]
-
-    @torch.no_grad()
-    def exploit(self, list_obs_data: Sequence[ObsData]) -> list[ActData]:
-        """The most probable legal action per observation (evaluation)."""
-        if not list_obs_data:
-            return []
-        self.model.eval()
-        logits, value = self.model(*self._obs_tensors(list_obs_data))
-        log_probs = torch.log_softmax(logits, dim=-1)
-        best = log_probs.argmax(dim=-1, keepdim=True)
-        chosen = log_probs.gather(1, best).squeeze(1)
-        value = self._value_out(value)
-        return [ActData(action=int(a), log_prob=float(lp), value=float(v))
-                for a, lp, v in zip(best.squeeze(1).tolist(), chosen.tolist(), value.tolist())]
 
     # --- learning ---------------------------------------------------------------------------------
 
