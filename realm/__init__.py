@@ -1,14 +1,13 @@
 """The Back to the Realm simulator: maps, the Kaiwu-protocol env and its gymnasium id."""
 from __future__ import annotations
 
-import difflib
 from functools import lru_cache
 from pathlib import Path
 
 from realm.env import EpisodeOverError, RealmEnv
 from realm.generator import generate_map, validate_map
 from realm.maps import Map, MapError, load_official_map, load_official_map_cached
-from realm.usr_conf import UsrConfError
+from realm.usr_conf import UsrConfError, did_you_mean
 
 GYM_ENV_ID = "realm/BackToTheRealm-v0"
 
@@ -48,9 +47,7 @@ def make_env(map_file=None, positions_file=None, map_seed: int = 0, **rules) -> 
     allowed = ("flash_blocked", "step_jitter", "seed")
     for key in rules:
         if key not in allowed:
-            close = difflib.get_close_matches(key, allowed, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise TypeError(f"unknown env rule {key!r}; allowed: {', '.join(allowed)}{hint}")
+            raise TypeError(f"unknown env rule {key!r}; allowed: {', '.join(allowed)}{did_you_mean(key, allowed)}")
     return RealmEnv(game_map, **rules)
 
 

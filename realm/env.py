@@ -129,8 +129,9 @@ class EpisodeOverError(RuntimeError):
     """`step` was called before `reset` or after the episode ended."""
 
 
-def _final_score(max_step: int, steps_used: int, chests: int) -> float:
-    return round(END_BONUS + STEP_BONUS * (max_step - steps_used) + CHEST_SCORE * chests, 6)
+def final_score(max_step, steps_used, chests):
+    """The game's score for reaching the end (SPEC §6); works on numpy arrays too (the planner)."""
+    return END_BONUS + STEP_BONUS * (max_step - steps_used) + CHEST_SCORE * chests
 
 
 class RealmEnv:
@@ -147,8 +148,8 @@ class RealmEnv:
         "_x", "_z", "_xc", "_zc", "_steps", "_frame_no", "_done", "_started",
         "_flash_cd", "_buff_remain", "_buff_cd", "_kind",
         "_chests", "_buff_count", "_talent_count", "_total_score",
-        "_memory", "_treasure_source", "_end_source", "_live_chests", "_organs", "_organ_slot",
-        "_taken_organs", "_buff_organ", "_buff_position", "_jitter", "_jitter_next",
+        "_memory", "_treasure_source", "_end_source", "_live_chests", "_organs",
+        "_buff_organ", "_buff_position", "_jitter", "_jitter_next",
         "_env_info",
     )
 
@@ -194,19 +195,11 @@ class RealmEnv:
         self._kind = kind
 
         self._memory = np.zeros((PADDED_SIZE, PADDED_SIZE), dtype=np.float32)
-        treasure = np.zeros((PADDED_SIZE, PADDED_SIZE), dtype=np.float32)
-        pad = (PADDED_SIZE - GRID_SIZE) // 2
-        for i in episode.treasure_id:
-            xc, zc = self._lookups.position_cells[i]
-            treasure[zc + pad, xc + pad] = 1.0
-        treasure.setflags(write=False)
-        self._treasure_source = treasure
+        self._treasure_source = self._lookups.marked_grid(episode.treasure_id)
         self._end_source = self._lookups.end_window_source(episode.end)
         self._live_chests = {i: self._relative[i] for i in episode.treasure_id}
 
         self._organs = [Organ(ORGAN_CHEST, i, 1, Position(*self._positions[i]), 0) for i in episode.treasure_id]
-        self._taken_organs = {i: Organ(ORGAN_CHEST, i, 0, Position(*self._positions[i]), 0) for i in episode.treasure_id}
-        self._organ_slot = {i: k for k, i in enumerate(episode.treasure_id)}
         self._buff_organ = Organ(ORGAN_BUFF, BUFF_ID, 1, self._buff_position, 0)
         self._organs.append(self._buff_organ)
         self._jitter = []
@@ -254,7 +247,7 @@ class RealmEnv:
         episode = self.episode
         if reached_end:
             terminated = True
-            self._total_score = _final_score(episode.max_step, steps, self._chests)
+            self._total_score = round(final_score(episode.max_step, steps, self._chests), 6)
         elif steps >= episode.max_step:
             truncated = True
             self._total_score = 0.0
@@ -353,13 +346,10 @@ class RealmEnv:
         self._kind[pid] = _NOTHING
         self._chests += 1
         del self._live_chests[pid]
-        self._organs[self._organ_slot[pid]] = self._taken_organs[pid]
-        treasure = self._treasure_source.copy()  # earlier observations keep their windows
-        xc, zc = self._lookups.position_cells[pid]
-        pad = (PADDED_SIZE - GRID_SIZE) // 2
-        treasure[zc + pad, xc + pad] = 0.0
-        treasure.setflags(write=False)
-        self._treasure_source = treasure
+        slot = self.episode.treasure_id.index(pid)  # organs list chests in treasure_id order
+        self._organs[slot] = Organ(ORGAN_CHEST, pid, 0, self._organs[slot].pos, 0)
+        # A new grid, not an edit in place: earlier observations keep their windows.
+        self._treasure_source = self._lookups.marked_grid(self._live_chests)
 
     def _take_buff(self) -> None:
         self._kind[BUFF_ID] = _NOTHING

@@ -135,12 +135,10 @@ def _node_cell(node: tuple[int, int]) -> tuple[int, int]:
     return node[0] * BLOCK + 1, node[1] * BLOCK + 1
 
 
-def _assign_positions(passable: np.ndarray, nodes, tree) -> list[int] | None:
+def _assign_positions(passable: np.ndarray, nodes, tree) -> list[int]:
     """Node index for each position id: 0 the central node, 2 (start) far from it, 1 (end)
     far from the start, 3..15 spread out by farthest-point order, dead ends first."""
     n = len(nodes)
-    if n < NUM_POSITIONS:
-        return None
     cells = [_node_cell(node) for node in nodes]
     fields = [bfs_distances(passable, xc, zc) for xc, zc in cells]
     dist = np.array([[fields[i][zc, xc] for xc, zc in cells] for i in range(n)])
@@ -178,8 +176,6 @@ def _attempt(seed: int, attempt: int) -> Map | None:
     if not MIN_PASSABLE <= count <= MAX_PASSABLE:
         return None
     order = _assign_positions(passable, nodes, tree)
-    if order is None:
-        return None
     positions = np.array([cell_center(*_node_cell(nodes[k])) for k in order])
     candidate = Map(passable, positions, name=f"generated-{seed}")
     return None if validate_map(candidate) else candidate
@@ -202,13 +198,7 @@ def validate_map(m: Map) -> list[str]:
     passable = m.num_passable
     if not MIN_PASSABLE <= passable <= MAX_PASSABLE:
         problems.append(f"{passable} passable cells, want {MIN_PASSABLE}..{MAX_PASSABLE}")
-    on_grid = True
-    for i, (xc, zc) in enumerate(m.position_cells.tolist()):
-        if not m.is_passable_cell(xc, zc):
-            problems.append(f"position {i} at cell ({xc}, {zc}) is not passable")
-            on_grid = False
-    if not on_grid:
-        return problems
+    # Positions on passable cells are already guaranteed: Map() refuses anything else.
     reached = int((m.distance_fields[0] >= 0).sum())
     if reached != passable:
         problems.append(f"{passable - reached} passable cells are not connected to position 0")

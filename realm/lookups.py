@@ -117,15 +117,21 @@ class MapLookups:
         xc, zc = self.passable_cells[k].tolist()
         return cx, cz, xc, zc
 
+    def marked_grid(self, position_ids) -> np.ndarray:
+        """Read-only padded grid with 1 on the cells of `position_ids`: the 51×51 windows of
+        treasure_map and end_map are slices of it."""
+        padded = np.zeros((PADDED_SIZE, PADDED_SIZE), dtype=np.float32)
+        for pid in position_ids:
+            xc, zc = self.position_cells[pid]
+            padded[zc + VIEW_RADIUS, xc + VIEW_RADIUS] = 1.0
+        padded.setflags(write=False)
+        return padded
+
     def end_window_source(self, end_id: int) -> np.ndarray:
-        """Read-only padded grid with 1 on the end's cell (windows of end_map are its slices)."""
+        """The end's marked grid, cached per end id (it never changes during an episode)."""
         padded = self._end_windows.get(end_id)
         if padded is None:
-            padded = np.zeros((PADDED_SIZE, PADDED_SIZE), dtype=np.float32)
-            xc, zc = self.position_cells[end_id]
-            padded[zc + VIEW_RADIUS, xc + VIEW_RADIUS] = 1.0
-            padded.setflags(write=False)
-            self._end_windows[end_id] = padded
+            padded = self._end_windows[end_id] = self.marked_grid((end_id,))
         return padded
 
 

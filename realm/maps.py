@@ -94,7 +94,6 @@ class Map:
         self.padded_obstacle = np.zeros((GRID_SIZE + 2 * pad, GRID_SIZE + 2 * pad), dtype=np.float32)
         self.padded_obstacle[pad:-pad, pad:-pad] = passable
         self.padded_obstacle.setflags(write=False)
-        self._field_cache: dict[tuple[int, int], np.ndarray] = {}
 
     @property
     def num_passable(self) -> int:
@@ -110,18 +109,6 @@ class Map:
         """BFS path length in cells between special positions a and b (UNREACHABLE if none)."""
         xc, zc = self.position_cells[b]
         return int(self.distance_fields[a][zc, xc])
-
-    def distances_from_cell(self, xc: int, zc: int) -> np.ndarray:
-        """BFS field from any cell, cached (the planner asks for the same cells repeatedly)."""
-        key = (int(xc), int(zc))
-        field = self._field_cache.get(key)
-        if field is None:
-            field = bfs_distances(self.passable, *key)
-            field.setflags(write=False)
-            if len(self._field_cache) > 4096:
-                self._field_cache.clear()
-            self._field_cache[key] = field
-        return field
 
     def __repr__(self) -> str:
         return f"Map({self.name!r}, passable={self.num_passable})"

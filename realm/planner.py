@@ -30,18 +30,17 @@ from realm.constants import (
     BUFF_ID,
     BUFF_STEP_LENGTH,
     CELL_WIDTH,
-    CHEST_SCORE,
-    END_BONUS,
     FLASH_DISTANCE,
     NUM_POSITIONS,
+    ORGAN_CHEST,
     ORIGIN_X,
     ORIGIN_Z,
     PICKUP_RADIUS,
-    STEP_BONUS,
     STEP_LENGTH,
 )
-from realm.env import UNIT_VECTORS, RealmEnv, walk_substeps
-from realm.maps import Map
+from realm.env import UNIT_VECTORS, RealmEnv, final_score, walk_substeps
+from realm.lookups import lookups_for
+from realm.maps import Map, cell_of
 from realm.protocol import EpisodeConfig
 
 STEPS_PER_CELL = CELL_WIDTH / STEP_LENGTH  # a plain step covers 1.4 cells
@@ -148,10 +147,6 @@ def path_fields(m: Map) -> PathFields:
     if found is None:
         found = _FIELDS[m] = PathFields(m)
     return found
-
-
-def final_score(max_step: int, steps: float, chests: int) -> float:
-    return END_BONUS + STEP_BONUS * (max_step - steps) + CHEST_SCORE * chests
 
 
 @dataclass
@@ -289,7 +284,7 @@ class RouteController:
         self.env = env
         self.map = env.map
         self.fields = path_fields(env.map)
-        self.free = self.map.passable.astype(np.uint8).tobytes()
+        self.free = lookups_for(env.map).passable_flat
         self.flash_min_gain = flash_min_gain
         self.use_buff = use_buff
         self.look_ahead = look_ahead
@@ -311,8 +306,7 @@ class RouteController:
         """(cost after the move, Euclidean gap after it, direction) of the best of the 8 moves;
         a move whose path passes within reach of the target costs -1 (it takes it this step)."""
         x, z, _, _ = self._hero()
-        xc = int((x - ORIGIN_X) // CELL_WIDTH)
-        zc = int((z - ORIGIN_Z) // CELL_WIDTH)
+        xc, zc = cell_of(x, z)
         length = BUFF_STEP_LENGTH if fast else STEP_LENGTH
         best = (_INF, _INF, 0)
         for d in range(8):
@@ -332,7 +326,7 @@ class RouteController:
         best = (0.0, None)
         for d, (ux, uz) in enumerate(UNIT_VECTORS):
             fx, fz = x + ux * FLASH_DISTANCE, z + uz * FLASH_DISTANCE
-            fxc, fzc = int((fx - ORIGIN_X) // CELL_WIDTH), int((fz - ORIGIN_Z) // CELL_WIDTH)
+            fxc, fzc = cell_of(fx, fz)
             if not self.map.is_passable_cell(fxc, fzc):
                 continue
             gain = walk_cost - self._cost_at(field_, tx, tz, fx, fz, fxc, fzc)
@@ -453,9 +447,9 @@ class RouteController:
         steps left): solve again from here over the live chests, within the remaining steps."""
         env = self.env
         episode = env.episode
-        live = [o.config_id for o in env.env_info.frame_state.organs if o.sub_type == 1 and o.status == 1]
+        live = [o.config_id for o in env.env_info.frame_state.organs if o.sub_type == ORGAN_CHEST and o.status == 1]
         x, z, _, _ = self._hero()
-        here = (int((x - ORIGIN_X) // CELL_WIDTH), int((z - ORIGIN_Z) // CELL_WIDTH))
+        here = cell_of(x, z)
         remaining = EpisodeConfig(episode.start, episode.end, episode.treasure_random, len(live), live,
                                   max(1, episode.max_step - env.steps), episode.talent_type)
         buff_live = self._is_live(BUFF_ID) and BUFF_ID in targets

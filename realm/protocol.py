@@ -7,7 +7,7 @@ offset, hero at [25][25]); the real server sends nested lists, numpy keeps a ste
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -131,6 +131,6 @@ class EpisodeConfig:
     end: int
     treasure_random: int
     treasure_num: int
-    treasure_id: list[int] = field(default_factory=list)
-    max_step: int = 2000
-    talent_type: int = 1
+    treasure_id: list[int]
+    max_step: int
+    talent_type: int

@@ -44,10 +44,14 @@ def _fail(key: str, value, detail: str = "") -> UsrConfError:
     return UsrConfError(f"usr_conf['diy'][{key!r}] = {value!r} is invalid{extra}: allowed {ALLOWED[key]}")
 
 
-def _unknown_key(key, allowed, where: str) -> UsrConfError:
+def did_you_mean(key, allowed) -> str:
+    """'; did you mean 'x'?' for the closest allowed key, or '' when none is close."""
     close = difflib.get_close_matches(str(key), list(allowed), n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    return UsrConfError(f"unknown key {key!r} in {where}; allowed keys: {', '.join(allowed)}{hint}")
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _unknown_key(key, allowed, where: str) -> UsrConfError:
+    return UsrConfError(f"unknown key {key!r} in {where}; allowed keys: {', '.join(allowed)}{did_you_mean(key, allowed)}")
 
 
 def _is_int(value) -> bool:

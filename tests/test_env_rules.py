@@ -479,9 +479,11 @@ def test_memory_map_counts_step_ends_read_before_increment(env, official_map):
     left, right, bottom, top = cell_edges(xc, zc)
     env._place_hero(left + 250, top - 40)
     seen = []
-    for _ in range(7):
+    for k in range(7):
         _, obs, *_ = env.step(NORTH)  # stays put
         seen.append(float(obs.feature.memory_map[25, 25]))
+        if k == 0:
+            first_obs = obs
     assert seen == pytest.approx([0.0, 0.2, 0.4, 0.6, 0.8, 1.0, 1.0])
     assert seen[-1] == 1.0 and obs.feature.memory_map.sum() == pytest.approx(1.0)
     env._place_hero(left - 250, top - 250)  # one cell west, then a step away
@@ -489,7 +491,7 @@ def test_memory_map_counts_step_ends_read_before_increment(env, official_map):
     hx, hz = obs.feature.grid_pos.z, obs.feature.grid_pos.x
     assert (hx, hz) != (xc, zc)
     assert obs.feature.memory_map[25 + zc - hz, 25 + xc - hx] == 1.0 and obs.feature.memory_map[25, 25] == 0.0
-    assert seen[0] == 0.0  # earlier windows are copies, untouched by later steps
+    assert first_obs.feature.memory_map[25, 25] == 0.0  # earlier windows are copies, untouched by later steps
 
 
 # ---- determinism and construction ------------------------------------------------------------
