@@ -61,7 +61,8 @@ def test_evaluate_checkpoint_against_planner_on_identical_episodes(run_dir, map_
                         "--seed", "7", "--out", str(out), "--quiet", *map_args])
     assert rc == 0
     table = capsys.readouterr().out
-    assert "score mean ± std" in table and "ckpt 20" in table and "planner" in table and "ratio" in table
+    lines = table.splitlines()
+    assert any(line.startswith("ckpt 20") for line in lines) and any(line.startswith("planner") for line in lines)
 
     episodes = read_csv(out / "episodes.csv")
     agent_rows = {int(r["episode"]): r for r in episodes if r["policy"] != "planner"}
@@ -73,7 +74,7 @@ def test_evaluate_checkpoint_against_planner_on_identical_episodes(run_dir, map_
         conf_a, conf_p = json.loads(a["usr_conf"]), json.loads(p["usr_conf"])
         assert conf_a == conf_p
         assert conf_a["diy"]["treasure_random"] == 0 and len(conf_a["diy"]["treasure_id"]) == 2  # chests resolved
-    assert len({tuple(json.loads(r["usr_conf"])["diy"]["treasure_id"]) for r in agent_rows.values()}) >= 1
+    assert len({tuple(json.loads(r["usr_conf"])["diy"]["treasure_id"]) for r in agent_rows.values()}) >= 2
 
     summary = {r["policy"]: r for r in read_csv(out / "summary.csv")}
     planner_mean = np.mean([float(r["total_score"]) for r in planner_rows.values()])

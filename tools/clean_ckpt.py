@@ -17,9 +17,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from workflow import ckpt_files  # noqa: E402
+from tool_args import EXIT_BAD_INPUT  # noqa: E402
 from workflow.metrics_keys import EPISODE_SCORE_KEY  # noqa: E402
-
-EXIT_BAD_INPUT = 2
 
 
 def known_scores(ckpt_dir: Path, ids: list[int], score_key: str) -> tuple[dict[int, float], str]:

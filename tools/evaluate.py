@@ -270,7 +270,7 @@ def evaluate(args: argparse.Namespace) -> int:
         scores = {s.ckpt_id: s.score_mean for s in summaries if s.ckpt_id is not None}
         ckpt_files.write_scores_sidecar(ckpts[0].parent, scores,
                                         {"usr_conf": usr_conf, "env": env_kwargs, "episodes": args.episodes,
-                                         "seed": args.seed})
+                                         "seed": args.seed, "policy": args.policy})
     print(f"{label} on {map_label(env_kwargs)}: {args.episodes} episodes per policy, seeds {args.seed}.."
           f"{args.seed + args.episodes - 1}, {seconds:.1f} s")
     print(format_table(summaries))

@@ -24,7 +24,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-EXIT_BAD_INPUT = 2
+from tool_args import EXIT_BAD_INPUT  # noqa: E402
+
 X_AXES = ("env_steps", "train_step", "wall_time")
 X_LABELS = {"env_steps": "env steps", "train_step": "train step", "wall_time": "minutes"}
 
@@ -47,7 +48,6 @@ class Series:
     """All values logged under one key, in file order."""
 
     key: str
-    roles: set[str] = field(default_factory=set)
     wall_time: list[float] = field(default_factory=list)
     train_step: list[float] = field(default_factory=list)
     env_steps: list[float] = field(default_factory=list)
@@ -90,7 +90,6 @@ def load_metrics(path: str | Path) -> dict[str, Series]:
             if not math.isfinite(numbers[3]):
                 continue
             s = series.setdefault(row["key"], Series(row["key"]))
-            s.roles.add(row["role"])
             s.wall_time.append(numbers[0])
             s.train_step.append(numbers[1])
             s.env_steps.append(numbers[2])

@@ -8,7 +8,6 @@ the planner on the same episodes. `workers <= 1` runs the same code in this proc
 from __future__ import annotations
 
 import multiprocessing as mp
-import os
 from collections import OrderedDict
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Callable, Iterable
@@ -49,7 +48,6 @@ _worker: _Worker | None = None
 
 def _init_worker(env_kwargs: dict, config_file: str | None, agent_mode: str) -> None:
     global _worker
-    os.environ["OMP_NUM_THREADS"] = "1"
     import torch
 
     torch.set_num_threads(1)

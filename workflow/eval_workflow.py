@@ -12,7 +12,6 @@ import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
 import toml
 import torch
@@ -54,12 +53,6 @@ class EpisodeRecord:
         row.pop("actions")
         row["usr_conf"] = json.dumps(self.usr_conf, sort_keys=True)
         return row
-
-
-class EpisodePolicy(Protocol):
-    name: str
-
-    def play(self, env, usr_conf: dict, seed: int) -> EpisodeRecord: ...
 
 
 def resolved_usr_conf(episode: EpisodeConfig) -> dict:
@@ -155,11 +148,6 @@ class PlannerPolicy:
             seed=int(seed),
             actions=[int(a) for a in result.actions],
         )
-
-
-def run_episodes(env, policy: EpisodePolicy, episodes: list[Episode]) -> list[EpisodeRecord]:
-    """One episode per usr_conf, in order."""
-    return [policy.play(env, ep.usr_conf, ep.seed) for ep in episodes]
 
 
 def workflow(envs, agents, logger=None, monitor=None, usr_confs: list[dict] | None = None,
