@@ -90,8 +90,12 @@ class CurriculumConfig:
         if self.chest_mode == "staged":
             if not self.stages:
                 raise ValueError("chest_mode 'staged' needs at least one entry in stages")
-            for i, stage in enumerate(self.stages[:-1]):
-                if stage.until_episode is None and stage.until_env_step is None:
+            for i, stage in enumerate(self.stages):
+                try:
+                    stage.validate()
+                except ValueError as e:
+                    raise ValueError(f"stages[{i}]: {e}") from e
+                if i < len(self.stages) - 1 and stage.until_episode is None and stage.until_env_step is None:
                     raise ValueError(f"stages[{i}] needs until_episode or until_env_step (only the last may have none)")
         else:
             _check_chest_setting(self.chest_mode, self.chest_num, self.chest_low, self.chest_high, self.chest_std)

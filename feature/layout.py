@@ -16,6 +16,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from realm.constants import NUM_ACTIONS as GAME_NUM_ACTIONS
 from realm.constants import VIEW_SIZE
 from realm.protocol import EnvInfo, RealmFeature
 
@@ -68,7 +69,6 @@ STATE_LAYOUT: tuple[StateBlock, ...] = (
 MAP_CHANNELS: int = len(MAP_LAYOUT)
 MAP_SIZE: int = VIEW_SIZE
 MAP_SHAPE: tuple[int, int, int] = (MAP_CHANNELS, MAP_SIZE, MAP_SIZE)
-MAP_CHANNEL_INDEX: dict[str, int] = {c.name: i for i, c in enumerate(MAP_LAYOUT)}
 
 
 def _slices(blocks: Sequence[StateBlock]) -> dict[str, slice]:
@@ -87,6 +87,7 @@ STATE_DIM: int = sum(b.size for b in STATE_LAYOUT)
 NUM_MOVES = 8  # actions 0..7 walk in direction d (d × 45° counter-clockwise from +x)
 NUM_FLASHES = 8  # actions 8..15 flash in direction act − 8
 NUM_ACTIONS = NUM_MOVES + NUM_FLASHES
+assert NUM_ACTIONS == GAME_NUM_ACTIONS, "the action layout must cover the game's actions exactly"
 
 
 def legal_mask(legal_act: Sequence[int]) -> np.ndarray:

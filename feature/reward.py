@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from feature.layout import NUM_MOVES
 from feature.unpack import StepView
 from realm.constants import BUFF_STEP_LENGTH, FLASH_DISTANCE, STEP_LENGTH, VIEW_RADIUS
+from realm.env import UNIT_VECTORS
 from realm.maps import cell_of
 
 
@@ -63,12 +64,6 @@ TERMS = ("end_progress", "chest_progress", "flash_progress", "chest_pickup", "bu
          "flash_wall", "revisit", "step", "win", "timeout", "chests_left")
 
 
-def direction_vector(action: int) -> tuple[float, float]:
-    """Unit (x, z) of action's direction: d × 45° counter-clockwise from +x, d = action mod 8."""
-    angle = math.radians((action % NUM_MOVES) * 45)
-    return math.cos(angle), math.sin(angle)
-
-
 def _displacement(prev: StepView, cur: StepView) -> float:
     return math.hypot(cur.pos[0] - prev.pos[0], cur.pos[1] - prev.pos[1])
 
@@ -78,7 +73,7 @@ def _blocked_on_path(view: StepView, action: int, length: float, points: tuple[f
     the hero lies on a blocked (or off-map) cell of the view's obstacle window."""
     if view.obstacle is None:
         return True  # no map to confirm with: trust the displacement alone
-    dx, dz = direction_vector(action)
+    dx, dz = UNIT_VECTORS[action % NUM_MOVES]  # the env's own direction vectors
     xc, zc = cell_of(*view.pos)
     for frac in points:
         txc, tzc = cell_of(view.pos[0] + dx * length * frac, view.pos[1] + dz * length * frac)

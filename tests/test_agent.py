@@ -136,7 +136,9 @@ def test_save_load_round_trip_gives_identical_actions(tmp_path):
     assert [a.action for a in dst.predict(obs)] == [a.action for a in src.predict(obs)]
     assert dst.train_step == src.train_step and dst.samples_learned == src.samples_learned
     assert dst.optimizer.state_dict()["state"][0]["step"] == src.optimizer.state_dict()["state"][0]["step"]
+    dst.train_step = -1
     dst.load_model(tmp_path, "latest")  # numbers and "latest" both work
+    assert dst.train_step == src.train_step
 
 
 def test_extra_that_could_not_be_loaded_is_refused_at_save(tmp_path):

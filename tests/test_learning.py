@@ -88,6 +88,49 @@ def test_loop_chunks_and_reports_episodes():
     assert timeouts and all(r["steps"] == 30 and r["total_score"] == 0 for r in timeouts)
 
 
+class RouteAgent:
+    """Walks each env to its end with the route planner and claims V(s) = 100 everywhere, so
+    every chunk's last return shows whether the loop bootstrapped it: r + γ·100, or r alone."""
+
+    VALUE = 100.0
+
+    def __init__(self, envs):
+        from realm.planner import RouteController
+
+        self.controllers, self.chunks = [RouteController(env) for env in envs], []
+
+    def predict(self, obs):
+        from feature.definition import ActData
+
+        if len(obs) == len(self.controllers):  # the step's batch: one per env, in order
+            actions = [c.choose_action(c.env.episode.end) for c in self.controllers]
+        else:  # a bootstrap request: only the value is used
+            actions = [0] * len(obs)
+        return [ActData(action=a, log_prob=0.0, value=self.VALUE) for a in actions]
+
+    def learn(self, samples):
+        self.chunks.append(samples)
+
+
+@pytest.mark.parametrize("max_step, wins", [(60, True), (12, False)])
+def test_loop_bootstraps_cut_and_timed_out_chunks_but_not_won_ones(max_step, wins):
+    envs = [make_env(seed=i) for i in range(2)]
+    agent, monitor, stats = RouteAgent(envs), EpisodeLog(), LoopStats()
+    gamma = 0.99
+    settings = LoopSettings(CurriculumSampler(CurriculumConfig(chest_num=0, max_step=max_step, **NEAR), seed=0),
+                            RewardConfig(), num_steps=16, gamma=gamma, gae_lambda=0.95)
+    workflow(envs, [agent], logging.getLogger("test"), monitor, settings, lambda: stats.episodes >= 4, stats)
+    won = sum(int(r["win"]) for r in monitor.episodes)
+    assert (won == len(monitor.episodes)) if wins else won == 0
+    last_returns = [float(chunk[-1].ret) for chunk in agent.chunks]
+    bootstrapped = [r for r in last_returns if r > gamma * RouteAgent.VALUE / 2]
+    # Shaped rewards are far below 50, so a return above it carries the bootstrap value.
+    assert len(last_returns) - len(bootstrapped) == won
+    assert all(abs(r - gamma * RouteAgent.VALUE) < 20 for r in bootstrapped)
+    if not wins:
+        assert len(bootstrapped) == len(agent.chunks)  # every timeout bootstraps
+
+
 def test_env_exception_ends_only_that_episode(caplog):
     flaky = FlakyEnv(make_env(seed=0), fail_at=10)
     with caplog.at_level(logging.ERROR):

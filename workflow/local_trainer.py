@@ -41,9 +41,6 @@ class LocalLearner:
     def predict(self, list_obs_data: Sequence[ObsData]) -> list[ActData]:
         return self.agent.predict(list_obs_data)
 
-    def exploit(self, list_obs_data: Sequence[ObsData]) -> list[ActData]:
-        return self.agent.exploit(list_obs_data)
-
     def learn(self, samples: Sequence[SampleData]) -> dict | None:
         self._chunks.append(samples)
         if len(self._chunks) < self.batch_chunks:
