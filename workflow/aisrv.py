@@ -25,6 +25,9 @@ from workflow.processes import STATUS_INTERVAL_S, ChildContext
 from workflow.train_workflow import LoopSettings, LoopStats, workflow
 
 CONNECT_LOG_EVERY_S = 10.0
+#: A learner that does not answer for this long is gone: the aisrv exits, so its restarts (and
+#: the launcher's restart cap) end a run whose learner will not come back.
+CONNECT_TIMEOUT_S = 300.0
 
 
 def seeds(app, index: int, generation: int) -> dict[str, int]:
@@ -167,7 +170,8 @@ class ProgressReporter:
 
 
 def connect(ctx: ChildContext) -> reverb.Client:
-    """A client of the learner's replay server, waiting (heartbeat alive) until it answers."""
+    """A client of the learner's replay server, waiting (heartbeat alive) until it answers,
+    at most CONNECT_TIMEOUT_S."""
     client = reverb.Client(ctx.learner_address)
     started = last_log = time.monotonic()
     while True:
@@ -178,6 +182,9 @@ def connect(ctx: ChildContext) -> reverb.Client:
         except Exception as e:  # unreachable yet (learner starting, or on its way back)
             if ctx.should_stop():
                 raise Stopped() from e
+            if time.monotonic() - started > CONNECT_TIMEOUT_S:
+                raise ReplayUnreachable(f"replay server {ctx.learner_address} did not answer for "
+                                        f"{CONNECT_TIMEOUT_S:.0f} s") from e
             if time.monotonic() - last_log >= CONNECT_LOG_EVERY_S:
                 last_log = time.monotonic()
                 logger.info(f"waiting for the replay server at {ctx.learner_address} "

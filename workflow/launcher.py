@@ -484,7 +484,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_BAD_CONFIG
     paths.make_dirs()
-    save_effective_config(cfg, paths.effective_config)
+    effective = paths.effective_config
+    if args.resume and effective.exists():  # keep the config the run started with; add this session's
+        effective = effective.with_name(f"{effective.stem}-resume-{time.strftime('%Y%m%d-%H%M%S')}{effective.suffix}")
+    save_effective_config(cfg, effective)
     setup_launcher_logging(paths, cfg.app.log_level)
     what = {"all": f"learner + {cfg.app.aisrv_num} aisrv × {cfg.app.envs_per_aisrv} envs",
             "learner": "learner", "aisrv": f"{cfg.app.aisrv_num} aisrv joining {args.learner}"}[args.role]

@@ -206,7 +206,7 @@ class Learner:
                 return reason
             sample_info = info[SAMPLE_TABLE]
             self.buffer_size = int(sample_info.current_size)
-            trained = self.trigger.ready(sample_info) and self.train_once(sample_info)
+            trained = (self.sampler.pending or self.trigger.ready(sample_info)) and self.train_once(sample_info)
             if not trained:
                 time.sleep(IDLE_SLEEP_S)
             self.maybe_report()

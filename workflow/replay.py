@@ -93,15 +93,6 @@ def start_server(app, port: int, checkpoint_dir: str) -> reverb.Server:
                          checkpointer=checkpointer)
 
 
-def connect(address: str) -> reverb.Client:
-    return reverb.Client(address)
-
-
-def table_info(client: reverb.Client, timeout_s: int = 10) -> dict:
-    """name -> TableInfo (raises reverb errors when the server is unreachable within timeout_s)."""
-    return client.server_info(timeout=timeout_s)
-
-
 def can_sample(info, num: int) -> bool:
     """Whether `num` items can be sampled now without waiting on the rate limiter.
 

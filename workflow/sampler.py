@@ -40,6 +40,12 @@ class BatchSampler:
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="reverb-sampler")
         self._pending: concurrent.futures.Future | None = None
 
+    @property
+    def pending(self) -> bool:
+        """A sample request timed out earlier and is still in flight: its items are already
+        taken from the table, so the next `take` must collect them whatever the trigger says."""
+        return self._pending is not None
+
     def take(self, num_items: int, timeout_s: float) -> Batch | None:
         """A batch of `num_items` chunks, or None if it did not arrive within timeout_s
         (the request stays pending and the next call picks it up)."""
