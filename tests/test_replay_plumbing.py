@@ -206,7 +206,7 @@ def test_learner_turns_telemetry_into_counters_metrics_and_user_saves(server_for
     app, client = server_for()
     ctx = SimpleNamespace(config=cfg, resume=False, post=lambda kind, payload: None)
     ckpts = CheckpointManager(tmp_path / "ckpt", keep=2, keep_best=True, user_dir=tmp_path / "user", user_keep=2)
-    learner = Learner(ctx, client, Agent(cfg.model, cfg.ppo, seed=0), RunCounters(), ckpts, MetricsWriter(tmp_path))
+    learner = Learner(ctx, client, Agent(cfg.model, cfg.ppo, seed=0), RunCounters(), ckpts, MetricsWriter(tmp_path / "metrics.csv", tmp_path / "tb"))
     learner.handle({"kind": "progress", "values": {"env_steps": 300, "episodes": 2, "env_errors": 1}})
     for score, win in ((150.0, 1.0), (0.0, 0.0)):
         learner.handle({"kind": "episode", "source": "aisrv-0", "values": {"total_score": score, "win": win,

@@ -187,7 +187,7 @@ def test_plot_draws_curves_from_the_metrics_writer(tmp_path):
     from workflow import metrics_keys as keys
     from workflow.metrics import MetricsWriter
 
-    writer = MetricsWriter(tmp_path)
+    writer = MetricsWriter(tmp_path / "metrics.csv", tmp_path / "tb")
     rng = np.random.default_rng(0)
     for step in range(1, 41):
         writer.write("learner", step, step * 512, {

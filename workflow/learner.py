@@ -290,7 +290,7 @@ def main(ctx: ChildContext) -> None:
         logger.info(f"preloaded model.ckpt-{loaded}.pkl from {app.preload_model_dir}")
     server = start_server(app, app.reverb_port, str(paths.replay_ckpt))
     client = reverb.Client(f"127.0.0.1:{server.port}")
-    learner = Learner(ctx, client, agent, counters, ckpts, MetricsWriter(paths.root))
+    learner = Learner(ctx, client, agent, counters, ckpts, MetricsWriter(paths.metrics_csv, paths.tb))
     learner.publish()
     logger.info(f"replay server on port {server.port} (all interfaces); train step {agent.train_step}")
     ctx.post("ready", {"port": server.port, "train_step": agent.train_step})

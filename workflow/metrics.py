@@ -60,17 +60,16 @@ def stdlib_logger(name: str) -> logging.Logger:
 
 
 class MetricsWriter:
-    def __init__(self, run_dir: str | Path, flush_every_s: float = 2.0):
-        run_dir = Path(run_dir)
-        run_dir.mkdir(parents=True, exist_ok=True)
-        self.csv_path = run_dir / "metrics.csv"
+    def __init__(self, csv_path: str | Path, tb_dir: str | Path, flush_every_s: float = 2.0):
+        self.csv_path = Path(csv_path)
+        self.csv_path.parent.mkdir(parents=True, exist_ok=True)
         new_file = not self.csv_path.exists() or self.csv_path.stat().st_size == 0
         self._csv_file = self.csv_path.open("a", newline="")
         self._csv = csv.writer(self._csv_file)
         if new_file:
             self._csv.writerow(CSV_HEADER)
         from torch.utils.tensorboard import SummaryWriter  # heavy import, only where metrics are written
-        self._tb = SummaryWriter(log_dir=str(run_dir / "tb"), flush_secs=int(max(1, flush_every_s)))
+        self._tb = SummaryWriter(log_dir=str(tb_dir), flush_secs=int(max(1, flush_every_s)))
         self._flush_every_s = flush_every_s
         self._last_flush = time.monotonic()
 
