@@ -8,6 +8,8 @@ new entry here: the model, the sample layout and the checkpoints follow.
 
 A `fill` function receives the observation's `RealmFeature` and the step's `EnvInfo` (None
 when the caller has none, e.g. on hand-built observations) and returns the block's numbers.
+The maps arrive flat (2601 values, row-major [z][x], as on the wire); `as_grid` makes a
+channel of one.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ import numpy as np
 
 from realm.constants import NUM_ACTIONS as GAME_NUM_ACTIONS
 from realm.constants import VIEW_SIZE
-from realm.protocol import EnvInfo, RealmFeature
+from realm.protocol import EnvInfo, RealmFeature, as_grid
 
 Fill = Callable[[RealmFeature, "EnvInfo | None"], "np.ndarray | Sequence[float]"]
 
@@ -47,10 +49,10 @@ def _present(rel) -> float:
 
 
 MAP_LAYOUT: tuple[MapChannel, ...] = (
-    MapChannel("obstacle", lambda f, info: f.obstacle_map),  # 1 passable, 0 blocked / off-map
-    MapChannel("memory", lambda f, info: f.memory_map),  # 0.2 per earlier visit, capped at 1
-    MapChannel("treasure", lambda f, info: f.treasure_map),  # 1 on live chests
-    MapChannel("end", lambda f, info: f.end_map),  # 1 on the end's cell
+    MapChannel("obstacle", lambda f, info: as_grid(f.obstacle_map)),  # 1 passable, 0 blocked / off-map
+    MapChannel("memory", lambda f, info: as_grid(f.memory_map)),  # 0.2 per earlier visit, capped at 1
+    MapChannel("treasure", lambda f, info: as_grid(f.treasure_map)),  # 1 on live chests
+    MapChannel("end", lambda f, info: as_grid(f.end_map)),  # 1 on the end's cell
 )
 
 STATE_LAYOUT: tuple[StateBlock, ...] = (

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from realm.constants import GRID_DISTANCE_SCALE, NUM_TREASURE_SLOTS, VIEW_RADIUS, WORLD_SIZE
-from realm.protocol import EnvInfo, Observation, RelativePosition, ScoreInfo
+from realm.constants import GRID_DISTANCE_SCALE, NUM_TREASURE_SLOTS, VIEW_RADIUS, VIEW_SIZE, WORLD_SIZE
+from realm.protocol import EnvInfo, Observation, RelativePosition, ScoreInfo, as_grid
 
 
 def _rel(rel: RelativePosition) -> dict | None:
@@ -34,7 +34,7 @@ def unpack_obs(obs: Observation, with_maps: bool = False) -> dict:
     }
     if with_maps:
         for name in ("obstacle_map", "memory_map", "treasure_map", "end_map"):
-            out[name] = np.asarray(getattr(f, name)).tolist()
+            out[name] = as_grid(getattr(f, name)).tolist()
     return out
 
 
@@ -109,8 +109,8 @@ def step_view(obs: Observation, score: ScoreInfo | None = None, env_info: EnvInf
         flash_count=int(score.talent_count) if score is not None else 0,
         flash_ready=bool(obs.legal_act[1]),
         speed_up=speed_up,
-        memory=float(f.memory_map[VIEW_RADIUS, VIEW_RADIUS]),
-        obstacle=np.asarray(f.obstacle_map),
+        memory=float(f.memory_map[VIEW_RADIUS * VIEW_SIZE + VIEW_RADIUS]),
+        obstacle=as_grid(f.obstacle_map),
         terminated=bool(terminated),
         truncated=bool(truncated),
     )

@@ -64,6 +64,7 @@ from realm.protocol import (
     Organ,
     Position,
     RealmFeature,
+    RepeatedScalar,
     ScoreInfo,
     Talent,
 )
@@ -125,6 +126,11 @@ def walk_substeps(free: bytes, x: float, z: float, xc: int, zc: int, direction: 
     return points
 
 
+def _world_position(x: float, z: float) -> Position:
+    """The protocol's int32 Position of a world point (▶ rounded to the nearest unit)."""
+    return Position(round(x), round(z))
+
+
 class EpisodeOverError(RuntimeError):
     """`step` was called before `reset` or after the episode ended."""
 
@@ -166,7 +172,7 @@ class RealmEnv:
         self._reachable = self._lookups.reachable
         self._passable = self._lookups.passable_flat
         self._positions = self._lookups.positions
-        self._buff_position = Position(*self._positions[BUFF_ID])
+        self._buff_position = _world_position(*self._positions[BUFF_ID])
         self._rng = np.random.default_rng(seed)
         self.episode: EpisodeConfig | None = None
         self._started = False
@@ -199,7 +205,7 @@ class RealmEnv:
         self._end_source = self._lookups.end_window_source(episode.end)
         self._live_chests = {i: self._relative[i] for i in episode.treasure_id}
 
-        self._organs = [Organ(ORGAN_CHEST, i, 1, Position(*self._positions[i]), 0) for i in episode.treasure_id]
+        self._organs = [Organ(ORGAN_CHEST, i, 1, _world_position(*self._positions[i]), 0) for i in episode.treasure_id]
         self._buff_organ = Organ(ORGAN_BUFF, BUFF_ID, 1, self._buff_position, 0)
         self._organs.append(self._buff_organ)
         self._jitter = []
@@ -268,6 +274,11 @@ class RealmEnv:
         if self._env_info is None:
             raise EpisodeOverError("no episode yet: call reset() first")
         return self._env_info
+
+    @property
+    def hero_position(self) -> tuple[float, float]:
+        """The hero's exact world (x, z); the protocol reports it rounded to int32 units."""
+        return self._x, self._z
 
     @property
     def frame_no(self) -> int:
@@ -383,19 +394,20 @@ class RealmEnv:
             relative[episode.end][cell],
             relative[BUFF_ID][cell] if self._kind[BUFF_ID] == _BUFF else NULL_RELATIVE_POSITION,
             treasure_pos,
-            self.map.padded_obstacle[zc : zc + VIEW_SIZE, xc : xc + VIEW_SIZE],
-            memory_window,
-            self._treasure_source[zc : zc + VIEW_SIZE, xc : xc + VIEW_SIZE],
-            self._end_source[zc : zc + VIEW_SIZE, xc : xc + VIEW_SIZE],
+            RepeatedScalar(self.map.padded_obstacle[zc : zc + VIEW_SIZE, xc : xc + VIEW_SIZE]),
+            RepeatedScalar(memory_window),
+            RepeatedScalar(self._treasure_source[zc : zc + VIEW_SIZE, xc : xc + VIEW_SIZE]),
+            RepeatedScalar(self._end_source[zc : zc + VIEW_SIZE, xc : xc + VIEW_SIZE]),
         )
         return Observation([1, 0 if self._flash_cd else 1], feature)
 
     def _build_env_info(self) -> EnvInfo:
         cooldown = self._flash_cd
         remain = self._buff_remain
+        pos = _world_position(self._x, self._z)
         hero = HeroState(
             HERO_ID,
-            Position(self._x, self._z),
+            pos,
             1 if remain else 0,
             Talent(TALENT_TYPE_SUPER_FLASH, 0 if cooldown else 1, cooldown * MS_PER_STEP),
         )
@@ -404,7 +416,7 @@ class RealmEnv:
             chest_score,
             self._total_score,
             self._steps,
-            Position(self._x, self._z),
+            pos,
             self._chests,
             chest_score,
             self._buff_count,
@@ -412,7 +424,7 @@ class RealmEnv:
             remain * MS_PER_STEP,
             BUFF_DURATION_MS,
         )
-        return EnvInfo(FrameState([hero], list(self._organs)), game_info)
+        return EnvInfo(FrameState(self._frame_no, [hero], list(self._organs)), game_info)
 
     # ---- helpers ----------------------------------------------------------------------------
 

@@ -38,7 +38,7 @@ from realm.constants import (
 )
 from realm import make_env
 from realm.env import EpisodeOverError, RealmEnv
-from realm.protocol import EnvInfo, EpisodeConfig, Observation, RelativePosition
+from realm.protocol import EnvInfo, EpisodeConfig, Observation, RelativePosition, as_grid
 from realm.render import render_episode
 from realm.usr_conf import parse_usr_conf
 
@@ -95,10 +95,10 @@ def to_gym_observation(obs: Observation) -> dict[str, np.ndarray]:
         "end_pos": np.array(_relative(f.end_pos), dtype=np.float32),
         "buff_pos": np.array(_relative(f.buff_pos), dtype=np.float32),
         "treasure_pos": np.array([_relative(rp) for rp in f.treasure_pos], dtype=np.float32),
-        "obstacle_map": np.array(f.obstacle_map, dtype=np.float32),
-        "memory_map": np.array(f.memory_map, dtype=np.float32),
-        "treasure_map": np.array(f.treasure_map, dtype=np.float32),
-        "end_map": np.array(f.end_map, dtype=np.float32),
+        "obstacle_map": as_grid(f.obstacle_map),
+        "memory_map": as_grid(f.memory_map),
+        "treasure_map": as_grid(f.treasure_map),
+        "end_map": as_grid(f.end_map),
         "legal_act": np.array(obs.legal_act, dtype=np.int8),
     }
 

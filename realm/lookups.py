@@ -120,10 +120,10 @@ class MapLookups:
     def marked_grid(self, position_ids) -> np.ndarray:
         """Read-only padded grid with 1 on the cells of `position_ids`: the 51×51 windows of
         treasure_map and end_map are slices of it."""
-        padded = np.zeros((PADDED_SIZE, PADDED_SIZE), dtype=np.float32)
+        padded = np.zeros((PADDED_SIZE, PADDED_SIZE), dtype=np.int32)  # int32 on the wire
         for pid in position_ids:
             xc, zc = self.position_cells[pid]
-            padded[zc + VIEW_RADIUS, xc + VIEW_RADIUS] = 1.0
+            padded[zc + VIEW_RADIUS, xc + VIEW_RADIUS] = 1
         padded.setflags(write=False)
         return padded
 

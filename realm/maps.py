@@ -91,7 +91,7 @@ class Map:
         self.distance_fields = np.stack([bfs_distances(passable, int(xc), int(zc)) for xc, zc in self.position_cells])
         self.distance_fields.setflags(write=False)
         pad = VIEW_RADIUS
-        self.padded_obstacle = np.zeros((GRID_SIZE + 2 * pad, GRID_SIZE + 2 * pad), dtype=np.float32)
+        self.padded_obstacle = np.zeros((GRID_SIZE + 2 * pad, GRID_SIZE + 2 * pad), dtype=np.int32)
         self.padded_obstacle[pad:-pad, pad:-pad] = passable
         self.padded_obstacle.setflags(write=False)
 

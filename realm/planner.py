@@ -293,7 +293,8 @@ class RouteController:
 
     def _hero(self):
         hero = self.env.env_info.frame_state.heroes[0]
-        return hero.pos.x, hero.pos.z, bool(hero.speed_up), hero.talent.status == 1
+        x, z = self.env.hero_position  # exact: the protocol's Position is rounded to int32
+        return x, z, bool(hero.speed_up), hero.talent.status == 1
 
     def _cost_at(self, field_, tx, tz, x, z, xc, zc) -> float:
         """Cells still to walk from world (x, z): 0 within pick-up reach of the target, else

@@ -2,11 +2,15 @@
 
 `reset` returns an `Observation`; `step` returns
 `(frame_no, Observation, ScoreInfo, terminated, truncated, EnvInfo)`.
-The 51×51 local maps are float32 numpy arrays laid out [z][x] (row = zc offset, column = xc
-offset, hero at [25][25]); the real server sends nested lists, numpy keeps a step cheap.
+The four 51×51 local maps travel as the platform's protobuf `repeated` fields do: flat
+sequences of 2601 numbers in row-major [z][x] order (`RepeatedScalar`), read with `len`,
+indexing, iteration, `list(...)` and `np.asarray(...).reshape(51, 51)`. Positions are int32 world
+units or cells, as the protocol's `Position` is; `norm_pos` is the only float position.
 """
 from __future__ import annotations
 
+import operator
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,12 +18,68 @@ import numpy as np
 from realm.constants import NULL_BUCKET, NULL_GRID_DISTANCE
 
 
+class RepeatedScalar(Sequence):
+    """A read-only protobuf-style `repeated` number field over a 2-D window, flattened row-major.
+
+    The window is wrapped, not copied, so a step stays cheap; every conversion (`list`,
+    `np.asarray`, a slice) returns fresh values, never a view into the env's state. Integer
+    windows yield Python ints, float windows Python floats, as protobuf's int32 / float fields do.
+    """
+
+    __slots__ = ("_grid", "_width")
+
+    def __init__(self, grid: np.ndarray):
+        self._grid = grid
+        self._width = grid.shape[1]
+
+    def __len__(self) -> int:
+        return self._grid.size
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return self._grid.ravel().tolist()[index]  # protobuf slices are plain lists too
+        i = operator.index(index)
+        n = self._grid.size
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(f"repeated field index {index} out of range (length {n})")
+        return self._grid[i // self._width, i % self._width].item()
+
+    def __iter__(self):
+        return iter(self._grid.ravel().tolist())
+
+    def __array__(self, dtype=None, copy=None):
+        return np.array(self._grid, dtype=dtype, copy=True).reshape(-1)
+
+    def __eq__(self, other):
+        if isinstance(other, RepeatedScalar):
+            return np.array_equal(self._grid, other._grid)
+        if isinstance(other, (list, tuple)):
+            return len(other) == len(self) and list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # mutable-looking sequence: unhashable, like protobuf containers
+
+    def __repr__(self) -> str:
+        head = ", ".join(str(v) for v in self[:8])
+        return f"RepeatedScalar([{head}, ...], len={len(self)})"
+
+
+def as_grid(field, dtype=np.float32) -> np.ndarray:
+    """A flat 2601-long map field as a fresh (51, 51) array, [z][x]."""
+    flat = np.asarray(field, dtype=dtype)
+    side = int(round(flat.size ** 0.5))
+    return flat.reshape(side, side)
+
+
 @dataclass(slots=True)
 class Position:
-    """A world point (x, z), or in `grid_pos` the axis-swapped cell (x = zc, z = xc)."""
+    """A world point (x, z) in int32 world units, or in `grid_pos` the axis-swapped cell
+    (x = zc, z = xc). `norm_pos` reuses it with floats (x / 64000, z / 64000)."""
 
-    x: float
-    z: float
+    x: int
+    z: int
 
 
 @dataclass(slots=True, frozen=True)
@@ -52,10 +112,11 @@ class RealmFeature:
     end_pos: RelativePosition
     buff_pos: RelativePosition
     treasure_pos: list[RelativePosition]  # 15 entries, index i <-> position id i + 1
-    obstacle_map: np.ndarray  # (51, 51) 1 passable, 0 blocked or off-map
-    memory_map: np.ndarray  # (51, 51) visits × 0.2 capped at 1, read before this step's increment
-    treasure_map: np.ndarray  # (51, 51) 1 on cells of live chests
-    end_map: np.ndarray  # (51, 51) 1 on the end's cell
+    # 2601 values each, row-major [z][x] (index = row × 51 + column), hero at index 1300
+    obstacle_map: RepeatedScalar  # int: 1 passable, 0 blocked or off-map
+    memory_map: RepeatedScalar  # float: visits × 0.2 capped at 1, read before this step's increment
+    treasure_map: RepeatedScalar  # int: 1 on cells of live chests
+    end_map: RepeatedScalar  # int: 1 on the end's cell
 
 
 @dataclass(slots=True)
@@ -99,6 +160,7 @@ class Organ:
 
 @dataclass(slots=True)
 class FrameState:
+    frame_no: int  # the number `step` returns: 1 after reset, +3 per step
     heroes: list[HeroState]
     organs: list[Organ]
 

@@ -16,7 +16,7 @@ from PIL import Image, ImageDraw
 
 from realm.constants import CELL_WIDTH, GRID_SIZE, ORGAN_BUFF, ORGAN_CHEST, ORIGIN_X, ORIGIN_Z, VIEW_RADIUS
 from realm.maps import Map
-from realm.protocol import EnvInfo, EpisodeConfig, RealmFeature
+from realm.protocol import EnvInfo, EpisodeConfig, RealmFeature, as_grid
 
 Point = tuple[float, float]
 
@@ -162,12 +162,12 @@ def render_local_view(feature: RealmFeature, action: int | None = None, scale: i
     A move action draws an arrow from the hero; a flash draws a longer, magenta arrow.
     """
     scale = max(1, int(scale))
-    passable = np.asarray(feature.obstacle_map) > 0.5
+    passable = as_grid(feature.obstacle_map) > 0.5
     rgb = np.where(passable[..., None], COLORS["passable"], COLORS["blocked"]).astype(np.float32)
-    memory = np.clip(np.asarray(feature.memory_map, dtype=np.float32), 0.0, 1.0)[..., None]
+    memory = np.clip(as_grid(feature.memory_map), 0.0, 1.0)[..., None]
     rgb = rgb * (1 - 0.6 * memory) + np.array(COLORS["memory"], np.float32) * 0.6 * memory
-    rgb[np.asarray(feature.treasure_map) > 0.5] = COLORS["chest"]
-    rgb[np.asarray(feature.end_map) > 0.5] = COLORS["end"]
+    rgb[as_grid(feature.treasure_map) > 0.5] = COLORS["chest"]
+    rgb[as_grid(feature.end_map) > 0.5] = COLORS["end"]
     rgb[VIEW_RADIUS, VIEW_RADIUS] = COLORS["hero"]
     rgb = rgb[::-1].round().astype(np.uint8)  # rows are zc offsets: flip so North is up
     image = Image.fromarray(np.repeat(np.repeat(rgb, scale, axis=0), scale, axis=1))

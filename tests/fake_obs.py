@@ -5,7 +5,7 @@ import numpy as np
 
 from realm.constants import GRID_DISTANCE_SCALE, NUM_TREASURE_SLOTS, VIEW_SIZE, WORLD_SIZE
 from realm.protocol import (NULL_RELATIVE_POSITION, EnvInfo, FrameState, GameInfo, HeroState, Observation, Position,
-                            RealmFeature, RelativePosition, ScoreInfo, Talent)
+                            RealmFeature, RelativePosition, RepeatedScalar, ScoreInfo, Talent)
 
 
 def rel(cells: float | None) -> RelativePosition:
@@ -29,10 +29,10 @@ def make_obs(pos=(10000.0, 20000.0), end_cells: float | None = 100.0, chest_cell
         end_pos=rel(end_cells),
         buff_pos=rel(buff_cells),
         treasure_pos=treasures,
-        obstacle_map=np.ones((VIEW_SIZE, VIEW_SIZE), dtype=np.float32) if obstacle is None else obstacle,
-        memory_map=blank.copy() if memory is None else memory,
-        treasure_map=blank.copy() if treasure is None else treasure,
-        end_map=blank.copy() if end_map is None else end_map,
+        obstacle_map=RepeatedScalar(np.ones((VIEW_SIZE, VIEW_SIZE), dtype=np.int32) if obstacle is None else obstacle),
+        memory_map=RepeatedScalar(blank.copy() if memory is None else memory),
+        treasure_map=RepeatedScalar(blank.copy() if treasure is None else treasure),
+        end_map=RepeatedScalar(blank.copy() if end_map is None else end_map),
     )
     return Observation(legal_act=[1, 1 if flash_ready else 0], feature=feature)
 
@@ -47,4 +47,4 @@ def make_env_info(pos=(10000.0, 20000.0), speed_up: bool = False, step_no: int =
     hero = HeroState(hero_id=1, pos=Position(*pos), speed_up=int(speed_up), talent=Talent(1, 1, 0))
     game = GameInfo(score=0.0, total_score=0.0, step_no=step_no, pos=Position(*pos), treasure_count=0,
                     treasure_score=0.0, buff_count=0, talent_count=0, buff_remain_time=0, buff_duration=10000)
-    return EnvInfo(frame_state=FrameState(heroes=[hero], organs=[]), game_info=game)
+    return EnvInfo(frame_state=FrameState(frame_no=3 * step_no + 1, heroes=[hero], organs=[]), game_info=game)

@@ -22,7 +22,7 @@ from realm.constants import (
 )
 from realm.env import UNIT_VECTORS, EpisodeOverError, RealmEnv
 from realm.maps import cell_center, cell_of
-from realm.protocol import NULL_RELATIVE_POSITION
+from realm.protocol import NULL_RELATIVE_POSITION, as_grid
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 NO_CHESTS = {"diy": {"treasure_random": 0, "treasure_id": []}}
@@ -40,8 +40,11 @@ def env(official_map):
 
 
 def hero_pos(env) -> tuple[float, float]:
+    """The exact position (the wire's Position is rounded to int32 world units)."""
+    x, z = env.hero_position
     pos = env.env_info.frame_state.heroes[0].pos
-    return pos.x, pos.z
+    assert (pos.x, pos.z) == (round(x), round(z)) and type(pos.x) is int
+    return x, z
 
 
 def cell_edges(xc, zc):
@@ -97,7 +100,7 @@ def test_reset_observation_and_env_info(env, official_map):
     assert feature.end_pos.direction == 2  # the end lies north-east of the start
     assert feature.end_pos.grid_distance == 186 / 256 and feature.end_pos.path_distance == 5
     assert feature.buff_pos.grid_distance == 84 / 256
-    assert not feature.memory_map.any()
+    assert not any(feature.memory_map)
     info = env.env_info
     assert info.game_info.step_no == 0 and info.game_info.total_score == 0
     organs = info.frame_state.organs
@@ -223,7 +226,7 @@ def test_chest_pick_up_radius_is_1000(env, official_map, gap, taken):
     assert score.treasure_count == int(taken)
     assert obs.feature.treasure_pos[pid - 1].is_null == taken
     window_row, window_col = 25 + (cell_of(cx, cz)[1] - obs.feature.grid_pos.x), 25 + (cell_of(cx, cz)[0] - obs.feature.grid_pos.z)
-    assert obs.feature.treasure_map[window_row, window_col] == (0 if taken else 1)
+    assert as_grid(obs.feature.treasure_map)[window_row, window_col] == (0 if taken else 1)
 
 
 @pytest.mark.parametrize("gap, reached", [(1000, True), (1001, False)])
@@ -448,29 +451,31 @@ def test_grid_pos_swap_and_window_orientation(env, official_map):
     _, obs, *_ = env.step(EAST)  # into the wall: stays in (xc, zc)
     feature = obs.feature
     assert (feature.grid_pos.x, feature.grid_pos.z) == (zc, xc)
-    assert feature.obstacle_map.shape == (51, 51) and feature.obstacle_map.dtype == np.float32
-    assert feature.obstacle_map[25, 25] == 1 and feature.obstacle_map[25, 26] == 0  # wall to the east: column > 25
+    grid = as_grid(feature.obstacle_map)
+    assert grid[25, 25] == 1 and grid[25, 26] == 0  # wall to the east: column > 25
     expected = np.zeros((51, 51), dtype=np.float32)
     for row in range(51):
         for col in range(51):
             if official_map.is_passable_cell(xc + col - 25, zc + row - 25):
                 expected[row, col] = 1
-    assert np.array_equal(feature.obstacle_map, expected)
+    assert np.array_equal(grid, expected)
 
     ex, ez = official_map.position_cells[1]
     near_end = next((ex + dx, ez + dz) for dx in range(-8, 9) for dz in range(-8, 9) if max(abs(dx), abs(dz)) >= 5 and official_map.is_passable_cell(ex + dx, ez + dz))
     env._place_hero(*cell_center(*near_end))
     _, obs, *_ = env.step(WEST)
     hx, hz = obs.feature.grid_pos.z, obs.feature.grid_pos.x
-    assert obs.feature.end_map.sum() == 1 and obs.feature.end_map[25 + ez - hz, 25 + ex - hx] == 1
-    assert obs.feature.treasure_map.sum() == 0  # chest 4 is far outside the window
+    end_map = as_grid(obs.feature.end_map)
+    assert end_map.sum() == 1 and end_map[25 + ez - hz, 25 + ex - hx] == 1
+    assert sum(obs.feature.treasure_map) == 0  # chest 4 is far outside the window
 
 
 def test_windows_are_zero_off_the_map(env, official_map):
     env.reset(NO_CHESTS)  # start cell (15, 13): the window reaches past the lower-left corner
     _, obs, *_ = env.step(WEST)
     hx, hz = obs.feature.grid_pos.z, obs.feature.grid_pos.x
-    assert not obs.feature.obstacle_map[: 25 - hz].any() and not obs.feature.obstacle_map[:, : 25 - hx].any()
+    grid = as_grid(obs.feature.obstacle_map)
+    assert not grid[: 25 - hz].any() and not grid[:, : 25 - hx].any()
 
 
 def test_memory_map_counts_step_ends_read_before_increment(env, official_map):
@@ -481,17 +486,18 @@ def test_memory_map_counts_step_ends_read_before_increment(env, official_map):
     seen = []
     for k in range(7):
         _, obs, *_ = env.step(NORTH)  # stays put
-        seen.append(float(obs.feature.memory_map[25, 25]))
+        seen.append(obs.feature.memory_map[25 * 51 + 25])
         if k == 0:
             first_obs = obs
     assert seen == pytest.approx([0.0, 0.2, 0.4, 0.6, 0.8, 1.0, 1.0])
-    assert seen[-1] == 1.0 and obs.feature.memory_map.sum() == pytest.approx(1.0)
+    assert seen[-1] == 1.0 and sum(obs.feature.memory_map) == pytest.approx(1.0)
     env._place_hero(left - 250, top - 250)  # one cell west, then a step away
     _, obs, *_ = env.step(WEST)
     hx, hz = obs.feature.grid_pos.z, obs.feature.grid_pos.x
     assert (hx, hz) != (xc, zc)
-    assert obs.feature.memory_map[25 + zc - hz, 25 + xc - hx] == 1.0 and obs.feature.memory_map[25, 25] == 0.0
-    assert first_obs.feature.memory_map[25, 25] == 0.0  # earlier windows are copies, untouched by later steps
+    memory = as_grid(obs.feature.memory_map)
+    assert memory[25 + zc - hz, 25 + xc - hx] == 1.0 and memory[25, 25] == 0.0
+    assert as_grid(first_obs.feature.memory_map)[25, 25] == 0.0  # earlier windows are copies, untouched by later steps
 
 
 # ---- determinism and construction ------------------------------------------------------------

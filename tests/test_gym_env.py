@@ -131,7 +131,7 @@ def test_observation_matches_the_protocol_fields(official_env):
     live = [i for i in range(15) if obs["treasure_pos"][i, 0] != 0]
     assert live == [3, 8]  # ids 4 and 9
     assert obs["treasure_pos"][0].tolist() == [0, 5, 5, 1]  # the null RelativePosition
-    assert np.array_equal(obs["obstacle_map"], feature.obstacle_map) and obs["obstacle_map"].flags.writeable
+    assert np.array_equal(obs["obstacle_map"].reshape(-1), list(feature.obstacle_map)) and obs["obstacle_map"].flags.writeable
     assert info["pos"] == tuple(official_env.map.positions[2]) and info["step_no"] == 0 and info["frame_no"] == 1
 
 
