@@ -1,5 +1,6 @@
 """aisrv: one process running `envs_per_aisrv` envs through the episode loop
-(workflow.train_workflow), acting with a local copy of the policy.
+(workflow.train_workflow), acting with a local copy of the policy; or, with `app.package`,
+one env through a Kaiwu code package's own workflow (workflow.package_aisrv).
 
 The loop sees `RemoteAgent`, Kaiwu's remote-mode agent: `predict` runs the local copy (batched
 over the envs) and picks up newer weights from the model pool at most every
@@ -19,6 +20,7 @@ from agent.agent import Agent
 from feature.curriculum import CurriculumSampler
 from feature.definition import samples_to_numpy
 from workflow.adder import ChunkAdder, ReplayUnreachable, Stopped, TelemetrySender
+from workflow.kaiwu_package import KaiwuPackage, PackageError, platform_config
 from workflow.metrics import stdlib_logger
 from workflow.model_pool import ModelPoolReader, PublishedModel
 from workflow.processes import STATUS_INTERVAL_S, ChildContext
@@ -192,8 +194,8 @@ def connect(ctx: ChildContext) -> reverb.Client:
             time.sleep(0.5)
 
 
-def wait_for_first_model(ctx: ChildContext, agent: RemoteAgent) -> None:
-    while not agent.sync():
+def wait_for_first_model(ctx: ChildContext, sync) -> None:
+    while not sync():
         ctx.beat()
         if ctx.should_stop():
             raise Stopped()
@@ -210,34 +212,81 @@ def main(ctx: ChildContext) -> None:
     logger.info(f"{ctx.name} (generation {ctx.generation}) starting {app.envs_per_aisrv} envs; "
                 f"replay server {ctx.learner_address}")
     envs = [make_env(**cfg.env.make_kwargs(), seed=seed["env"] + i) for i in range(app.envs_per_aisrv)]
+    package = load_package(ctx) if app.package else None
     try:
         client = connect(ctx)
     except Stopped:
         return
     stats = LoopStats()
-    curriculum = RunWideCurriculum(CurriculumSampler(cfg.curriculum, seed=seed["curriculum"]))
+
     def on_wait() -> bool:
         ctx.beat()
         return ctx.should_stop()
 
     telemetry = TelemetrySender(client, ctx.name, app.rate_limiter_timeout_ms, on_wait)
-    adder = ChunkAdder(client, cfg.ppo.num_steps, app.rate_limiter_timeout_ms, on_wait)
+    adder = ChunkAdder(client, 1 if package else cfg.ppo.num_steps, app.rate_limiter_timeout_ms, on_wait)
+    progress = None
+    try:
+        if package is not None:
+            progress = host_package(ctx, package, envs[0], client, telemetry, adder, stats)
+        else:
+            progress = host_ppo(ctx, seed, envs, client, telemetry, adder, stats)
+    except Stopped:
+        pass
+    finally:
+        if progress is not None:
+            try:
+                progress.report()
+            except (Stopped, ReplayUnreachable, reverb.errors.ReverbError):
+                pass
+        adder.close()
+        telemetry.close()
+    logger.info(f"{ctx.name} stopped: {stats.env_steps} env steps, {stats.episodes} episodes, "
+                f"{stats.env_errors} env errors, {adder.items_sent} items sent")
+
+
+def host_ppo(ctx: ChildContext, seed: dict, envs: list, client, telemetry, adder, stats: LoopStats):
+    """The project's own agent through the project's episode loop."""
+    cfg, app = ctx.config, ctx.config.app
+    curriculum = RunWideCurriculum(CurriculumSampler(cfg.curriculum, seed=seed["curriculum"]))
     agent = RemoteAgent(Agent(cfg.model, cfg.ppo, seed=seed["agent"]), ModelPoolReader(client), adder, telemetry,
                         app.model_sync_seconds, curriculum, stats, ctx)
     progress = ProgressReporter(ctx, telemetry, stats, adder, agent)
     settings = LoopSettings(curriculum=curriculum, reward=cfg.reward, num_steps=cfg.ppo.num_steps,
                             gamma=cfg.ppo.gamma, gae_lambda=cfg.ppo.gae_lambda)
     try:
-        wait_for_first_model(ctx, agent)
+        wait_for_first_model(ctx, agent.sync)
         logger.info(f"{ctx.name}: model version {agent.model_version}; running episodes")
         workflow(envs, [agent], stdlib_logger(ctx.name), EpisodeForwarder(telemetry), settings, progress, stats)
     except Stopped:
         pass
+    return progress
+
+
+def load_package(ctx: ChildContext) -> KaiwuPackage:
+    return KaiwuPackage.load(ctx.config.app.package, ctx.config.app.algo, platform_config(ctx.config, "aisrv", ctx.paths))
+
+
+def host_package(ctx: ChildContext, package: KaiwuPackage, env, client, telemetry, adder, stats: LoopStats):
+    """A Kaiwu code package's own workflow, agent and features, as the platform runs them."""
+    from workflow.package_aisrv import AisrvHandler, PlatformEnv, TelemetryMonitor, run_workflow
+
+    monitor = TelemetryMonitor(telemetry)
+    agent = package.make_agent("aisrv", logger, monitor)
+    handler = AisrvHandler(package, adder, telemetry, ModelPoolReader(client), ctx.paths.root / "pool" / ctx.name,
+                           ctx.config.app.model_sync_seconds, ctx.beat)
+    agent.framework_handler = handler
+    progress = ProgressReporter(ctx, telemetry, stats, adder, handler)
     try:
-        progress.report()
-    except (Stopped, ReplayUnreachable, reverb.errors.ReverbError):
+        wait_for_first_model(ctx, lambda: handler.sync(agent))
+        logger.info(f"{ctx.name}: package {package.algo}, model pool checkpoint {handler.model_version}; "
+                    f"running its workflow")
+        run_workflow(package, PlatformEnv(env, stats, telemetry, progress), agent, monitor, stats, ctx.name)
+    except Stopped:
         pass
-    adder.close()
-    telemetry.close()
-    logger.info(f"{ctx.name} stopped: {stats.env_steps} env steps, {stats.episodes} episodes, "
-                f"{stats.env_errors} env errors, {adder.items_sent} chunks sent")
+    except Exception as e:
+        where = package.where(e)
+        if where:
+            raise PackageError(f"package code failed at {where}: {type(e).__name__}: {e}") from e
+        raise
+    return progress

@@ -60,12 +60,17 @@ class CheckpointManager:
 
     def save(self, agent: Agent, step: int, extra: dict, recent_score: float | None) -> Path:
         path = agent.save_model(self.ckpt_dir, step, extra={**extra, "rng": capture_rng(agent)})
+        self.saved(step, recent_score)
+        return path
+
+    def saved(self, step: int, recent_score: float | None) -> list[int]:
+        """Record checkpoint `step` (written by whoever saves) and prune; returns the pruned ids."""
         if recent_score is not None and np.isfinite(recent_score):
             self.scores[step] = float(recent_score)
         doomed = ckpt_files.prune(self.ckpt_dir, self.keep, self.scores, self.keep_best)
         for ckpt in doomed:
             self.scores.pop(ckpt.id, None)
-        return path
+        return [ckpt.id for ckpt in doomed]
 
     def save_user(self, agent: Agent, step: int) -> Path:
         """A save the episode loop asked for; never pruned by the training checkpoints' rule."""
@@ -76,16 +81,22 @@ class CheckpointManager:
     def restore_newest(self, agent: Agent) -> tuple[int, dict]:
         """Load the newest checkpoint that reads; a broken one is skipped with a warning.
         Returns (id, extra); CheckpointError with every reason when none loads."""
+        def load(ckpt_id: int) -> dict:
+            extra = agent.load_model(self.ckpt_dir, ckpt_id)
+            restore_rng(agent, extra.get("rng", {}))
+            return extra
+        return self.load_newest(load, (CheckpointError,))
+
+    def load_newest(self, load, errors: tuple[type[BaseException], ...]) -> tuple[int, dict]:
+        """`load(id)` on the newest checkpoint first, skipping (with a warning) those that raise one
+        of `errors`. Returns (id, what load returned); CheckpointError with every reason when none loads."""
         reasons = []
         for ckpt in reversed(ckpt_files.list_checkpoints(self.ckpt_dir)):
             try:
-                extra = agent.load_model(self.ckpt_dir, ckpt.id)
-            except CheckpointError as e:
-                logger.warning(f"skipping checkpoint {ckpt.path}: {e}")
+                return ckpt.id, load(ckpt.id)
+            except errors as e:
+                logger.warning(f"skipping checkpoint {ckpt.path}: {type(e).__name__}: {e}")
                 reasons.append(f"{ckpt.path.name}: {e}")
-                continue
-            restore_rng(agent, extra.get("rng", {}))
-            return ckpt.id, extra
         raise CheckpointError(f"nothing to resume from in {self.ckpt_dir}: "
                               + ("; ".join(reasons) if reasons else "no checkpoint model.ckpt-N.pkl"))
 

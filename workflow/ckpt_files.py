@@ -2,7 +2,9 @@
 
 The learner (while it trains) and tools/clean_ckpt.py (afterwards) prune with the same rule,
 so a run directory looks the same whichever of them last touched it. A checkpoint is
-`model.ckpt-{id}.pkl` where id is the learner's train step when it was written.
+`model.ckpt-{id}.pkl` where id is the learner's train step when it was written; a Kaiwu package
+may write several files per checkpoint, each named `model.ckpt-{id}...` (the platform's rule):
+they are one checkpoint, listed by its `.pkl` file (or its first file) and pruned together.
 
 Scores that decide the "best" checkpoint come from a sidecar `ckpt_scores.json` in the
 checkpoint directory (written by tools/evaluate.py; id -> mean total score) or, failing that,
@@ -18,7 +20,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-CKPT_RE = re.compile(r"^model\.ckpt-(\d+)\.pkl$")
+CKPT_RE = re.compile(r"^model\.ckpt-(\d+)(?:\.[^/]*)?$")
 SCORES_SIDECAR = "ckpt_scores.json"
 
 
@@ -38,17 +40,28 @@ class Checkpoint:
     path: Path
 
 
+def _groups(ckpt_dir: Path) -> dict[int, list[Path]]:
+    groups: dict[int, list[Path]] = {}
+    if ckpt_dir.is_dir():
+        for path in ckpt_dir.iterdir():
+            ckpt_id = parse_ckpt_id(path)
+            if ckpt_id is not None and path.is_file():
+                groups.setdefault(ckpt_id, []).append(path)
+    return groups
+
+
 def list_checkpoints(ckpt_dir: str | Path) -> list[Checkpoint]:
     """Checkpoints in a directory, oldest (smallest id) first; other files are ignored."""
-    ckpt_dir = Path(ckpt_dir)
-    if not ckpt_dir.is_dir():
-        return []
     found = []
-    for path in ckpt_dir.iterdir():
-        ckpt_id = parse_ckpt_id(path)
-        if ckpt_id is not None and path.is_file():
-            found.append(Checkpoint(ckpt_id, path))
+    for ckpt_id, paths in _groups(Path(ckpt_dir)).items():
+        main = Path(ckpt_dir) / ckpt_name(ckpt_id)
+        found.append(Checkpoint(ckpt_id, main if main in paths else sorted(paths)[0]))
     return sorted(found)
+
+
+def checkpoint_files(ckpt_dir: str | Path, ckpt_id: int) -> list[Path]:
+    """Every file of checkpoint `ckpt_id` (`model.ckpt-{id}` and what follows it in a name)."""
+    return sorted(_groups(Path(ckpt_dir)).get(int(ckpt_id), []))
 
 
 def latest_checkpoint(ckpt_dir: str | Path) -> Checkpoint | None:
@@ -124,7 +137,8 @@ def prune(ckpt_dir: str | Path, keep: int, scores: dict[int, float] | None = Non
     doomed = choose_deleted(list_checkpoints(ckpt_dir), keep, scores, keep_best)
     if apply:
         for ckpt in doomed:
-            ckpt.path.unlink(missing_ok=True)
+            for path in checkpoint_files(ckpt_dir, ckpt.id):
+                path.unlink(missing_ok=True)
     return doomed
 
 

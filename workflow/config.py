@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import toml
 
@@ -23,6 +23,40 @@ from workflow.schema import ConfigError, build, closest_key, to_dict
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CONFIG = REPO_ROOT / "conf" / "configure_app.toml"
+#: The [app] defaults under a Kaiwu code package's own configure_app.toml (the platform's defaults).
+PACKAGE_DEFAULTS = REPO_ROOT / "conf" / "kaiwu_package.toml"
+
+#: Keys of Kaiwu's configure_app.toml that only the platform's own servers read. They are accepted
+#: in [app] (so a package's file loads unchanged), kept for the package's CONFIG, and unused here.
+PLATFORM_ONLY_KEYS: dict[str, str] = {
+    "sample_dim": "the learner takes the row width from the package's Config.SAMPLE_DIM",
+    "predict_batch_size": "each aisrv predicts in its own process",
+    "send_sample_size": "samples go to the replay server as the workflow hands them over",
+    "model_file_load_per_minutes": "aisrv pick up models every model_file_sync_per_minutes",
+    "modelpool_max_save_model_count": "the model pool holds the newest model",
+    "aisrv_connect_to_kaiwu_env_count": "app.aisrv_num processes each run one workflow",
+    "predict_local_or_remote": "prediction is local to each aisrv",
+    "wrapper_type": "the training system is always the platform's remote mode",
+    "use_which_deep_learning_framework": "the package brings its own framework",
+    "run_mode": "./train.sh trains; tools/evaluate.py evaluates",
+    "eval_model_dir": "tools/evaluate.py takes --ckpt",
+    "eval_model_id": "tools/evaluate.py takes --ckpt",
+    "copy_dir": "checkpoints are the package's own files",
+    "self_play": "one hero, no self-play",
+    "set_name": "platform bookkeeping",
+    "self_play_set_name": "platform bookkeeping",
+    "selfplay_app_conf": "platform bookkeeping",
+    "noselfplay_app_conf": "platform bookkeeping",
+    "algo_conf": "the algorithm folder is <package>/<algo>/",
+    "rainbow_env_name": "platform bookkeeping",
+    "framework_integration_patterns": "platform bookkeeping",
+    "aisrv_framework": "platform bookkeeping",
+    "log_dir": "logs go to <run>/log",
+    "level": "app.log_level",
+    "tensorflow_log_level": "no TensorFlow in the agent path",
+    "actor_addrs": "--role aisrv --learner HOST:PORT",
+    "learner_addrs": "--role aisrv --learner HOST:PORT",
+}
 
 SAMPLERS = ("reverb.selectors.Uniform", "reverb.selectors.Fifo", "reverb.selectors.Prioritized",
             "reverb.selectors.Lifo", "reverb.selectors.MaxHeap", "reverb.selectors.MinHeap")
@@ -62,6 +96,7 @@ class FrameworkConfig:
 
     app: str = "back_to_the_realm"
     algo: str = "ppo"
+    package: str = ""  # a Kaiwu code package directory (./train.sh --package); empty = the project's agent
     # --- replay buffer (reverb) ---
     replay_buffer_capacity: int = 32  # chunks the sample table holds (on-policy: queue bound)
     preload_ratio: float = 1.0  # off-policy: training starts once capacity / preload_ratio chunks are in
@@ -97,7 +132,6 @@ class FrameworkConfig:
     # --- run ---
     run_dir: str = "runs"
     run_name: str = ""  # empty: a new run is named by its start time; --resume takes the newest run
-    log_dir: str = ""  # empty: <run_dir>/<run_name>/log
     ckpt_dir: str = ""  # empty: <run_dir>/<run_name>/ckpt
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     metrics_interval_seconds: float = 10.0  # learner statistics are averaged over this window
@@ -143,6 +177,9 @@ class FrameworkConfig:
                     "aisrv_restart_backoff_seconds"):
             if getattr(self, key) < 0:
                 raise ValueError(f"{key} must be >= 0, got {getattr(self, key)}")
+        if self.package and self.envs_per_aisrv != 1:
+            raise ValueError(f"envs_per_aisrv = {self.envs_per_aisrv}: a Kaiwu package's workflow gets one env, as on "
+                             "the platform; run more envs with aisrv_num")
         if self.run_name and (Path(self.run_name).name != self.run_name or self.run_name in (".", "..")):
             raise ValueError(f"run_name must be a plain directory name, got {self.run_name!r}")
 
@@ -167,9 +204,14 @@ class AppConfig:
     reward: RewardConfig = field(default_factory=RewardConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
     ppo: PPOConfig = field(default_factory=PPOConfig)
+    #: [app] keys only the platform's servers read (PLATFORM_ONLY_KEYS), as the file gave them
+    platform_keys: dict[str, Any] = field(default_factory=dict, init=False)
 
     def to_dict(self) -> dict:
-        return to_dict(self)
+        out = to_dict(self)
+        platform = out.pop("platform_keys", {})
+        out["app"].update(platform)
+        return out
 
     def to_toml(self) -> str:
         return toml.dumps(self.to_dict())
@@ -237,11 +279,28 @@ def apply_overrides(data: dict, overrides: list[str]) -> dict:
     return data
 
 
-def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> AppConfig:
-    """Read, merge includes, apply --set overrides, validate. Raises ConfigError naming the key."""
-    data = _read_toml(Path(path) if path else DEFAULT_CONFIG)
+def _plain(value):
+    """A TOML value as plain dicts and lists (toml's inline-table class does not pickle)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def load_config(path: str | Path | None = None, overrides: list[str] | None = None,
+                base: str | Path | None = None) -> AppConfig:
+    """Read `base` (if given) and the file over it, merge includes, apply --set overrides,
+    validate. Platform-only [app] keys are set aside in `platform_keys`. Raises ConfigError
+    naming the key."""
+    data = _read_toml(Path(base)) if base else {}
+    _deep_merge(data, _read_toml(Path(path) if path else DEFAULT_CONFIG))
     apply_overrides(data, list(overrides or []))
-    return build(AppConfig, data)
+    app = data.get("app", {})
+    platform = {key: _plain(app.pop(key)) for key in list(app) if key in PLATFORM_ONLY_KEYS} if isinstance(app, dict) else {}
+    cfg = build(AppConfig, data)
+    cfg.platform_keys = platform
+    return cfg
 
 
 def save_effective_config(cfg: AppConfig, path: str | Path) -> Path:

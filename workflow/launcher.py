@@ -3,10 +3,15 @@ supervise the learner (which hosts the replay server) and the aisrv processes.
 
     ./train.sh [--config F] [--set section.key=value ...] [--resume]
                [--role all|learner|aisrv] [--learner HOST:PORT]
+    ./train.sh --package DIR [--train-test] [--set app.algo="dqn" ...]   # a Kaiwu code package
 
 --role all      (default) learner + app.aisrv_num aisrv on this machine
 --role learner  learner only; prints the address aisrv on other machines join
 --role aisrv    app.aisrv_num aisrv that join the learner at --learner HOST:PORT
+
+--package DIR   train the Kaiwu code package at DIR (its conf/configure_app.toml over the
+                platform's defaults, conf/kaiwu_package.toml; app.algo picks the algorithm folder)
+--train-test    the platform's train_test.py check: small replay, stop after the first train step
 
 Supervision: an aisrv that crashes or stops beating its heartbeat is restarted with a doubling
 back-off, at most app.aisrv_restart_max times per slot. A learner that dies ends the run with
@@ -30,12 +35,13 @@ import sys
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import psutil
 from loguru import logger
 from tqdm import tqdm
 
-from workflow.config import AppConfig, ConfigError, load_config, save_effective_config
+from workflow.config import PACKAGE_DEFAULTS, PLATFORM_ONLY_KEYS, AppConfig, ConfigError, load_config, save_effective_config
 from workflow.processes import ChildContext, run_child
 from workflow.runs import RunError, RunPaths, resolve_run
 
@@ -59,7 +65,39 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="continue the run named by app.run_name (default: the newest run) from its newest checkpoint")
     parser.add_argument("--role", choices=("all", "learner", "aisrv"), default="all")
     parser.add_argument("--learner", default=None, metavar="HOST:PORT", help="replay server to join (--role aisrv)")
+    parser.add_argument("--package", default=None, metavar="DIR",
+                        help="train a Kaiwu code package (default config: DIR/conf/configure_app.toml)")
+    parser.add_argument("--train-test", action="store_true",
+                        help="with --package: the platform's train_test check (train once with a tiny replay, then stop)")
     return parser.parse_args(argv)
+
+
+#: The platform's train_test.py settings: a tiny replay so the learner trains at once, one train step.
+TRAIN_TEST_OVERRIDES = ("app.replay_buffer_capacity=10", "app.preload_ratio=10", "app.train_batch_size=2",
+                        "app.aisrv_num=1", "app.aisrv_restart_max=0", "app.max_train_steps=1", "app.max_minutes=10")
+
+
+def load_run_config(args: argparse.Namespace) -> AppConfig:
+    """The run's config: the file (or the package's own) with --set applied; a package is checked
+    by importing it, so a broken one fails here naming its file and line."""
+    if not args.package:
+        if args.train_test:
+            raise ConfigError("--train-test checks a Kaiwu code package: add --package DIR")
+        return load_config(args.config, args.overrides)
+    from workflow.kaiwu_package import KaiwuPackage, PackageError, check_layout, config_file, platform_config
+
+    root = Path(args.package).resolve()
+    if not root.is_dir():
+        raise ConfigError(f"--package {args.package}: not a directory")
+    overrides = [f"app.package={json.dumps(str(root))}"]
+    overrides += list(TRAIN_TEST_OVERRIDES) if args.train_test else []
+    cfg = load_config(args.config or config_file(root), overrides + list(args.overrides), base=PACKAGE_DEFAULTS)
+    check_layout(root, cfg.app.algo)
+    try:
+        KaiwuPackage.load(root, cfg.app.algo, platform_config(cfg, "launcher", resolve_run(cfg.app, args.resume)))
+    except PackageError as e:
+        raise ConfigError(str(e)) from e
+    return cfg
 
 
 # --- checks before anything starts ----------------------------------------------------------------
@@ -113,6 +151,8 @@ def resume_command(args: argparse.Namespace, paths: RunPaths) -> str:
     for item in args.overrides:
         if not item.startswith("app.run_name="):
             parts += ["--set", item]
+    if args.package:
+        parts += ["--package", args.package]
     parts += ["--set", f'app.run_name="{paths.name}"', "--resume"]
     if args.role != "all":
         parts += ["--role", args.role]
@@ -476,7 +516,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         check_arguments(args)
-        cfg = load_config(args.config, args.overrides)
+        cfg = load_run_config(args)
         if args.role in ("all", "aisrv"):
             check_episode_settings(cfg)
         paths = resolve_run(cfg.app, resume=args.resume)
@@ -491,8 +531,22 @@ def main(argv: list[str] | None = None) -> int:
     setup_launcher_logging(paths, cfg.app.log_level)
     what = {"all": f"learner + {cfg.app.aisrv_num} aisrv × {cfg.app.envs_per_aisrv} envs",
             "learner": "learner", "aisrv": f"{cfg.app.aisrv_num} aisrv joining {args.learner}"}[args.role]
+    if cfg.app.package:
+        what += f"; package {cfg.app.package}, algorithm {cfg.app.algo}"
     console(f"{'resuming' if args.resume else 'starting'} run {paths.name} ({what}); logs in {paths.log}")
-    return Supervisor(cfg, paths, args).run()
+    if cfg.platform_keys:
+        console(f"platform-only [app] keys, accepted and unused here (reasons in launcher.log): "
+                f"{', '.join(sorted(cfg.platform_keys))}")
+        logger.info("; ".join(f"{key}: {PLATFORM_ONLY_KEYS[key]}" for key in sorted(cfg.platform_keys)))
+    supervisor = Supervisor(cfg, paths, args)
+    code = supervisor.run()
+    if args.train_test:
+        trained = code == EXIT_OK and int((supervisor.learner_done or {}).get("train_step") or 0) > 0
+        console(f"train test {'passed' if trained else 'FAILED'}: the learner trained "
+                f"{(supervisor.learner_done or {}).get('train_step', 0)} step(s). Logs: {paths.log}", error=not trained)
+        code = code if not trained else EXIT_OK
+        code = EXIT_FAILED if not trained and code == EXIT_OK else code
+    return code
 
 
 if __name__ == "__main__":

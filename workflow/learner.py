@@ -19,12 +19,14 @@ from loguru import logger
 
 from agent.agent import Agent
 from workflow import metrics_keys as K
-from workflow.checkpoint import CheckpointManager, preload
+from workflow.checkpoint import CheckpointManager
+from workflow.kaiwu_package import KaiwuPackage, PackageError, platform_config
 from workflow.metrics import MetricsWriter
 from workflow.model_pool import ModelPublisher
 from workflow.processes import STATUS_INTERVAL_S, ChildContext
 from workflow.replay import SAMPLE_TABLE, TELEMETRY_TABLE, can_sample, inserts_completed, start_server
 from workflow.sampler import BatchSampler, TelemetryReceiver
+from workflow.trainee import LearnerHandler, PackageTrainee, PPOTrainee, WriterMonitor
 
 IDLE_SLEEP_S = 0.02
 RECENT_EPISODES = 100
@@ -95,14 +97,12 @@ class StatsWindow:
 
 
 class Learner:
-    def __init__(self, ctx: ChildContext, client: reverb.Client, agent: Agent, counters: RunCounters,
-                 ckpts: CheckpointManager, writer: MetricsWriter):
+    def __init__(self, ctx: ChildContext, client: reverb.Client, trainee, counters: RunCounters, writer: MetricsWriter):
         self.ctx = ctx
         self.app = ctx.config.app
         self.client = client
-        self.agent = agent
+        self.trainee = trainee
         self.counters = counters
-        self.ckpts = ckpts
         self.writer = writer
         self.publisher = ModelPublisher(client)
         self.sampler = BatchSampler(client)
@@ -112,19 +112,19 @@ class Learner:
         self.recent_wins: deque[float] = deque(maxlen=RECENT_EPISODES)
         self.window = StatsWindow()
         self.started = time.monotonic()
-        self.last_saved_step = agent.train_step if ctx.resume else -1
+        self.last_saved_step = trainee.train_step if ctx.resume else -1
         self.buffer_size = 0
-        self._window_start = (time.monotonic(), counters.env_steps, counters.consumed_rows, agent.train_step)
+        self._window_start = (time.monotonic(), counters.env_steps, counters.consumed_rows, trainee.train_step)
         self._last_status = 0.0
 
     # --- model pool and checkpoints ---------------------------------------------------------------
 
     def publish(self) -> None:
-        self.publisher.publish(self.agent.get_weights(), self.agent.model_version, asdict(self.counters))
+        self.publisher.publish(self.trainee.pool_item(), self.trainee.model_version, asdict(self.counters))
 
     def checkpoint(self) -> None:
-        step = self.agent.train_step
-        path = self.ckpts.save(self.agent, step, {"counters": asdict(self.counters)}, self.mean_recent_score())
+        step = self.trainee.train_step
+        path = self.trainee.checkpoint({"counters": asdict(self.counters)}, self.mean_recent_score())
         self.last_saved_step = step
         logger.info(f"checkpoint {path.name} (env steps {self.counters.env_steps}, episodes {self.counters.episodes})")
 
@@ -154,13 +154,18 @@ class Learner:
             self.write_aisrv({K.MODEL_PICKUP_LATENCY: values.get("pickup_latency_s", float("nan")),
                               K.AISRV_MODEL_VERSION: values.get("version", float("nan"))}, when)
         elif kind == "save_model":
-            path = self.ckpts.save_user(self.agent, self.agent.train_step)
+            path = self.trainee.save_user()
             logger.info(f"user save requested by {record.get('source')}: {path}")
+        elif kind == "monitor":
+            self.write_aisrv({f"monitor/{key}": value for key, value in values.items()}, when)
         else:
             logger.warning(f"unknown telemetry record kind {kind!r} from {record.get('source')}")
 
     def write_aisrv(self, values: dict, when: float) -> None:
-        self.writer.write("aisrv", self.agent.train_step, self.counters.env_steps, values, wall_time=when)
+        self.writer.write("aisrv", self.trainee.train_step, self.counters.env_steps, values, wall_time=when)
+
+    def write_learner(self, values: dict) -> None:
+        self.writer.write("learner", self.trainee.train_step, self.counters.env_steps, values)
 
     # --- training -----------------------------------------------------------------------------------
 
@@ -169,22 +174,22 @@ class Learner:
         if batch is None:
             return False
         self.trigger.trained(info)
-        behaviour_lag = self.agent.model_version - batch.model_versions
-        stats = self.agent.learn(batch.rows)
+        behaviour_lag = self.trainee.model_version - batch.model_versions
+        stats = self.trainee.learn(batch.rows)
         self.counters.consumed_rows += len(batch.rows)
-        self.window.add({K.learner_key(k): v for k, v in stats.items() if k not in ("train_step", "batch_size")})
+        self.window.add({K.learner_key(k): v for k, v in stats.items()})
         self.window.add({K.POLICY_LAG: float(np.mean(behaviour_lag))})
         self.window.lag_max = max(self.window.lag_max, int(np.max(behaviour_lag)))
-        step = self.agent.train_step
-        if step % self.app.model_pool_publish_freq == 0:
-            self.publish()
+        step = self.trainee.train_step
         if step % self.app.dump_model_freq == 0:
             self.checkpoint()
+        if self.trainee.publish_due(step):
+            self.publish()
         return True
 
     def limit_reached(self) -> str | None:
         app = self.app
-        if app.max_train_steps and self.agent.train_step >= app.max_train_steps:
+        if app.max_train_steps and self.trainee.train_step >= app.max_train_steps:
             return f"max_train_steps {app.max_train_steps} reached"
         if app.max_env_steps and self.counters.env_steps >= app.max_env_steps:
             return f"max_env_steps {app.max_env_steps} reached"
@@ -225,10 +230,10 @@ class Learner:
             values.update({
                 K.ENV_SPS: (self.counters.env_steps - env0) / seconds,
                 K.CONSUMED_SPS: (self.counters.consumed_rows - rows0) / seconds,
-                K.TRAIN_STEPS_PER_S: (self.agent.train_step - step0) / seconds,
+                K.TRAIN_STEPS_PER_S: (self.trainee.train_step - step0) / seconds,
                 K.BUFFER_SIZE: self.buffer_size,
                 K.BUFFER_FILL: self.buffer_size / self.app.replay_buffer_capacity,
-                K.MODEL_VERSION: self.agent.model_version,
+                K.MODEL_VERSION: self.trainee.model_version,
             })
             if K.POLICY_LAG in values:
                 values[K.POLICY_LAG_MAX] = self.window.lag_max
@@ -237,23 +242,23 @@ class Learner:
                 values[K.MEAN_SCORE_RECENT] = score
             if self.recent_wins:
                 values[K.WIN_RATE_RECENT] = float(np.mean(self.recent_wins))
-            self.writer.write("learner", self.agent.train_step, self.counters.env_steps, values)
+            self.write_learner(values)
             self.window = StatsWindow()
-            self._window_start = (now, self.counters.env_steps, self.counters.consumed_rows, self.agent.train_step)
+            self._window_start = (now, self.counters.env_steps, self.counters.consumed_rows, self.trainee.train_step)
 
     def status(self) -> dict:
-        return {**asdict(self.counters), "train_step": self.agent.train_step, "model_version": self.agent.model_version,
+        return {**asdict(self.counters), "train_step": self.trainee.train_step, "model_version": self.trainee.model_version,
                 "buffer_size": self.buffer_size, "buffer_capacity": self.app.replay_buffer_capacity,
                 "mean_score": self.mean_recent_score(), "uptime_s": time.monotonic() - self.started}
 
     def finish(self, reason: str) -> None:
-        if self.agent.train_step != self.last_saved_step:
+        if self.trainee.train_step != self.last_saved_step:
             self.checkpoint()
         self.publish()
         self.maybe_report(force=True)
         self.writer.close()
         self.sampler.close()
-        logger.info(f"learner stopped ({reason}) at train step {self.agent.train_step}, "
+        logger.info(f"learner stopped ({reason}) at train step {self.trainee.train_step}, "
                     f"{self.counters.env_steps} env steps, {self.counters.episodes} episodes")
         self.ctx.post("done", {"reason": reason, **self.status()})
 
@@ -271,33 +276,55 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
+def make_trainee(ctx: ChildContext, writer: MetricsWriter, learner_ref: list):
+    """The trainee of this run: the project's PPO agent, or the package's Agent (`app.package`)."""
+    cfg, app, paths = ctx.config, ctx.config.app, ctx.paths
+    ckpts = CheckpointManager(paths.ckpt, app.max_ckpt_keep, app.keep_best_ckpt, paths.user_ckpt,
+                              app.user_save_mode_max_count, paths.metrics_csv)
+    if not app.package:
+        return PPOTrainee(Agent(cfg.model, cfg.ppo, seed=app.seed), ckpts, app.model_pool_publish_freq)
+    package = KaiwuPackage.load(app.package, app.algo, platform_config(cfg, "learner", paths))
+    monitor = WriterMonitor(lambda values: learner_ref[0].write_learner(values) if learner_ref else None)
+    agent = package.make_agent("learner", logger, monitor)
+    trainee = PackageTrainee(package, agent, ckpts)
+    agent.framework_handler = LearnerHandler(paths.user_ckpt / f"{app.app}_{app.algo}", app.user_save_mode_max_count,
+                                             lambda: trainee.train_step)
+    return trainee
+
+
 def main(ctx: ChildContext) -> None:
     cfg, app, paths = ctx.config, ctx.config.app, ctx.paths
     torch.set_num_threads(app.torch_num_threads)
     seed_everything(app.seed)
     paths.make_dirs()
-    agent = Agent(cfg.model, cfg.ppo, seed=app.seed)
-    ckpts = CheckpointManager(paths.ckpt, app.max_ckpt_keep, app.keep_best_ckpt, paths.user_ckpt,
-                              app.user_save_mode_max_count, paths.metrics_csv)
+    writer = MetricsWriter(paths.metrics_csv, paths.tb)
+    learner_ref: list[Learner] = []  # the package's monitor writes through the learner once it exists
+    trainee = make_trainee(ctx, writer, learner_ref)
     counters = RunCounters()
     if ctx.resume:
-        ckpt_id, extra = ckpts.restore_newest(agent)
+        ckpt_id, extra = trainee.restore_newest()
         counters = RunCounters.from_dict(extra.get("counters", {}))
-        logger.info(f"resumed from model.ckpt-{ckpt_id}.pkl: train step {agent.train_step}, "
+        logger.info(f"resumed from model.ckpt-{ckpt_id}: train step {trainee.train_step}, "
                     f"{counters.env_steps} env steps, {counters.episodes} episodes")
     elif app.preload_model:
-        loaded = preload(agent, app.preload_model_dir, app.preload_model_id)
-        logger.info(f"preloaded model.ckpt-{loaded}.pkl from {app.preload_model_dir}")
+        loaded = trainee.preload(app.preload_model_dir, app.preload_model_id)
+        logger.info(f"preloaded model.ckpt-{loaded} from {app.preload_model_dir}")
     server = start_server(app, app.reverb_port, str(paths.replay_ckpt))
     client = reverb.Client(f"127.0.0.1:{server.port}")
-    learner = Learner(ctx, client, agent, counters, ckpts, MetricsWriter(paths.metrics_csv, paths.tb))
+    learner = Learner(ctx, client, trainee, counters, writer)
+    learner_ref.append(learner)
+    if not ctx.resume and trainee.checkpoint_at_start:
+        learner.checkpoint()
     learner.publish()
-    logger.info(f"replay server on port {server.port} (all interfaces); train step {agent.train_step}")
-    ctx.post("ready", {"port": server.port, "train_step": agent.train_step})
+    logger.info(f"replay server on port {server.port} (all interfaces); train step {trainee.train_step}")
+    ctx.post("ready", {"port": server.port, "train_step": trainee.train_step})
     try:
         reason = learner.run()
-    except BaseException:
+    except BaseException as e:
         learner.writer.close()  # keep the metrics written so far; no checkpoint of a failed state
+        where = trainee.package.where(e) if isinstance(trainee, PackageTrainee) else None
+        if where:
+            raise PackageError(f"package code failed at {where}: {type(e).__name__}: {e}") from e
         raise
     learner.finish(reason)
     learner.serve_until_stopped()

@@ -1,7 +1,7 @@
 """Where a run lives, and which run `--resume` continues.
 
 A run is `<app.run_dir>/<name>/` holding `log/`, `ckpt/<app>_<algo>/`, `ckpt/user/`, `tb/`,
-`metrics.csv` and `log/effective_config.toml` (`app.log_dir` / `app.ckpt_dir` may move the first two).
+`metrics.csv` and `log/effective_config.toml` (`app.ckpt_dir` may move the checkpoints).
 Names: `app.run_name` when set; otherwise a new run is named by its start time
 (YYYYmmdd-HHMMSS) and `--resume` picks the run under run_dir whose newest checkpoint is the
 most recent. A fresh start never reuses a run that already has checkpoints.
@@ -56,7 +56,7 @@ def paths_for(app_cfg, name: str) -> RunPaths:
     root = Path(app_cfg.run_dir) / name
     return RunPaths(
         root=root,
-        log=Path(app_cfg.log_dir) if app_cfg.log_dir else root / "log",
+        log=root / "log",
         ckpt_root=Path(app_cfg.ckpt_dir) if app_cfg.ckpt_dir else root / "ckpt",
         tb=root / "tb",
         metrics_csv=root / "metrics.csv",

@@ -1,0 +1,125 @@
+"""A Kaiwu code package on disk: its layout, its modules, and where an error in it happened.
+
+A package is a directory with `conf/configure_app.toml` and one folder per algorithm
+(`<algo>/algorithm/agent.py`, `<algo>/feature/definition.py`, `<algo>/config.py`,
+`<algo>/train_workflow.py`), imported as the platform imports it: with the package directory
+first on `sys.path`, so `dqn.feature.definition` and `conf.usr_conf` resolve inside it.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from workflow.schema import ConfigError
+
+REQUIRED_FILES = ("algorithm/agent.py", "feature/definition.py", "config.py", "train_workflow.py")
+
+
+class PackageError(RuntimeError):
+    """A package that does not keep the platform's contract (a missing name, a wrong width...)."""
+
+
+def config_file(package_dir: str | Path) -> Path:
+    return Path(package_dir) / "conf" / "configure_app.toml"
+
+
+def check_layout(package_dir: str | Path, algo: str) -> Path:
+    """The package's root, or ConfigError naming the first missing piece."""
+    root = Path(package_dir).resolve()
+    if not root.is_dir():
+        raise ConfigError(f"--package {package_dir}: not a directory")
+    missing = [f"{algo}/{name}" for name in REQUIRED_FILES if not (root / algo / name).is_file()]
+    if missing:
+        folders = sorted(p.name for p in root.iterdir() if (p / "algorithm" / "agent.py").is_file())
+        raise ConfigError(f"app.algo = {algo!r}: {root} lacks {', '.join(missing)} (algorithm folders there: "
+                          f"{', '.join(folders) or 'none'})")
+    return root
+
+
+def where_in_package(exc: BaseException, root: str | Path) -> str | None:
+    """'dqn/algorithm/agent.py:123 in learn' for the innermost frame of `exc` inside the package."""
+    root = Path(root).resolve()
+    found = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        path = Path(frame.filename).resolve()
+        if path.is_relative_to(root):
+            found = f"{path.relative_to(root)}:{frame.lineno} in {frame.name}"
+    return found
+
+
+@dataclass
+class KaiwuPackage:
+    """The imported package: the agent class, the episode loop and the row converters."""
+
+    root: Path
+    algo: str
+    agent_class: type
+    workflow: Callable
+    sample_dim: int
+
+    @classmethod
+    def load(cls, package_dir: str | Path, algo: str, config_values: dict[str, Any]) -> "KaiwuPackage":
+        """Fill the platform's CONFIG, put the package on sys.path and import its algorithm."""
+        from kaiwudrl.common.config.config_control import CONFIG
+
+        root = check_layout(package_dir, algo)
+        CONFIG.load(config_values)
+        if str(root) not in sys.path:
+            sys.path.insert(0, str(root))
+        try:
+            config = importlib.import_module(f"{algo}.config")
+            importlib.import_module(f"{algo}.feature.definition")  # registers the protocol functions
+            agent_module = importlib.import_module(f"{algo}.algorithm.agent")
+            workflow_module = importlib.import_module(f"{algo}.train_workflow")
+        except Exception as e:
+            where = where_in_package(e, root)
+            raise PackageError(f"importing package {root} ({algo}) failed{' at ' + where if where else ''}: "
+                               f"{type(e).__name__}: {e}") from e
+        agent_class = _named(agent_module, "Agent", f"{algo}/algorithm/agent.py")
+        workflow = _named(workflow_module, "workflow", f"{algo}/train_workflow.py")
+        config_class = _named(config, "Config", f"{algo}/config.py")
+        sample_dim = getattr(config_class, "SAMPLE_DIM", None)
+        if not isinstance(sample_dim, int) or sample_dim < 1:
+            raise PackageError(f"{algo}/config.py: Config.SAMPLE_DIM must be a positive int (the width of "
+                               f"SampleData2NumpyData's rows), got {sample_dim!r}")
+        return cls(root=root, algo=algo, agent_class=agent_class, workflow=workflow, sample_dim=sample_dim)
+
+    @staticmethod
+    def protocol(name: str) -> Callable:
+        """A registered protocol function (`SampleData2NumpyData`, `NumpyData2SampleData`, ...)."""
+        from kaiwu_agent.agent.protocol import protocol
+
+        return getattr(protocol, name)
+
+    def where(self, exc: BaseException) -> str | None:
+        return where_in_package(exc, self.root)
+
+    def make_agent(self, agent_type: str, logger, monitor):
+        """The package's Agent as the platform builds it for a role ("aisrv" or "learner")."""
+        import torch
+
+        try:
+            return self.agent_class(agent_type=agent_type, device=torch.device("cpu"), logger=logger, monitor=monitor)
+        except Exception as e:
+            where = self.where(e)
+            raise PackageError(f"{self.algo} Agent(agent_type={agent_type!r}, ...) failed"
+                               f"{' at ' + where if where else ''}: {type(e).__name__}: {e}") from e
+
+
+def _named(module, name: str, where: str):
+    found = getattr(module, name, None)
+    if found is None:
+        raise PackageError(f"{where} defines no {name}")
+    return found
+
+
+def platform_config(cfg, role: str, paths) -> dict[str, Any]:
+    """What the package's CONFIG holds in a process: every [app] key of the run, the platform-only
+    ones included, plus the platform's per-process keys for this run's directories."""
+    values = dict(cfg.to_dict()["app"])
+    values.update(svr_name=role, restore_dir=str(paths.ckpt_root), user_ckpt_dir=str(paths.user_ckpt))
+    return values

@@ -1,0 +1,193 @@
+"""An aisrv hosting a Kaiwu code package: it calls the package's
+`<algo>.train_workflow.workflow(envs, agents, logger, monitor)` exactly as the platform does,
+with one env and one agent, and plays the platform's part behind them:
+
+- `PlatformEnv`: the simulator, counted (env steps, episodes, an episode report per finished
+  episode with the game's own score) and stoppable (a stop request ends the workflow at its
+  next reset or step);
+- `AisrvHandler`: the agent's `framework_handler` (see kaiwu_agent.agent.base_agent): `learn`
+  sends SampleData2NumpyData rows to the replay server, `predict` / `exploit` run the package's
+  method on a local agent that follows the model pool, `save_model` asks the learner,
+  `load_model(id="latest")` loads the pool's newest checkpoint;
+- `TelemetryMonitor`: `monitor.put_data({pid: {key: value}})` goes to the run's metrics.
+"""
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import numpy as np
+from loguru import logger
+
+from workflow.adder import ChunkAdder, Stopped, TelemetrySender
+from workflow.kaiwu_package import KaiwuPackage, PackageError
+from workflow.model_pool import ModelPoolReader, PublishedModel
+from workflow.train_workflow import LoopStats
+
+EPISODE_REPORT_KEYS = ("total_score", "chests", "steps", "win", "buff_count", "flash_count")
+
+
+class PlatformEnv:
+    """The env a package's workflow sees: `reset(usr_conf)` and `step(act)`, nothing more."""
+
+    def __init__(self, env, stats: LoopStats, telemetry: TelemetrySender, should_stop):
+        self._env = env
+        self._stats = stats
+        self._telemetry = telemetry
+        self._should_stop = should_stop
+        self._steps = 0
+
+    def reset(self, usr_conf=None):
+        if self._should_stop():
+            raise Stopped()
+        obs = self._env.reset(usr_conf=usr_conf)
+        self._steps = 0
+        return obs
+
+    def step(self, act):
+        if self._should_stop():
+            raise Stopped()
+        frame_no, obs, score, terminated, truncated, env_info = self._env.step(act)
+        self._steps += 1
+        self._stats.env_steps += 1
+        if terminated or truncated:
+            self._stats.episodes += 1
+            self._telemetry.send("episode", {
+                "total_score": float(score.total_score), "chests": float(score.treasure_count),
+                "steps": float(self._steps), "win": 1.0 if terminated else 0.0,
+                "buff_count": float(score.buff_count), "flash_count": float(score.talent_count)})
+        return frame_no, obs, score, terminated, truncated, env_info
+
+
+class TelemetryMonitor:
+    """Kaiwu's monitor: `put_data({pid: {key: number}})`; numbers reach metrics.csv as monitor/<key>."""
+
+    def __init__(self, telemetry: TelemetrySender):
+        self._telemetry = telemetry
+
+    def put_data(self, data: dict) -> bool:
+        values = numeric_values(data)
+        if not values:
+            return False
+        self._telemetry.send("monitor", values)
+        return True
+
+
+def numeric_values(data) -> dict[str, float]:
+    """The finite numbers of a monitor report {pid: {key: value}} (or a flat {key: value})."""
+    if not isinstance(data, dict):
+        return {}
+    flat = {}
+    for key, value in data.items():
+        inner = value if isinstance(value, dict) else {key: value}
+        for k, v in inner.items():
+            if isinstance(v, (int, float, np.number)) and not isinstance(v, bool) and np.isfinite(v):
+                flat[str(k)] = float(v)
+    return flat
+
+
+def undecorated(agent, name: str):
+    """The package's own method under its platform decorator."""
+    method = getattr(type(agent), name)
+    return getattr(method, "__wrapped__", method)
+
+
+class AisrvHandler:
+    """The framework behind an aisrv agent's five methods (remote mode, local prediction)."""
+
+    def __init__(self, package: KaiwuPackage, adder: ChunkAdder, telemetry: TelemetrySender, pool: ModelPoolReader,
+                 pool_dir: Path, sync_seconds: float, beat):
+        self._package = package
+        self._adder = adder
+        self._telemetry = telemetry
+        self._pool = pool
+        self._pool_dir = Path(pool_dir)
+        self._sync_seconds = sync_seconds
+        self._beat = beat
+        self._last_sync = 0.0
+        self._pickup_pending: PublishedModel | None = None
+        self.model_version = -1  # the pool checkpoint (train step) the agent holds; -1 none yet
+
+    # --- the five methods -----------------------------------------------------------------------
+
+    def predict(self, agent, method, *args, **kwargs):
+        self._follow_pool(agent)
+        return method(agent, *args, **kwargs)
+
+    def exploit(self, agent, method, *args, **kwargs):
+        self._follow_pool(agent)
+        return method(agent, *args, **kwargs)
+
+    def learn(self, agent, method, list_sample_data, *args, **kwargs):
+        to_numpy = self._package.protocol("SampleData2NumpyData")
+        rows = [np.asarray(to_numpy(sample)) for sample in list_sample_data]
+        if not rows:
+            return None
+        for i, row in enumerate(rows):
+            if row.ndim != 1 or row.shape[0] != self._package.sample_dim:
+                raise PackageError(f"SampleData2NumpyData returned shape {row.shape} for sample {i}; "
+                                   f"{self._package.algo}/config.py Config.SAMPLE_DIM = {self._package.sample_dim}")
+        self._adder.add(np.stack(rows).astype(np.float32, copy=False), max(self.model_version, 0))
+        return None
+
+    def save_model(self, agent, method, path=None, id=None, *args, **kwargs):
+        """As on the platform, an aisrv's save goes to the learner (saved in the run's user dir)."""
+        self._telemetry.send("save_model", {"requested_version": self.model_version})
+
+    def load_model(self, agent, method, path=None, id="latest", *args, **kwargs):
+        """"latest" / "random": the pool's newest checkpoint (the pool holds one); a number: that
+        checkpoint if it is the one the pool holds. The path is the platform's to choose."""
+        if id in ("latest", "random"):
+            self.sync(agent)
+            return None
+        try:
+            wanted = int(id)
+        except (TypeError, ValueError):
+            raise PackageError(f"load_model(id={id!r}): allowed \"latest\", \"random\" or a checkpoint id") from None
+        self.sync(agent)
+        if wanted != self.model_version:
+            raise PackageError(f"load_model(id={wanted}): the model pool holds checkpoint {self.model_version} "
+                               "only (it keeps the newest)")
+        return None
+
+    # --- model pool -----------------------------------------------------------------------------
+
+    def _follow_pool(self, agent) -> None:
+        self._beat()
+        if time.monotonic() - self._last_sync >= self._sync_seconds:
+            self.sync(agent)
+        if self._pickup_pending is not None:
+            model, self._pickup_pending = self._pickup_pending, None
+            self._telemetry.send("model", {"version": model.version,
+                                           "pickup_latency_s": max(0.0, time.time() - model.published_at)})
+
+    def sync(self, agent) -> bool:
+        """Load the pool's checkpoint with the package's own load_model if it is new."""
+        self._last_sync = time.monotonic()
+        model = self._pool.fetch_if_new()
+        if model is None or model.version == self.model_version:
+            return False
+        if self._pool_dir.exists():
+            shutil.rmtree(self._pool_dir)
+        self._pool_dir.mkdir(parents=True)
+        for name, data in model.weights.items():
+            (self._pool_dir / Path(name).name).write_bytes(np.asarray(data, dtype=np.uint8).tobytes())
+        undecorated(agent, "load_model")(agent, path=str(self._pool_dir), id=model.version)
+        if self.model_version >= 0:  # the first model waited for start-up: no latency to report
+            self._pickup_pending = model
+        self.model_version = model.version
+        logger.debug(f"model pool checkpoint {model.version} loaded")
+        return True
+
+
+def run_workflow(package: KaiwuPackage, env: PlatformEnv, agent, monitor, stats: LoopStats, name: str) -> None:
+    """Call the package's workflow until stopped; a workflow that returns is called again, unless it
+    returned without playing a step (it would only return again)."""
+    while True:
+        steps_before = stats.env_steps
+        package.workflow([env], [agent], logger, monitor)
+        if stats.env_steps == steps_before:
+            raise PackageError(f"{package.algo}.train_workflow.workflow returned without playing a step "
+                               f"(see {name}.log for what it logged)")
+        logger.info(f"{package.algo}.train_workflow.workflow returned after {stats.episodes} episodes; calling it again")

@@ -1,0 +1,190 @@
+"""What the learner trains: the project's PPO agent, or a Kaiwu code package's Agent.
+
+The learner's loop (workflow.learner) is the same for both; a trainee answers the few questions
+that differ: how a batch of replay rows is learned, what goes to the model pool, how a
+checkpoint is written, restored and preloaded.
+
+- `PPOTrainee`: rows go to `Agent.learn` as they are; the pool gets the weights every
+  `model_pool_publish_freq` steps; checkpoints hold model, optimizer, counters and RNG.
+- `PackageTrainee`: rows become SampleData with the package's registered
+  `NumpyData2SampleData` and go to its `Agent.learn(list)`; checkpoints are the files the
+  package's own `save_model(path, id)` writes, and they are what the pool publishes (as on the
+  platform). The run's counters go beside them in `run_state.json`.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+from loguru import logger
+
+from workflow import ckpt_files
+from workflow.checkpoint import CheckpointManager, preload
+from workflow.kaiwu_package import KaiwuPackage, PackageError
+from workflow.package_aisrv import numeric_values
+
+RUN_STATE_FILE = "run_state.json"
+
+
+class PPOTrainee:
+    checkpoint_at_start = False
+
+    def __init__(self, agent, ckpts: CheckpointManager, publish_freq: int):
+        self.agent = agent
+        self.ckpts = ckpts
+        self.publish_freq = publish_freq
+
+    @property
+    def train_step(self) -> int:
+        return self.agent.train_step
+
+    @property
+    def model_version(self) -> int:
+        return self.agent.model_version
+
+    def learn(self, rows: np.ndarray) -> dict[str, float]:
+        stats = self.agent.learn(rows)
+        return {k: v for k, v in stats.items() if k not in ("train_step", "batch_size")}
+
+    def publish_due(self, step: int) -> bool:
+        return step % self.publish_freq == 0
+
+    def pool_item(self) -> dict[str, np.ndarray]:
+        return self.agent.get_weights()
+
+    def checkpoint(self, extra: dict, recent_score: float | None) -> Path:
+        return self.ckpts.save(self.agent, self.train_step, extra, recent_score)
+
+    def save_user(self) -> Path:
+        return self.ckpts.save_user(self.agent, self.train_step)
+
+    def restore_newest(self) -> tuple[int, dict]:
+        return self.ckpts.restore_newest(self.agent)
+
+    def preload(self, model_dir: str, model_id) -> int:
+        return preload(self.agent, model_dir, model_id)
+
+
+class LearnerHandler:
+    """The framework behind a learner agent's five methods: the package's own code runs; a
+    `save_model` without a path (the package's own call, or an aisrv's request) is a user save
+    into `<user_ckpt_dir>/<app>_<algo>/` with the current train step as id."""
+
+    def __init__(self, user_dir: Path, user_keep: int, train_step):
+        self.user_dir = Path(user_dir)
+        self.user_keep = user_keep
+        self._train_step = train_step
+
+    def predict(self, agent, method, *args, **kwargs):
+        return method(agent, *args, **kwargs)
+
+    exploit = learn = load_model = predict
+
+    def save_model(self, agent, method, path=None, id=None, *args, **kwargs):
+        if path is not None:
+            return method(agent, path, "1" if id is None else id, *args, **kwargs)
+        self.user_dir.mkdir(parents=True, exist_ok=True)
+        result = method(agent, str(self.user_dir), self._train_step(), *args, **kwargs)
+        ckpt_files.prune(self.user_dir, self.user_keep)
+        return result
+
+
+class WriterMonitor:
+    """Kaiwu's monitor on the learner: `put_data({pid: {key: number}})` -> metrics as monitor/<key>."""
+
+    def __init__(self, write):
+        self._write = write
+
+    def put_data(self, data: dict) -> bool:
+        values = numeric_values(data)
+        if values:
+            self._write({f"monitor/{k}": v for k, v in values.items()})
+        return bool(values)
+
+
+class PackageTrainee:
+    checkpoint_at_start = True  # the platform saves model.ckpt-0 before training: the aisrv's first model
+
+    def __init__(self, package: KaiwuPackage, agent, ckpts: CheckpointManager):
+        self.package = package
+        self.agent = agent
+        self.ckpts = ckpts
+        self.train_step = 0
+        self.model_version = 0  # the newest checkpoint written (what the pool holds)
+        self._from_numpy = package.protocol("NumpyData2SampleData")
+
+    def learn(self, rows: np.ndarray) -> dict[str, float]:
+        if rows.ndim != 2 or rows.shape[1] != self.package.sample_dim:
+            raise PackageError(f"replay rows of shape {rows.shape}; {self.package.algo}/config.py "
+                               f"Config.SAMPLE_DIM = {self.package.sample_dim}")
+        samples = [self._from_numpy(row) for row in rows]
+        result = self.agent.learn(samples)
+        self.train_step += 1
+        return numeric_values(result) if isinstance(result, dict) else {}
+
+    def publish_due(self, step: int) -> bool:
+        return self.model_version == step  # a checkpoint was just written at this step
+
+    def pool_item(self) -> dict[str, np.ndarray]:
+        files = ckpt_files.checkpoint_files(self.ckpts.ckpt_dir, self.model_version)
+        return {path.name: np.frombuffer(path.read_bytes(), dtype=np.uint8) for path in files}
+
+    def checkpoint(self, extra: dict, recent_score: float | None) -> Path:
+        step, directory = self.train_step, self.ckpts.ckpt_dir
+        directory.mkdir(parents=True, exist_ok=True)
+        self.agent.save_model(path=str(directory), id=step)
+        files = ckpt_files.checkpoint_files(directory, step)
+        if not files:
+            raise PackageError(f"{self.package.algo} Agent.save_model(path={str(directory)!r}, id={step}) wrote no "
+                               f"file named model.ckpt-{step}... (the platform's rule for checkpoint files)")
+        self.model_version = step
+        state = self._read_state()
+        state[str(step)] = extra
+        pruned = self.ckpts.saved(step, recent_score)
+        for ckpt_id in pruned:
+            state.pop(str(ckpt_id), None)
+        self._write_state(state)
+        return files[0]
+
+    def save_user(self) -> Path:
+        self.agent.save_model()
+        return self.agent.framework_handler.user_dir
+
+    def restore_newest(self) -> tuple[int, dict]:
+        state = self._read_state()
+
+        def load(ckpt_id: int) -> dict:
+            self.agent.load_model(path=str(self.ckpts.ckpt_dir), id=ckpt_id)
+            return state.get(str(ckpt_id), {})
+
+        ckpt_id, extra = self.ckpts.load_newest(load, (Exception,))
+        self.train_step = self.model_version = ckpt_id
+        return ckpt_id, extra
+
+    def preload(self, model_dir: str, model_id) -> int:
+        found = ckpt_files.find_checkpoint(model_dir, model_id)
+        self.agent.load_model(path=str(model_dir), id=found.id)
+        return found.id
+
+    # --- the run's counters beside the package's files ------------------------------------------
+
+    def _state_path(self) -> Path:
+        return self.ckpts.ckpt_dir / RUN_STATE_FILE
+
+    def _read_state(self) -> dict:
+        try:
+            data = json.loads(self._state_path().read_text())
+            return data if isinstance(data, dict) else {}
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as e:
+            logger.warning(f"{self._state_path()} unreadable ({e}); counters of older checkpoints are lost")
+            return {}
+
+    def _write_state(self, state: dict) -> None:
+        path = self._state_path()
+        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+        tmp.write_text(json.dumps(state, indent=1, sort_keys=True) + "\n")
+        os.replace(tmp, path)
