@@ -1,0 +1,139 @@
+"""The platform's own code package trains here unchanged: `./train.sh --package DIR` with real
+processes, a real reverb server and the official dqn / target_dqn from ../shared/kaiwu/
+(copied to a temporary directory; the copy is checked to be left as it was)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+from workflow import ckpt_files
+from workflow.config import PACKAGE_DEFAULTS, ConfigError, load_config
+
+KAIWU_DIR = REPO_ROOT.parent / "shared" / "kaiwu"
+SMALL_REPLAY = ["--set", "app.replay_buffer_capacity=16", "--set", "app.preload_ratio=8", "--set", "app.train_batch_size=4",
+                "--set", "app.aisrv_num=1", "--set", "app.max_minutes=5"]
+
+
+@pytest.fixture
+def package(tmp_path) -> Path:
+    if not (KAIWU_DIR / "dqn").is_dir():
+        pytest.skip(f"the platform's package is not at {KAIWU_DIR}")
+    dest = tmp_path / "kaiwu"
+    shutil.copytree(KAIWU_DIR, dest)
+    return dest
+
+
+def fingerprint(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.md5(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
+
+
+def train(package: Path, run_dir: Path, *args: str, timeout_s: float = 300) -> subprocess.CompletedProcess:
+    cmd = ["./train.sh", "--package", str(package), "--set", f'app.run_dir="{run_dir}"', "--set", 'app.run_name="r"', *args]
+    return subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout_s)
+
+
+LOAD_SCRIPT = """
+import json, sys, torch
+from kaiwudrl.common.config.config_control import CONFIG
+package, algo, ckpt_dir, ids = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+CONFIG.load({"algo": algo, "app": "back_to_the_realm"})
+sys.path.insert(0, package)
+from importlib import import_module
+class Log:
+    def info(self, *args, **kwargs):
+        pass
+agent = import_module(algo + ".algorithm.agent").Agent(agent_type="learner", device=torch.device("cpu"), logger=Log())
+sums = {}
+for i in ids:
+    agent.load_model(path=ckpt_dir, id=int(i))
+    sums[i] = sum(float(v.double().abs().sum()) for v in agent.model.state_dict().values() if v.is_floating_point())
+print(json.dumps(sums))
+"""
+
+
+def load_with_package(package: Path, algo: str, ckpt_dir: Path, *ids: int) -> dict[str, float]:
+    """Each checkpoint loaded by the package's own Agent.load_model in a fresh process (as the
+    platform would); returns a weight checksum per id."""
+    result = subprocess.run([sys.executable, "-c", LOAD_SCRIPT, str(package), algo, str(ckpt_dir), *map(str, ids)],
+                            cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+def test_official_dqn_trains_checkpoints_and_its_own_load_model_reads_them(package, tmp_path):
+    before = fingerprint(package)
+    result = train(package, tmp_path / "runs", "--set", 'app.algo="dqn"', "--set", "app.dump_model_freq=2",
+                   "--set", "app.max_train_steps=4", *SMALL_REPLAY)
+    assert result.returncode == 0, result.stdout + result.stderr
+    run = tmp_path / "runs" / "r"
+    ckpt_dir = run / "ckpt" / "back_to_the_realm_dqn"
+    assert [c.id for c in ckpt_files.list_checkpoints(ckpt_dir)] == [0, 2, 4]
+    sums = load_with_package(package, "dqn", ckpt_dir, 0, 4)
+    assert sums["0"] != sums["4"]  # trained weights, read back by the package's own load_model
+    state = json.loads((ckpt_dir / "run_state.json").read_text())
+    assert state["4"]["counters"]["consumed_rows"] == 4 * 4
+    metrics = (run / "metrics.csv").read_text()
+    assert "learner" in metrics and "system/consumed_sps" in metrics
+    assert (run / "pool" / "aisrv-0").is_dir()  # the aisrv loaded pool checkpoints with the package's load_model
+    assert "package dqn, model pool checkpoint 0" in (run / "log" / "aisrv-0.log").read_text()
+    assert "sample_dim" in result.stderr  # platform-only keys are listed once
+    assert fingerprint(package) == before  # the package is used as it is
+
+
+@pytest.mark.slow
+def test_official_target_dqn_passes_the_train_test(package, tmp_path):
+    result = train(package, tmp_path / "runs", "--train-test")  # the package's own algo: target_dqn
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "train test passed" in result.stderr
+    ckpt_dir = tmp_path / "runs" / "r" / "ckpt" / "back_to_the_realm_target_dqn"
+    assert [c.id for c in ckpt_files.list_checkpoints(ckpt_dir)] == [0, 1]
+    assert set(load_with_package(package, "target_dqn", ckpt_dir, 1)) == {"1"}
+
+
+@pytest.mark.slow
+def test_an_exception_in_package_code_names_its_file_and_line_and_the_role(package, tmp_path):
+    agent_py = package / "dqn" / "algorithm" / "agent.py"
+    lines = agent_py.read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if "def learn(self, list_sample_data):" in line)
+    lines.insert(at + 1, "        raise ValueError('broken learn')")
+    agent_py.write_text("\n".join(lines) + "\n")
+    result = train(package, tmp_path / "runs", "--set", 'app.algo="dqn"', "--train-test")
+    assert result.returncode == 1
+    where = f"dqn/algorithm/agent.py:{at + 2} in learn"
+    assert "the learner exited with code 1" in result.stderr and where in result.stderr
+    assert where in (tmp_path / "runs" / "r" / "log" / "learner.log").read_text()
+
+
+def test_kaiwus_own_configure_app_toml_loads_with_the_platforms_defaults(package):
+    cfg = load_config(package / "conf" / "configure_app.toml", [f'app.package="{package}"'], base=PACKAGE_DEFAULTS)
+    app = cfg.app
+    assert (app.algo, app.algorithm_on_policy_or_off_policy, app.replay_buffer_capacity, app.train_batch_size) == (
+        "target_dqn", "off-policy", 4096, 256)
+    assert app.reverb_sampler == "reverb.selectors.Uniform" and app.model_sync_seconds == 120.0
+    assert cfg.platform_keys["sample_dim"] == 21624 and cfg.platform_keys["actor_addrs"] == {"train_one": ["127.0.0.1:8888"]}
+    assert cfg.to_dict()["app"]["send_sample_size"] == 320  # kept for the package's CONFIG
+
+
+def test_a_misspelt_key_is_still_an_error_naming_it(package, tmp_path):
+    bad = tmp_path / "configure_app.toml"
+    bad.write_text((package / "conf" / "configure_app.toml").read_text() + "\nreplay_bufer_capacity = 8\n")
+    with pytest.raises(ConfigError, match="replay_bufer_capacity.*did you mean 'replay_buffer_capacity'"):
+        load_config(bad, base=PACKAGE_DEFAULTS)
+    with pytest.raises(ConfigError, match="envs_per_aisrv"):
+        load_config(package / "conf" / "configure_app.toml", [f'app.package="{package}"', "app.envs_per_aisrv=4"],
+                    base=PACKAGE_DEFAULTS)
+
+
+def test_a_missing_algorithm_folder_stops_before_anything_starts(package, tmp_path):
+    result = train(package, tmp_path / "runs", "--set", 'app.algo="diy"', timeout_s=120)
+    assert result.returncode == 2 and "app.algo = 'diy'" in result.stderr and "dqn, target_dqn" in result.stderr
+    assert not (tmp_path / "runs").exists()
