@@ -69,7 +69,7 @@ def load_with_package(package: Path, algo: str, ckpt_dir: Path, *ids: int) -> di
 
 
 @pytest.mark.slow
-def test_official_dqn_trains_checkpoints_and_its_own_load_model_reads_them(package, tmp_path):
+def test_official_dqn_trains_checkpoints_resumes_and_its_own_load_model_reads_them(package, tmp_path):
     before = fingerprint(package)
     result = train(package, tmp_path / "runs", "--set", 'app.algo="dqn"', "--set", "app.dump_model_freq=2",
                    "--set", "app.max_train_steps=4", *SMALL_REPLAY)
@@ -87,6 +87,14 @@ def test_official_dqn_trains_checkpoints_and_its_own_load_model_reads_them(packa
     assert "package dqn, model pool checkpoint 0" in (run / "log" / "aisrv-0.log").read_text()
     assert "sample_dim" in result.stderr  # platform-only keys are listed once
     assert fingerprint(package) == before  # the package is used as it is
+
+    resumed = train(package, tmp_path / "runs", "--resume", "--set", 'app.algo="dqn"', "--set", "app.dump_model_freq=2",
+                    "--set", "app.max_train_steps=6", *SMALL_REPLAY)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "resumed from model.ckpt-4" in (run / "log" / "learner.log").read_text()
+    assert [c.id for c in ckpt_files.list_checkpoints(ckpt_dir)] == [0, 2, 4, 6]
+    state = json.loads((ckpt_dir / "run_state.json").read_text())
+    assert state["6"]["counters"]["consumed_rows"] == 6 * 4  # the run's counters went on from the checkpoint
 
 
 @pytest.mark.slow

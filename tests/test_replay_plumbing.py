@@ -200,20 +200,23 @@ def test_learner_turns_telemetry_into_counters_metrics_and_user_saves(server_for
 
     from workflow.learner import Learner, RunCounters
     from workflow.metrics import MetricsWriter
+    from workflow.trainee import PPOTrainee
 
     cfg = load_config(overrides=["model.channels=[4]", "model.kernel_sizes=[5]", "model.strides=[5]",
                                  "model.hidden_size=8", "app.user_save_mode_max_count=2"])
     app, client = server_for()
     ctx = SimpleNamespace(config=cfg, resume=False, post=lambda kind, payload: None)
     ckpts = CheckpointManager(tmp_path / "ckpt", keep=2, keep_best=True, user_dir=tmp_path / "user", user_keep=2)
-    learner = Learner(ctx, client, Agent(cfg.model, cfg.ppo, seed=0), RunCounters(), ckpts, MetricsWriter(tmp_path / "metrics.csv", tmp_path / "tb"))
+    trainee = PPOTrainee(Agent(cfg.model, cfg.ppo, seed=0), ckpts, publish_freq=1)
+    learner = Learner(ctx, client, trainee, RunCounters(), MetricsWriter(tmp_path / "metrics.csv", tmp_path / "tb"))
     learner.handle({"kind": "progress", "values": {"env_steps": 300, "episodes": 2, "env_errors": 1}})
     for score, win in ((150.0, 1.0), (0.0, 0.0)):
         learner.handle({"kind": "episode", "source": "aisrv-0", "values": {"total_score": score, "win": win,
                                                                          "reward/step": -1.5}})
     learner.handle({"kind": "model", "values": {"version": 4, "pickup_latency_s": 0.25}})
+    learner.handle({"kind": "monitor", "source": "aisrv-0", "values": {"q_value": 2.5}})
     for step in (1, 2, 3):
-        learner.agent.train_step = step
+        trainee.agent.train_step = step
         learner.handle({"kind": "save_model", "source": "aisrv-1", "values": {}})
     assert (learner.counters.env_steps, learner.counters.episodes, learner.counters.env_errors) == (300, 2, 1)
     assert learner.mean_recent_score() == 75.0
@@ -226,6 +229,7 @@ def test_learner_turns_telemetry_into_counters_metrics_and_user_saves(server_for
     assert values[("aisrv", "episode/reward/step")] == -1.5
     assert values[("aisrv", "model/pickup_latency_s")] == 0.25 and values[("aisrv", "aisrv/env_errors")] == 1
     assert values[("learner", "episode/win_rate_recent")] == 0.5
+    assert values[("aisrv", "monitor/q_value")] == 2.5
     assert {r["env_steps"] for r in rows if r["role"] == "learner"} == {"300"}
 
 

@@ -255,6 +255,9 @@ def test_clean_ckpt_keep_best_from_sidecar_and_metrics(tmp_path):
 def test_ckpt_rule_and_ids():
     assert ckpt_files.parse_ckpt_id("x/model.ckpt-42.pkl") == 42
     assert ckpt_files.parse_ckpt_id("model.ckpt-42.pkl.tmp") is None
+    assert ckpt_files.parse_ckpt_id("model.ckpt-42.pkl.tmp-99") is None
+    assert ckpt_files.parse_ckpt_id("model.ckpt-42.optim.pth") == 42  # a package's second file of checkpoint 42
+    assert ckpt_files.parse_ckpt_id("model.ckpt-421") == 421
     assert ckpt_files.choose_kept([1, 2, 3, 4], 2) == {3, 4}
     assert ckpt_files.choose_kept([1, 2, 3, 4], 0) == set()
     assert ckpt_files.choose_kept([1, 2], 3) == {1, 2}  # fewer than K: nothing goes

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-CKPT_RE = re.compile(r"^model\.ckpt-(\d+)(?:\.[^/]*)?$")
+CKPT_RE = re.compile(r"^model\.ckpt-(\d+)(?:\.(?!tmp\b)[\w-]+)*$")  # never a .tmp file mid-write
 SCORES_SIDECAR = "ckpt_scores.json"
 
 

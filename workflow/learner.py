@@ -18,6 +18,7 @@ import torch
 from loguru import logger
 
 from agent.agent import Agent
+from workflow import ckpt_files
 from workflow import metrics_keys as K
 from workflow.checkpoint import CheckpointManager
 from workflow.kaiwu_package import KaiwuPackage, PackageError, platform_config
@@ -304,11 +305,11 @@ def main(ctx: ChildContext) -> None:
     if ctx.resume:
         ckpt_id, extra = trainee.restore_newest()
         counters = RunCounters.from_dict(extra.get("counters", {}))
-        logger.info(f"resumed from model.ckpt-{ckpt_id}: train step {trainee.train_step}, "
+        logger.info(f"resumed from {ckpt_files.ckpt_name(ckpt_id)}: train step {trainee.train_step}, "
                     f"{counters.env_steps} env steps, {counters.episodes} episodes")
     elif app.preload_model:
         loaded = trainee.preload(app.preload_model_dir, app.preload_model_id)
-        logger.info(f"preloaded model.ckpt-{loaded} from {app.preload_model_dir}")
+        logger.info(f"preloaded {ckpt_files.ckpt_name(loaded)} from {app.preload_model_dir}")
     server = start_server(app, app.reverb_port, str(paths.replay_ckpt))
     client = reverb.Client(f"127.0.0.1:{server.port}")
     learner = Learner(ctx, client, trainee, counters, writer)

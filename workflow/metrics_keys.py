@@ -41,5 +41,11 @@ MEAN_SCORE_RECENT = "episode/mean_total_score_recent"  # over the last 100 episo
 WIN_RATE_RECENT = "episode/win_rate_recent"
 
 
+PACKAGE_LEARN_PREFIX = "learner/"  # what a Kaiwu package's Agent.learn returns (a dict of numbers)
+
+
 def learner_key(name: str) -> str:
+    """A learner statistic's metric name; names that carry a group ("learner/loss") keep it."""
+    if "/" in name:
+        return name
     return LEARNER_GROUPS.get(name, LEARNER_OTHER_PREFIX + name)

@@ -23,6 +23,7 @@ from loguru import logger
 from workflow import ckpt_files
 from workflow.checkpoint import CheckpointManager, preload
 from workflow.kaiwu_package import KaiwuPackage, PackageError
+from workflow.metrics_keys import PACKAGE_LEARN_PREFIX
 from workflow.package_aisrv import numeric_values
 
 RUN_STATE_FILE = "run_state.json"
@@ -122,7 +123,8 @@ class PackageTrainee:
         samples = [self._from_numpy(row) for row in rows]
         result = self.agent.learn(samples)
         self.train_step += 1
-        return numeric_values(result) if isinstance(result, dict) else {}
+        values = numeric_values(result) if isinstance(result, dict) else {}
+        return {PACKAGE_LEARN_PREFIX + key: value for key, value in values.items()}
 
     def publish_due(self, step: int) -> bool:
         return self.model_version == step  # a checkpoint was just written at this step
