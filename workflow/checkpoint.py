@@ -75,7 +75,7 @@ class CheckpointManager:
     def save_user(self, agent: Agent, step: int) -> Path:
         """A save the episode loop asked for; never pruned by the training checkpoints' rule."""
         path = agent.save_model(self.user_dir, step)
-        ckpt_files.prune(self.user_dir, self.user_keep)
+        prune_user_saves(self.user_dir, self.user_keep)
         return path
 
     def restore_newest(self, agent: Agent) -> tuple[int, dict]:
@@ -99,6 +99,12 @@ class CheckpointManager:
                 reasons.append(f"{ckpt.path.name}: {e}")
         raise CheckpointError(f"nothing to resume from in {self.ckpt_dir}: "
                               + ("; ".join(reasons) if reasons else "no checkpoint model.ckpt-N.pkl"))
+
+
+def prune_user_saves(user_dir: Path, keep: int) -> None:
+    """Keep the newest `keep` user saves; 0 keeps them all (Kaiwu's user_save_mode_max_count)."""
+    if keep > 0:
+        ckpt_files.prune(user_dir, keep)
 
 
 def preload(agent: Agent, model_dir: str, model_id: int | str) -> int:

@@ -114,7 +114,7 @@ class FrameworkConfig:
     model_pool_publish_freq: int = 1  # train steps between weight publications to the model pool
     max_ckpt_keep: int = 5  # newest checkpoints kept (plus the best by recent score)
     keep_best_ckpt: bool = True
-    user_save_mode_max_count: int = 20  # agent.save_model calls kept in the user dir
+    user_save_mode_max_count: int = 20  # agent.save_model calls kept in the user dir; 0 = all (the platform's meaning)
     preload_model: bool = False
     preload_model_dir: str = ""
     preload_model_id: int | str = "latest"
@@ -166,13 +166,13 @@ class FrameworkConfig:
         if not 0 <= self.reverb_port <= 65535:
             raise ValueError(f"reverb_port must be in 0..65535, got {self.reverb_port}")
         for key in ("dump_model_freq", "model_pool_publish_freq", "aisrv_num", "envs_per_aisrv", "torch_num_threads", "aisrv_torch_num_threads",
-                    "max_ckpt_keep", "user_save_mode_max_count", "rate_limiter_timeout_ms"):
+                    "max_ckpt_keep", "rate_limiter_timeout_ms"):
             if getattr(self, key) < 1:
                 raise ValueError(f"{key} must be >= 1, got {getattr(self, key)}")
         for key in ("heartbeat_timeout_seconds", "metrics_interval_seconds"):
             if getattr(self, key) <= 0:
                 raise ValueError(f"{key} must be > 0, got {getattr(self, key)}")
-        for key in ("max_env_steps", "max_train_steps", "max_minutes", "model_file_sync_per_minutes",
+        for key in ("max_env_steps", "max_train_steps", "max_minutes", "model_file_sync_per_minutes", "user_save_mode_max_count",
                     "model_file_sync_per_seconds", "learner_train_sleep_seconds", "aisrv_restart_max",
                     "aisrv_restart_backoff_seconds"):
             if getattr(self, key) < 0:

@@ -8,11 +8,14 @@ first on `sys.path`, so `dqn.feature.definition` and `conf.usr_conf` resolve ins
 from __future__ import annotations
 
 import importlib
+import numbers
 import sys
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
+
+import numpy as np
 
 from workflow.schema import ConfigError
 
@@ -83,10 +86,10 @@ class KaiwuPackage:
         workflow = _named(workflow_module, "workflow", f"{algo}/train_workflow.py")
         config_class = _named(config, "Config", f"{algo}/config.py")
         sample_dim = getattr(config_class, "SAMPLE_DIM", None)
-        if not isinstance(sample_dim, int) or sample_dim < 1:
+        if not isinstance(sample_dim, numbers.Integral) or isinstance(sample_dim, bool) or sample_dim < 1:
             raise PackageError(f"{algo}/config.py: Config.SAMPLE_DIM must be a positive int (the width of "
                                f"SampleData2NumpyData's rows), got {sample_dim!r}")
-        return cls(root=root, algo=algo, agent_class=agent_class, workflow=workflow, sample_dim=sample_dim)
+        return cls(root=root, algo=algo, agent_class=agent_class, workflow=workflow, sample_dim=int(sample_dim))
 
     @staticmethod
     def protocol(name: str) -> Callable:
@@ -115,6 +118,19 @@ def _named(module, name: str, where: str):
     if found is None:
         raise PackageError(f"{where} defines no {name}")
     return found
+
+
+def numeric_values(data) -> dict[str, float]:
+    """The finite numbers of a monitor report {pid: {key: value}} (or a flat {key: value})."""
+    if not isinstance(data, dict):
+        return {}
+    flat = {}
+    for key, value in data.items():
+        inner = value if isinstance(value, dict) else {key: value}
+        for k, v in inner.items():
+            if isinstance(v, (int, float, np.number)) and not isinstance(v, bool) and np.isfinite(v):
+                flat[str(k)] = float(v)
+    return flat
 
 
 def platform_config(cfg, role: str, paths) -> dict[str, Any]:

@@ -277,7 +277,7 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def make_trainee(ctx: ChildContext, writer: MetricsWriter, learner_ref: list):
+def make_trainee(ctx: ChildContext, learner_ref: list):
     """The trainee of this run: the project's PPO agent, or the package's Agent (`app.package`)."""
     cfg, app, paths = ctx.config, ctx.config.app, ctx.paths
     ckpts = CheckpointManager(paths.ckpt, app.max_ckpt_keep, app.keep_best_ckpt, paths.user_ckpt,
@@ -300,7 +300,7 @@ def main(ctx: ChildContext) -> None:
     paths.make_dirs()
     writer = MetricsWriter(paths.metrics_csv, paths.tb)
     learner_ref: list[Learner] = []  # the package's monitor writes through the learner once it exists
-    trainee = make_trainee(ctx, writer, learner_ref)
+    trainee = make_trainee(ctx, learner_ref)
     counters = RunCounters()
     if ctx.resume:
         ckpt_id, extra = trainee.restore_newest()

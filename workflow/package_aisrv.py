@@ -21,7 +21,7 @@ import numpy as np
 from loguru import logger
 
 from workflow.adder import ChunkAdder, Stopped, TelemetrySender
-from workflow.kaiwu_package import KaiwuPackage, PackageError
+from workflow.kaiwu_package import KaiwuPackage, PackageError, numeric_values
 from workflow.model_pool import ModelPoolReader, PublishedModel
 from workflow.train_workflow import LoopStats
 
@@ -72,19 +72,6 @@ class TelemetryMonitor:
             return False
         self._telemetry.send("monitor", values)
         return True
-
-
-def numeric_values(data) -> dict[str, float]:
-    """The finite numbers of a monitor report {pid: {key: value}} (or a flat {key: value})."""
-    if not isinstance(data, dict):
-        return {}
-    flat = {}
-    for key, value in data.items():
-        inner = value if isinstance(value, dict) else {key: value}
-        for k, v in inner.items():
-            if isinstance(v, (int, float, np.number)) and not isinstance(v, bool) and np.isfinite(v):
-                flat[str(k)] = float(v)
-    return flat
 
 
 def undecorated(agent, name: str):

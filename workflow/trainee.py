@@ -21,10 +21,9 @@ import numpy as np
 from loguru import logger
 
 from workflow import ckpt_files
-from workflow.checkpoint import CheckpointManager, preload
-from workflow.kaiwu_package import KaiwuPackage, PackageError
+from workflow.checkpoint import CheckpointManager, preload, prune_user_saves
+from workflow.kaiwu_package import KaiwuPackage, PackageError, numeric_values
 from workflow.metrics_keys import PACKAGE_LEARN_PREFIX
-from workflow.package_aisrv import numeric_values
 
 RUN_STATE_FILE = "run_state.json"
 
@@ -88,7 +87,7 @@ class LearnerHandler:
             return method(agent, path, "1" if id is None else id, *args, **kwargs)
         self.user_dir.mkdir(parents=True, exist_ok=True)
         result = method(agent, str(self.user_dir), self._train_step(), *args, **kwargs)
-        ckpt_files.prune(self.user_dir, self.user_keep)
+        prune_user_saves(self.user_dir, self.user_keep)
         return result
 
 
