@@ -289,3 +289,17 @@ def test_map_comes_from_the_run_config_unless_given(run_dir):
     assert env["map_seed"] == 3 and env["flash_blocked"] == "nearest"
     assert tool_args.env_settings(argparse.Namespace(**{**vars(no_map), "map_seed": 5}), run_config_file(ckpt)) == {
         "map_seed": 5}
+
+
+@pytest.mark.parametrize("tool", ["bench_model.py", "bench_env.py", "bench_train.py", "evaluate.py", "render.py",
+                                  "plot.py", "clean_ckpt.py"])
+def test_every_tool_runs_with_the_venvs_python_from_any_directory(tool, tmp_path):
+    """The project is installed editable in .venv: no PYTHONPATH, no path tricks."""
+    import os
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    result = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / tool), "--help"], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "usage" in result.stdout.lower()

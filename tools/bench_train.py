@@ -30,8 +30,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 from workflow import metrics_keys as K  # noqa: E402
 from workflow.config import AppConfig, ConfigError, load_config  # noqa: E402

@@ -14,7 +14,6 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from workflow import ckpt_files  # noqa: E402
 from tool_args import EXIT_BAD_INPUT  # noqa: E402

@@ -23,7 +23,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tool_args import (  # noqa: E402
     add_policy_args,
     run_tool,

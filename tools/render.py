@@ -17,7 +17,6 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tool_args import (  # noqa: E402
     add_policy_args,
     run_tool,

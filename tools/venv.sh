@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Sourced by ./train.sh and ./tests/run.sh (and by hand: `source tools/venv.sh`): make sure
-# .venv exists and matches requirements.txt, then put it on PATH. A stamp holding the
-# requirements' hash makes a second run a no-op. The caller's shell options are left as they were.
+# .venv exists and matches requirements.txt and pyproject.toml (the project installed editable),
+# then put it on PATH. A stamp holding their hash makes a second run a no-op. The caller's shell options are left as they were.
 _realm_venv_setup() {
     local root venv py want have ver
     root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
     venv="$root/.venv"
     py="${REALM_PYTHON:-python3.11}"
     command -v "$py" >/dev/null 2>&1 || py=python3
-    want="$(sha256sum "$root/requirements.txt" | cut -d' ' -f1)"
+    want="$(cat "$root/requirements.txt" "$root/pyproject.toml" | sha256sum | cut -d' ' -f1)"
     have="$(cat "$venv/.requirements.sha256" 2>/dev/null || true)"
     if [[ "$want" != "$have" ]]; then
         ver="$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
@@ -22,11 +22,13 @@ _realm_venv_setup() {
             "$py" -m venv "$venv" || return 1
         fi
         "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$root/requirements.txt" >&2 || return 1
+        # The project itself, editable: its packages import from anywhere with .venv/bin/python.
+        "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation \
+            -e "$root" >&2 || return 1
         echo "$want" > "$venv/.requirements.sha256"
         echo "[setup] done." >&2
     fi
     export PATH="$venv/bin:$PATH"
-    export PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}"
     # TensorFlow (imported by dm-reverb) is chatty at import; keep real errors only.
     export TF_CPP_MIN_LOG_LEVEL="${TF_CPP_MIN_LOG_LEVEL:-2}"
     REALM_VENV_PYTHON="$venv/bin/python"

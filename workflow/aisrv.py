@@ -32,10 +32,10 @@ CONNECT_LOG_EVERY_S = 10.0
 CONNECT_TIMEOUT_S = 300.0
 
 
-def seeds(app, index: int, generation: int) -> dict[str, int]:
-    """Distinct seeds per aisrv slot and per restart of it (a restart must not replay the
-    episodes it already played)."""
-    base = app.seed * 100_003 + (index + 1) * 1_009 + generation * 7_919
+def seeds(app, index: int, generation: int, session: int = 0) -> dict[str, int]:
+    """Distinct seeds per aisrv slot, per restart of it and per session of the run (a restart or
+    a --resume must not replay the episodes already played)."""
+    base = app.seed * 100_003 + (index + 1) * 1_009 + generation * 7_919 + session * 104_729
     return {"env": base, "curriculum": base + 10_000, "agent": base + 20_000}
 
 
@@ -207,10 +207,10 @@ def main(ctx: ChildContext) -> None:
 
     cfg, app = ctx.config, ctx.config.app
     torch.set_num_threads(app.aisrv_torch_num_threads)
-    seed = seeds(app, ctx.index, ctx.generation)
+    seed = seeds(app, ctx.index, ctx.generation, ctx.session)
     torch.manual_seed(seed["agent"])
-    logger.info(f"{ctx.name} (generation {ctx.generation}) starting {app.envs_per_aisrv} envs; "
-                f"replay server {ctx.learner_address}")
+    logger.info(f"{ctx.name} (session {ctx.session}, generation {ctx.generation}) starting {app.envs_per_aisrv} envs "
+                f"(env seed {seed['env']}); replay server {ctx.learner_address}")
     envs = [make_env(**cfg.env.make_kwargs(), seed=seed["env"] + i) for i in range(app.envs_per_aisrv)]
     package = load_package(ctx) if app.package else None
     try:

@@ -220,8 +220,9 @@ class Progress:
 
 
 class Supervisor:
-    def __init__(self, cfg: AppConfig, paths: RunPaths, args: argparse.Namespace):
+    def __init__(self, cfg: AppConfig, paths: RunPaths, args: argparse.Namespace, session: int = 0):
         self.cfg = cfg
+        self.session = session
         self.app = cfg.app
         self.paths = paths
         self.args = args
@@ -258,7 +259,7 @@ class Supervisor:
         child.heartbeat = self.mp.Value("d", time.time(), lock=False)
         child.events = self.mp.Queue()
         ctx = ChildContext(role=child.role, index=child.index, config=self.cfg, paths=self.paths,
-                           heartbeat=child.heartbeat, events=child.events, parent_pid=os.getpid(),
+                           heartbeat=child.heartbeat, events=child.events, parent_pid=os.getpid(), session=self.session,
                            stop=self.stop_learner if child.role == "learner" else self.stop_aisrv, **extra)
         child.reported = False
         child.process = self.mp.Process(target=run_child, args=(ctx,), name=child.name, daemon=False)
@@ -525,6 +526,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_CONFIG
     paths.make_dirs()
     effective = paths.effective_config
+    session = len(list(paths.log.glob(f"{effective.stem}-resume-*{effective.suffix}"))) + (1 if args.resume else 0)
     if args.resume and effective.exists():  # keep the config the run started with; add this session's
         effective = effective.with_name(f"{effective.stem}-resume-{time.strftime('%Y%m%d-%H%M%S')}{effective.suffix}")
     save_effective_config(cfg, effective)
@@ -538,7 +540,7 @@ def main(argv: list[str] | None = None) -> int:
         console(f"platform-only [app] keys, accepted and unused here (reasons in launcher.log): "
                 f"{', '.join(sorted(cfg.platform_keys))}")
         logger.info("; ".join(f"{key}: {PLATFORM_ONLY_KEYS[key]}" for key in sorted(cfg.platform_keys)))
-    supervisor = Supervisor(cfg, paths, args)
+    supervisor = Supervisor(cfg, paths, args, session)
     code = supervisor.run()
     if args.train_test:
         trained = code == EXIT_OK and int((supervisor.learner_done or {}).get("train_step") or 0) > 0

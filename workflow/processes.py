@@ -41,6 +41,7 @@ class ChildContext:
     learner_address: str | None = None  # aisrv: where the replay server listens
     resume: bool = False  # learner: continue from the newest checkpoint
     generation: int = 0  # aisrv: restarts of this slot so far (varies its seeds)
+    session: int = 0  # this run's sessions before this one (--resume count; varies the aisrv's seeds)
 
     @property
     def name(self) -> str:
@@ -73,7 +74,10 @@ def _redirect_std_streams(path) -> None:
 
 def run_child(ctx: ChildContext) -> None:
     """Entry point of every child process (multiprocessing target)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group; the launcher decides
+    # Ctrl-C, and SIGTERM sent to the whole group (systemd, kill -TERM -- -PGID), reach every
+    # process: the launcher alone decides, stopping the aisrv first and the learner last.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     ctx.paths.log.mkdir(parents=True, exist_ok=True)
     _redirect_std_streams(ctx.paths.log / f"{ctx.name}.out")
     from workflow.metrics import setup_logging
