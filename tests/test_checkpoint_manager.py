@@ -38,3 +38,20 @@ def test_user_saves_obey_their_own_cap(tmp_path):
     manager.save(agent, 100, extra={}, recent_score=None)
     assert ids(tmp_path / "user") == [2, 3]
     assert ids(tmp_path / "ckpt") == [100]
+
+
+def test_stray_files_with_higher_ids_never_cost_a_good_checkpoint(tmp_path):
+    """A resumed run next to garbage named like a newer checkpoint: pruning keeps the run's own
+    newest K and never deletes the garbage it cannot vouch for (nor lets it count as one of K)."""
+    ckpt = tmp_path / "ckpt"
+    first = CheckpointManager(ckpt, keep=2, keep_best=False, user_dir=tmp_path / "user", user_keep=2)
+    agent = small_agent()
+    for step in (1, 2, 3):
+        first.save(agent, step, extra={}, recent_score=None)
+    (ckpt / "model.ckpt-99993.pkl").write_bytes(b"not a checkpoint")
+    resumed = CheckpointManager(ckpt, keep=2, keep_best=False, user_dir=tmp_path / "user", user_keep=2)
+    assert resumed.restore_newest(small_agent())[0] == 3
+    for step in range(4, 10):
+        resumed.save(agent, step, extra={}, recent_score=None)
+    assert ids(ckpt) == [8, 9, 99993]
+    assert "rng" in small_agent().load_model(ckpt, 9)  # the newest is a real, loadable checkpoint

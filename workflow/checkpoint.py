@@ -53,6 +53,10 @@ class CheckpointManager:
         self.keep = keep
         self.keep_best = keep_best
         self.user_keep = user_keep
+        # Pruning touches only checkpoints this run wrote, or older than the one it resumed from (which
+        # loaded): a stray file with a higher id that does not load never costs a good checkpoint.
+        self.written: set[int] = set()
+        self.resumed_from = -1
         ids = [c.id for c in ckpt_files.list_checkpoints(self.ckpt_dir)]
         # Scores of checkpoints from before a resume come from the run's metrics.
         self.scores: dict[int, float] = (ckpt_files.scores_from_metrics(metrics_csv, ids, EPISODE_SCORE_KEY)
@@ -65,12 +69,16 @@ class CheckpointManager:
 
     def saved(self, step: int, recent_score: float | None) -> list[int]:
         """Record checkpoint `step` (written by whoever saves) and prune; returns the pruned ids."""
+        self.written.add(step)
         if recent_score is not None and np.isfinite(recent_score):
             self.scores[step] = float(recent_score)
-        doomed = ckpt_files.prune(self.ckpt_dir, self.keep, self.scores, self.keep_best)
+        doomed = ckpt_files.prune(self.ckpt_dir, self.keep, self.scores, self.keep_best, prunable=self.prunable)
         for ckpt in doomed:
             self.scores.pop(ckpt.id, None)
         return [ckpt.id for ckpt in doomed]
+
+    def prunable(self, ckpt_id: int) -> bool:
+        return ckpt_id in self.written or ckpt_id <= self.resumed_from
 
     def save_user(self, agent: Agent, step: int) -> Path:
         """A save the episode loop asked for; never pruned by the training checkpoints' rule."""
@@ -93,7 +101,9 @@ class CheckpointManager:
         reasons = []
         for ckpt in reversed(ckpt_files.list_checkpoints(self.ckpt_dir)):
             try:
-                return ckpt.id, load(ckpt.id)
+                loaded = load(ckpt.id)
+                self.resumed_from = ckpt.id
+                return ckpt.id, loaded
             except errors as e:
                 logger.warning(f"skipping checkpoint {ckpt.path}: {type(e).__name__}: {e}")
                 reasons.append(f"{ckpt.path.name}: {e}")

@@ -132,9 +132,13 @@ def choose_deleted(checkpoints: list[Checkpoint], keep: int, scores: dict[int, f
 
 
 def prune(ckpt_dir: str | Path, keep: int, scores: dict[int, float] | None = None, keep_best: bool = False,
-          apply: bool = True) -> list[Checkpoint]:
-    """Delete (when `apply`) the checkpoints the rule does not keep; returns them either way."""
-    doomed = choose_deleted(list_checkpoints(ckpt_dir), keep, scores, keep_best)
+          apply: bool = True, prunable=None) -> list[Checkpoint]:
+    """Delete (when `apply`) the checkpoints the rule does not keep; returns them either way.
+    `prunable(id)`, when given, limits the rule to the ids it accepts: others are never touched."""
+    found = list_checkpoints(ckpt_dir)
+    if prunable is not None:
+        found = [c for c in found if prunable(c.id)]
+    doomed = choose_deleted(found, keep, scores, keep_best)
     if apply:
         for ckpt in doomed:
             for path in checkpoint_files(ckpt_dir, ckpt.id):
