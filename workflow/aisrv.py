@@ -150,7 +150,7 @@ class ProgressReporter:
         self._stats = stats
         self._adder = adder
         self._agent = agent
-        self._sent = {"env_steps": 0, "episodes": 0, "env_errors": 0, "send_wait_s": 0.0}
+        self._sent = {"env_steps": 0, "env_errors": 0, "send_wait_s": 0.0}
         self._last = time.monotonic()
 
     def __call__(self) -> bool:
@@ -161,13 +161,13 @@ class ProgressReporter:
 
     def report(self) -> None:
         self._last = time.monotonic()
-        now = {"env_steps": self._stats.env_steps, "episodes": self._stats.episodes,
-               "env_errors": self._stats.env_errors, "send_wait_s": self._adder.seconds_waited}
+        now = {"env_steps": self._stats.env_steps, "env_errors": self._stats.env_errors,
+               "send_wait_s": self._adder.seconds_waited}
         delta = {key: now[key] - self._sent[key] for key in now}
         if any(delta.values()):
-            self._telemetry.send("progress", delta)
+            self._telemetry.send("progress", delta)  # episodes travel one record each (EpisodeForwarder)
             self._sent = now
-        self._ctx.post("status", {**now, "model_version": self._agent.model_version,
+        self._ctx.post("status", {**now, "episodes": self._stats.episodes, "model_version": self._agent.model_version,
                                   "chunks_sent": self._adder.items_sent})
 
 

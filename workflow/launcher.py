@@ -309,6 +309,9 @@ class Supervisor:
                 self.address = f"127.0.0.1:{payload['port']}"
                 self.learner.status = payload
                 self.announce_learner(payload["port"])
+            elif kind == "stopping" and name == "learner":
+                logger.info(f"learner: {payload.get('reason')}; stopping the aisrv, then the learner")
+                self.stop_requested = True  # a stop limit: aisrv first, the learner's final checkpoint last
             elif kind == "done" and name == "learner":
                 self.learner_done = payload
                 self.learner.status = payload

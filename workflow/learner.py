@@ -30,6 +30,7 @@ from workflow.sampler import BatchSampler, TelemetryReceiver
 from workflow.trainee import LearnerHandler, PackageTrainee, PPOTrainee, WriterMonitor
 
 IDLE_SLEEP_S = 0.02
+STOP_REQUESTED = "stop requested"
 RECENT_EPISODES = 100
 
 
@@ -139,13 +140,13 @@ class Learner:
         when = float(record.get("time", time.time()))
         if kind == "progress":
             self.counters.env_steps += int(values.get("env_steps", 0))
-            self.counters.episodes += int(values.get("episodes", 0))
             self.counters.env_errors += int(values.get("env_errors", 0))
             if values.get("env_errors"):
                 self.write_aisrv({K.ENV_ERRORS: values["env_errors"]}, when)
             if values.get("send_wait_s"):
                 self.write_aisrv({K.AISRV_SEND_WAIT: values["send_wait_s"]}, when)
         elif kind == "episode":
+            self.counters.episodes += 1  # one record per finished episode: the counter and the CSV agree
             if "total_score" in values:
                 self.recent_scores.append(float(values["total_score"]))
             if "win" in values:
@@ -198,15 +199,20 @@ class Learner:
             return f"max_minutes {app.max_minutes} reached"
         return None
 
+    def drain_telemetry(self):
+        """Handle every telemetry record the table holds; returns the server info it read."""
+        info = self.client.server_info(timeout=10)
+        for record in self.telemetry.drain(info[TELEMETRY_TABLE].current_size):
+            self.handle(record)
+        return info
+
     def run(self) -> str:
         """Train until asked to stop or a limit is reached; returns why it stopped."""
         while True:
             self.ctx.beat()
             if self.ctx.should_stop():
-                return "stop requested"
-            info = self.client.server_info(timeout=10)
-            for record in self.telemetry.drain(info[TELEMETRY_TABLE].current_size):
-                self.handle(record)
+                return STOP_REQUESTED
+            info = self.drain_telemetry()
             reason = self.limit_reached()
             if reason:
                 return reason
@@ -253,6 +259,8 @@ class Learner:
                 "mean_score": self.mean_recent_score(), "uptime_s": time.monotonic() - self.started}
 
     def finish(self, reason: str) -> None:
+        """The final checkpoint, after the stopped aisrv's last reports are counted."""
+        self.drain_telemetry()
         if self.trainee.train_step != self.last_saved_step:
             self.checkpoint()
         self.publish()
@@ -263,11 +271,14 @@ class Learner:
                     f"{self.counters.env_steps} env steps, {self.counters.episodes} episodes")
         self.ctx.post("done", {"reason": reason, **self.status()})
 
-    def serve_until_stopped(self) -> None:
-        """After a stop limit, keep the replay server up (aisrv still talk to it) until the
-        launcher has stopped the aisrv and says stop."""
+    def wait_for_aisrv_to_stop(self, reason: str) -> None:
+        """A stop limit was reached: training stops now, but the aisrv still play and report. Tell
+        the launcher, which stops them first, and keep counting their reports until it says stop."""
+        self.ctx.post("stopping", {"reason": reason})
         while not self.ctx.should_stop():
             self.ctx.beat()
+            self.drain_telemetry()
+            self.maybe_report()
             time.sleep(IDLE_SLEEP_S * 5)
 
 
@@ -327,6 +338,7 @@ def main(ctx: ChildContext) -> None:
         if where:
             raise PackageError(f"package code failed at {where}: {type(e).__name__}: {e}") from e
         raise
+    if reason != STOP_REQUESTED:
+        learner.wait_for_aisrv_to_stop(reason)
     learner.finish(reason)
-    learner.serve_until_stopped()
     server.stop()
