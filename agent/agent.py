@@ -158,6 +158,41 @@ class Agent:
         self._load_value_norm(norm_part or None, "weights")
         self.model_version = self.model_version + 1 if version is None else int(version)
 
+    def _check_content(self, payload: dict, file: Path) -> None:
+        """Refuse, before anything is applied, a checkpoint that reads but would poison training:
+        non-finite weights or statistics, optimizer moments that do not fit the parameters,
+        counters that are not non-negative integers."""
+        def bad(why: str) -> CheckpointError:
+            return CheckpointError(f"checkpoint {file}: {why}")
+
+        for where, state in (("model", payload["model"]), ("value_norm", payload.get("value_norm") or {})):
+            if not isinstance(state, dict):
+                raise bad(f"{where} is a {type(state).__name__}, not a state dict")
+            for key, value in state.items():
+                if not isinstance(value, torch.Tensor):
+                    raise bad(f"{where}.{key} is a {type(value).__name__}, not a tensor")
+                if value.is_floating_point() and not bool(torch.isfinite(value).all()):
+                    raise bad(f"{where}.{key} holds NaN or infinite values")
+        for key in ("train_step", "samples_learned", "model_version"):
+            value = payload.get(key, 0)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise bad(f"{key} = {value!r} is not a non-negative integer")
+        optimizer = payload["optimizer"]
+        if not isinstance(optimizer, dict) or not isinstance(optimizer.get("state"), dict):
+            raise bad("optimizer is not an optimizer state dict")
+        params = list(self.model.parameters())
+        for index, moments in optimizer["state"].items():
+            if not isinstance(index, int) or not 0 <= index < len(params) or not isinstance(moments, dict):
+                raise bad(f"optimizer state for parameter {index!r} does not belong to this model")
+            for name, value in moments.items():
+                if not isinstance(value, torch.Tensor):
+                    raise bad(f"optimizer state {index}.{name} is not a tensor")
+                if name != "step" and tuple(value.shape) != tuple(params[index].shape):
+                    raise bad(f"optimizer state {index}.{name} has shape {tuple(value.shape)}, "
+                              f"parameter {tuple(params[index].shape)}")
+                if value.is_floating_point() and not bool(torch.isfinite(value).all()):
+                    raise bad(f"optimizer state {index}.{name} holds NaN or infinite values")
+
     def _load_model_state(self, state: dict, source: str) -> None:
         expected = self.model.state_dict()
         problems = _architecture_mismatch(expected, state)
@@ -229,6 +264,7 @@ class Agent:
         missing = [k for k in ("model", "optimizer", "train_step") if not isinstance(payload, dict) or k not in payload]
         if missing:
             raise CheckpointError(f"{file} is not an agent checkpoint (missing {', '.join(missing)})")
+        self._check_content(payload, file)
         self._load_model_state(payload["model"], f"checkpoint {file}")
         self._load_value_norm(payload.get("value_norm"), f"checkpoint {file}")
         try:

@@ -91,7 +91,11 @@ class CheckpointManager:
         Returns (id, extra); CheckpointError with every reason when none loads."""
         def load(ckpt_id: int) -> dict:
             extra = agent.load_model(self.ckpt_dir, ckpt_id)
-            restore_rng(agent, extra.get("rng", {}))
+            check_counters(extra.get("counters", {}))
+            try:
+                restore_rng(agent, extra.get("rng", {}))
+            except (TypeError, ValueError, KeyError, IndexError, RuntimeError, AttributeError) as e:
+                raise CheckpointError(f"its RNG state is malformed: {type(e).__name__}: {e}") from e
             return extra
         return self.load_newest(load, (CheckpointError,))
 
@@ -109,6 +113,15 @@ class CheckpointManager:
                 reasons.append(f"{ckpt.path.name}: {e}")
         raise CheckpointError(f"nothing to resume from in {self.ckpt_dir}: "
                               + ("; ".join(reasons) if reasons else "no checkpoint model.ckpt-N.pkl"))
+
+
+def check_counters(counters) -> None:
+    """The training system's run counters in a checkpoint: a dict of non-negative integers."""
+    if not isinstance(counters, dict):
+        raise CheckpointError(f"its counters are a {type(counters).__name__}, not a table")
+    for key, value in counters.items():
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise CheckpointError(f"its counter {key} = {value!r} is not a non-negative integer")
 
 
 def prune_user_saves(user_dir: Path, keep: int) -> None:
