@@ -244,3 +244,35 @@ def test_preload_starts_from_weights_with_fresh_counters(tmp_path):
     assert fresh.train_step == 0 and fresh.model_version == 0
     for key, value in trained.get_weights().items():
         assert np.array_equal(fresh.get_weights()[key], value), key
+
+
+def test_a_failed_checkpoint_write_is_retried_and_only_repeated_failures_end_the_run(server_for, tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from workflow import ckpt_files
+    from workflow import learner as learner_module
+    from workflow.learner import CheckpointWriteError, Learner, RunCounters
+    from workflow.metrics import MetricsWriter
+    from workflow.trainee import PPOTrainee
+
+    cfg = load_config(overrides=["model.channels=[4]", "model.kernel_sizes=[5]", "model.strides=[5]", "model.hidden_size=8"])
+    app, client = server_for()
+    ckpt_dir = tmp_path / "ckpt"
+    trainee = PPOTrainee(Agent(cfg.model, cfg.ppo, seed=0),
+                         CheckpointManager(ckpt_dir, keep=2, keep_best=False, user_dir=tmp_path / "user", user_keep=2), 1)
+    ctx = SimpleNamespace(config=cfg, resume=False, post=lambda kind, payload: None)
+    learner = Learner(ctx, client, trainee, RunCounters(), MetricsWriter(tmp_path / "metrics.csv", tmp_path / "tb"))
+    monkeypatch.setattr(learner_module, "CKPT_RETRY_FIRST_S", 0.0)
+    ckpt_dir.write_text("the disk is not what it was")  # every write into ckpt_dir now fails (OSError)
+    trainee.agent.train_step = 5
+    assert learner.checkpoint() is False and learner.write_failures == 1 and learner.retry_due()
+    ckpt_dir.unlink()  # the disk recovers: the retry writes and the failure count resets
+    assert learner.checkpoint() is True and learner.write_failures == 0 and not learner.retry_due()
+    assert [c.id for c in ckpt_files.list_checkpoints(ckpt_dir)] == [5]
+    ckpt_dir.rename(tmp_path / "moved")
+    ckpt_dir.write_text("broken again")
+    for _ in range(learner_module.CKPT_WRITE_MAX_FAILURES - 1):
+        assert learner.checkpoint() is False
+    with pytest.raises(CheckpointWriteError, match="checkpoint writes in a row failed"):
+        learner.checkpoint()
+    learner.writer.close()

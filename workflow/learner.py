@@ -31,6 +31,13 @@ from workflow.trainee import LearnerHandler, PackageTrainee, PPOTrainee, WriterM
 
 IDLE_SLEEP_S = 0.02
 STOP_REQUESTED = "stop requested"
+CKPT_WRITE_MAX_FAILURES = 5  # failed checkpoint writes in a row that end the run
+CKPT_RETRY_FIRST_S = 5.0  # first retry after a failed write; doubles per failure
+CKPT_RETRY_MAX_S = 300.0
+
+
+class CheckpointWriteError(RuntimeError):
+    """Checkpoint writes keep failing: the run stops rather than train on without a way back."""
 RECENT_EPISODES = 100
 
 
@@ -118,17 +125,38 @@ class Learner:
         self.buffer_size = 0
         self._window_start = (time.monotonic(), counters.env_steps, counters.consumed_rows, trainee.train_step)
         self._last_status = 0.0
+        self.write_failures = 0  # checkpoint writes that failed in a row
+        self.retry_at: float | None = None  # when a failed checkpoint write is tried again
 
     # --- model pool and checkpoints ---------------------------------------------------------------
 
     def publish(self) -> None:
         self.publisher.publish(self.trainee.pool_item(), self.trainee.model_version, asdict(self.counters))
 
-    def checkpoint(self) -> None:
+    def checkpoint(self) -> bool:
+        """Write a checkpoint. A failed write (disk full, read-only, gone) does not stop training:
+        it is retried with back-off (`retry_due`), loudly, and only CKPT_WRITE_MAX_FAILURES in a
+        row end the run. True when written."""
         step = self.trainee.train_step
-        path = self.trainee.checkpoint({"counters": asdict(self.counters)}, self.mean_recent_score())
+        try:
+            path = self.trainee.checkpoint({"counters": asdict(self.counters)}, self.mean_recent_score())
+        except OSError as e:
+            self.write_failures += 1
+            if self.write_failures >= CKPT_WRITE_MAX_FAILURES:
+                raise CheckpointWriteError(f"{self.write_failures} checkpoint writes in a row failed; last: "
+                                           f"{type(e).__name__}: {e}") from e
+            delay = min(CKPT_RETRY_MAX_S, CKPT_RETRY_FIRST_S * 2 ** (self.write_failures - 1))
+            self.retry_at = time.monotonic() + delay
+            logger.error(f"checkpoint at train step {step} failed ({type(e).__name__}: {e}); training goes on, "
+                         f"retrying in {delay:.0f} s ({self.write_failures}/{CKPT_WRITE_MAX_FAILURES} failures in a row)")
+            return False
+        self.write_failures, self.retry_at = 0, None
         self.last_saved_step = step
         logger.info(f"checkpoint {path.name} (env steps {self.counters.env_steps}, episodes {self.counters.episodes})")
+        return True
+
+    def retry_due(self) -> bool:
+        return self.retry_at is not None and time.monotonic() >= self.retry_at
 
     def mean_recent_score(self) -> float | None:
         return float(np.mean(self.recent_scores)) if self.recent_scores else None
@@ -183,7 +211,7 @@ class Learner:
         self.window.add({K.POLICY_LAG: float(np.mean(behaviour_lag))})
         self.window.lag_max = max(self.window.lag_max, int(np.max(behaviour_lag)))
         step = self.trainee.train_step
-        if step % self.app.dump_model_freq == 0:
+        if step % self.app.dump_model_freq == 0 or self.retry_due():
             self.checkpoint()
         if self.trainee.publish_due(step):
             self.publish()
@@ -261,8 +289,8 @@ class Learner:
     def finish(self, reason: str) -> None:
         """The final checkpoint, after the stopped aisrv's last reports are counted."""
         self.drain_telemetry()
-        if self.trainee.train_step != self.last_saved_step:
-            self.checkpoint()
+        while self.trainee.train_step != self.last_saved_step and not self.checkpoint():
+            time.sleep(min(CKPT_RETRY_FIRST_S, 1.0))  # the final state: retry until written or the cap ends the run
         self.publish()
         self.maybe_report(force=True)
         self.writer.close()
