@@ -148,7 +148,7 @@ def ppo_update(model: nn.Module, optimizer: torch.optim.Optimizer, batch: dict[s
     mb_size = cfg.minibatch_size or math.ceil(n / cfg.num_minibatches)
 
     sums: dict[str, float] = {}
-    minibatches, stop = 0, False
+    minibatches, skipped, stop = 0, 0, False
     for _ in range(cfg.update_epochs):
         order = torch.randperm(n, generator=generator)
         for start in range(0, n, mb_size):
@@ -160,6 +160,10 @@ def ppo_update(model: nn.Module, optimizer: torch.optim.Optimizer, batch: dict[s
             optimizer.zero_grad()
             loss.backward()
             stats["grad_norm"] = nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+            if not (torch.isfinite(loss) and torch.isfinite(stats["grad_norm"])):
+                optimizer.zero_grad()  # a non-finite loss or gradient is never applied
+                skipped += 1
+                continue
             optimizer.step()
             for key, value in stats.items():
                 sums[key] = sums.get(key, 0.0) + float(value)
@@ -170,9 +174,10 @@ def ppo_update(model: nn.Module, optimizer: torch.optim.Optimizer, batch: dict[s
         if stop:
             break
 
-    metrics = {key: value / minibatches for key, value in sums.items()}
+    metrics = {key: value / minibatches for key, value in sums.items()} if minibatches else {}
     ret_var = batch["ret"].var(unbiased=False)
     metrics["explained_variance"] = float(1 - (batch["ret"] - batch["value"]).var(unbiased=False) / ret_var) \
         if ret_var > 0 else float("nan")
-    metrics.update(lr=lr, ent_coef=ent_coef, minibatches=float(minibatches), early_stop=float(stop))
+    metrics.update(lr=lr, ent_coef=ent_coef, minibatches=float(minibatches), early_stop=float(stop),
+                   skipped_minibatches=float(skipped))
     return metrics

@@ -51,7 +51,7 @@ def test_chunks_round_trip_with_padding_removed(server_for):
     rows = np.arange(6 * DIM, dtype=np.float32).reshape(6, DIM)
     adder.add(rows, model_version=7)  # 6 rows -> chunks of 4 and 2
     assert adder.items_sent == 2 and adder.rows_sent == 6
-    sampler = BatchSampler(client)
+    sampler = BatchSampler(client, DIM)
     batch = sampler.take(2, timeout_s=5)
     assert sorted(batch.lengths.tolist()) == [2, 4] and batch.model_versions.tolist() == [7, 7]
     assert np.array_equal(np.sort(batch.rows, axis=0), np.sort(rows, axis=0))
@@ -74,7 +74,7 @@ def test_on_policy_queue_trains_each_chunk_once_and_bounds_producers(server_for)
         adder.add(np.zeros((2, DIM), np.float32), 3)
     trigger = TrainTrigger(app)
     assert trigger.ready(info(client))
-    batch = BatchSampler(client).take(2, timeout_s=5)
+    batch = BatchSampler(client, DIM).take(2, timeout_s=5)
     assert batch.model_versions.tolist() == [0, 1]  # Fifo: oldest first
     assert info(client).current_size == 2  # sampled chunks left the table (the 4th got in)
     assert can_sample(info(client), 2) and not can_sample(info(client), 3)
@@ -90,7 +90,7 @@ def test_off_policy_trigger_follows_preload_and_consume_ratio(server_for):
         adder.add(np.zeros((1, DIM), np.float32), i)
     assert not trigger.ready(info(client))  # preload: capacity / preload_ratio = 4 chunks
     adder.add(np.zeros((1, DIM), np.float32), 3)
-    sampler = BatchSampler(client)
+    sampler = BatchSampler(client, DIM)
     assert trigger.ready(info(client))
     trigger.trained(info(client))
     assert sampler.take(2, timeout_s=5) is not None
@@ -102,7 +102,7 @@ def test_off_policy_trigger_follows_preload_and_consume_ratio(server_for):
 
 def test_take_times_out_instead_of_blocking(server_for):
     app, client = server_for()
-    sampler = BatchSampler(client)
+    sampler = BatchSampler(client, DIM)
     start = time.monotonic()
     assert sampler.take(1, timeout_s=0.3) is None
     assert time.monotonic() - start < 2
@@ -276,3 +276,56 @@ def test_a_failed_checkpoint_write_is_retried_and_only_repeated_failures_end_the
     with pytest.raises(CheckpointWriteError, match="checkpoint writes in a row failed"):
         learner.checkpoint()
     learner.writer.close()
+
+
+def test_bad_replay_items_and_telemetry_are_dropped_and_counted_never_fatal(server_for, tmp_path):
+    """What anyone who reaches the port (or a faulty SampleData2NumpyData) can send: a row with
+    NaN, a row of the wrong width, a record with a non-numeric field. The learner trains on the
+    good rows only, counts the rest, and keeps going."""
+    from types import SimpleNamespace
+
+    from feature.definition import SAMPLE_DIM
+    from workflow.learner import Learner, RunCounters
+    from workflow.metrics import MetricsWriter
+    from workflow.trainee import PPOTrainee
+
+    cfg = load_config(overrides=["model.channels=[4]", "model.kernel_sizes=[5]", "model.strides=[5]",
+                                 "model.hidden_size=8", "app.replay_buffer_capacity=8", "app.train_batch_size=4"])
+    app, client = server_for("app.replay_buffer_capacity=8", "app.train_batch_size=4")
+    trainee = PPOTrainee(tiny_agent(), CheckpointManager(tmp_path / "ckpt", keep=2, keep_best=False,
+                                                         user_dir=tmp_path / "user", user_keep=2), 1)
+    ctx = SimpleNamespace(config=cfg, resume=False, post=lambda kind, payload: None)
+    learner = Learner(ctx, client, trainee, RunCounters(), MetricsWriter(tmp_path / "metrics.csv", tmp_path / "tb"))
+    good = np.zeros((2, SAMPLE_DIM), dtype=np.float32)
+    nan = good.copy()
+    nan[1, 5] = np.nan
+    ChunkAdder(client, chunk_len=2, wait_ms=200, on_wait=never_stop).add(good, model_version=0)
+    ChunkAdder(client, chunk_len=2, wait_ms=200, on_wait=never_stop).add(good, model_version=0)
+    ChunkAdder(client, chunk_len=2, wait_ms=200, on_wait=never_stop).add(nan, model_version=0)
+    ChunkAdder(client, chunk_len=2, wait_ms=200, on_wait=never_stop).add(np.zeros((2, 7), np.float32), model_version=0)
+    telemetry = TelemetrySender(client, "intruder", 200, never_stop)
+    telemetry.send("episode", {"total_score": "lots", "win": [1]})
+    telemetry.send("progress", {"env_steps": "x"})
+    telemetry.send("episode", {"total_score": 5.0, "win": 1.0})
+    learner.drain_telemetry()
+    assert learner.train_once(client.server_info()[SAMPLE_TABLE]) is True
+    assert trainee.train_step == 1 and learner.counters.consumed_rows == 4  # the two good chunks
+    assert learner.refused.counts == {"replay": 2, "telemetry": 2}
+    assert learner.counters.episodes == 1 and learner.mean_recent_score() == 5.0
+    learner.maybe_report(force=True)
+    learner.writer.close()
+    assert "refused/replay,2.0" in (tmp_path / "metrics.csv").read_text()
+
+
+def test_a_minibatch_with_a_non_finite_loss_is_skipped_not_applied():
+    import torch
+
+    from feature.definition import SAMPLE_DIM, SAMPLE_SLICES
+
+    agent = tiny_agent()
+    before = {k: v.clone() for k, v in agent.model.state_dict().items()}
+    rows = np.zeros((8, SAMPLE_DIM), dtype=np.float32)
+    rows[:, SAMPLE_SLICES["ret"]] = 3e38  # finite, but its squared error overflows to inf
+    stats = agent.learn(rows)
+    assert stats["skipped_minibatches"] > 0 and stats["minibatches"] == 0
+    assert all(torch.equal(before[k], v) for k, v in agent.model.state_dict().items())

@@ -86,6 +86,37 @@ class TrainTrigger:
         self._inserts_at_last_step = inserts_completed(info)
 
 
+def number(value) -> float:
+    """A telemetry value as a finite float; anything else is refused (ValueError)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{value!r} is not a number")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{value!r} is not finite")
+    return value
+
+
+class RefusalLog:
+    """Replay items and telemetry records the learner refused: counted per kind (metrics
+    `refused/replay`, `refused/telemetry`) and warned about at most once per WARN_EVERY_S."""
+
+    WARN_EVERY_S = 30.0
+
+    def __init__(self):
+        self.counts = {"replay": 0, "telemetry": 0}
+        self._last_warning = -float("inf")
+
+    def add(self, kind: str, reason: str, source: str | None, count: int = 1) -> None:
+        self.counts[kind] += count
+        if time.monotonic() - self._last_warning >= self.WARN_EVERY_S:
+            self._last_warning = time.monotonic()
+            logger.warning(f"refused {count} {kind} item(s) ({reason})" + (f" from {source}" if source else "")
+                           + f"; {self.counts[kind]} so far")
+
+    def totals(self) -> dict[str, float]:
+        return {K.REFUSED_PREFIX + kind: float(n) for kind, n in self.counts.items()}
+
+
 class StatsWindow:
     """Learner statistics averaged over `metrics_interval_seconds`, then written as one row per key."""
 
@@ -114,7 +145,8 @@ class Learner:
         self.counters = counters
         self.writer = writer
         self.publisher = ModelPublisher(client)
-        self.sampler = BatchSampler(client)
+        self.sampler = BatchSampler(client, trainee.sample_dim)
+        self.refused = RefusalLog()
         self.telemetry = TelemetryReceiver(client)
         self.trigger = TrainTrigger(self.app)
         self.recent_scores: deque[float] = deque(maxlen=RECENT_EPISODES)
@@ -163,22 +195,36 @@ class Learner:
 
     # --- telemetry from aisrv ---------------------------------------------------------------------
 
-    def handle(self, record: dict) -> None:
+    def handle(self, record) -> None:
+        """One telemetry record; one that does not hold what its kind needs is counted and dropped."""
+        try:
+            self.handle_record(record)
+        except (TypeError, ValueError, KeyError, AttributeError, OverflowError) as e:
+            source = record.get("source") if isinstance(record, dict) else None
+            self.refused.add("telemetry", f"{type(e).__name__}: {e}", source)
+
+    def handle_record(self, record: dict) -> None:
+        """Numbers are checked before anything changes, so a bad record leaves no trace but its count."""
         kind, values = record.get("kind"), record.get("values") or {}
+        if not isinstance(values, dict):
+            raise TypeError(f"values is a {type(values).__name__}")
         when = float(record.get("time", time.time()))
+        if kind in ("progress", "episode", "model", "monitor"):
+            values = {str(key): number(value) for key, value in values.items()}
         if kind == "progress":
-            self.counters.env_steps += int(values.get("env_steps", 0))
-            self.counters.env_errors += int(values.get("env_errors", 0))
-            if values.get("env_errors"):
-                self.write_aisrv({K.ENV_ERRORS: values["env_errors"]}, when)
+            steps, errors = int(values.get("env_steps", 0)), int(values.get("env_errors", 0))
+            self.counters.env_steps += steps
+            self.counters.env_errors += errors
+            if errors:
+                self.write_aisrv({K.ENV_ERRORS: errors}, when)
             if values.get("send_wait_s"):
                 self.write_aisrv({K.AISRV_SEND_WAIT: values["send_wait_s"]}, when)
         elif kind == "episode":
             self.counters.episodes += 1  # one record per finished episode: the counter and the CSV agree
             if "total_score" in values:
-                self.recent_scores.append(float(values["total_score"]))
+                self.recent_scores.append(values["total_score"])
             if "win" in values:
-                self.recent_wins.append(float(values["win"]))
+                self.recent_wins.append(values["win"])
             self.write_aisrv({K.EPISODE_PREFIX + key: value for key, value in values.items()}, when)
         elif kind == "model":
             self.write_aisrv({K.MODEL_PICKUP_LATENCY: values.get("pickup_latency_s", float("nan")),
@@ -189,7 +235,7 @@ class Learner:
         elif kind == "monitor":
             self.write_aisrv({f"monitor/{key}": value for key, value in values.items()}, when)
         else:
-            logger.warning(f"unknown telemetry record kind {kind!r} from {record.get('source')}")
+            raise ValueError(f"unknown record kind {kind!r}")
 
     def write_aisrv(self, values: dict, when: float) -> None:
         self.writer.write("aisrv", self.trainee.train_step, self.counters.env_steps, values, wall_time=when)
@@ -204,6 +250,10 @@ class Learner:
         if batch is None:
             return False
         self.trigger.trained(info)
+        for reason, count in batch.dropped.items():
+            self.refused.add("replay", reason, None, count)
+        if len(batch.rows) == 0:
+            return True
         behaviour_lag = self.trainee.model_version - batch.model_versions
         stats = self.trainee.learn(batch.rows)
         self.counters.consumed_rows += len(batch.rows)
@@ -272,6 +322,7 @@ class Learner:
             })
             if K.POLICY_LAG in values:
                 values[K.POLICY_LAG_MAX] = self.window.lag_max
+            values.update(self.refused.totals())
             score = self.mean_recent_score()
             if score is not None:
                 values[K.MEAN_SCORE_RECENT] = score

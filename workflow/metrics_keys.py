@@ -37,6 +37,7 @@ MODEL_VERSION = "model/version"  # the learner's
 AISRV_MODEL_VERSION = "model/aisrv_version"  # the version an aisrv adopted (with each pick-up)
 ENV_ERRORS = "aisrv/env_errors"
 AISRV_SEND_WAIT = "aisrv/send_wait_s"  # time aisrv waited on the replay's rate limiter
+REFUSED_PREFIX = "refused/"  # replay items / telemetry records the learner dropped (run totals this session)
 MEAN_SCORE_RECENT = "episode/mean_total_score_recent"  # over the last 100 episodes
 WIN_RATE_RECENT = "episode/win_rate_recent"
 

@@ -17,26 +17,52 @@ from workflow.replay import SAMPLE_TABLE, TELEMETRY_TABLE, decode_json
 
 @dataclass
 class Batch:
-    rows: np.ndarray  # (N, SAMPLE_DIM) float32, padding removed
+    rows: np.ndarray  # (N, SAMPLE_DIM) float32, padding removed; (0, SAMPLE_DIM) when every item was bad
     model_versions: np.ndarray  # (items,) version that produced each chunk
     lengths: np.ndarray  # (items,) rows per chunk
+    dropped: dict[str, int]  # items refused, by reason
 
 
-def _to_batch(samples: list) -> Batch:
-    rows, versions, lengths = [], [], []
+def item_problem(data, row_width: int) -> str | None:
+    """Why a sampled chunk item cannot be trained on (None: it can). Anyone who reaches the port,
+    or a package's faulty SampleData2NumpyData, can put anything in the table."""
+    if len(data) != 3:
+        return "layout"
+    length, padded = np.asarray(data[0]), np.asarray(data[2])
+    if length.shape != () or not np.issubdtype(length.dtype, np.integer) or not np.issubdtype(np.asarray(data[1]).dtype, np.integer):
+        return "layout"
+    if padded.ndim != 2 or padded.dtype != np.float32:
+        return "dtype"
+    if padded.shape[1] != row_width:
+        return "width"
+    if not 1 <= int(length) <= padded.shape[0]:
+        return "length"
+    if not np.isfinite(padded[:int(length)]).all():
+        return "non-finite"
+    return None
+
+
+def _to_batch(samples: list, row_width: int) -> Batch:
+    rows, versions, lengths, dropped = [], [], [], {}
     for sample in samples:
         data = sample.data  # flat columns in sorted key order: length, model_version, rows
+        problem = item_problem(data, row_width)
+        if problem is not None:
+            dropped[problem] = dropped.get(problem, 0) + 1
+            continue
         length, version, padded = int(data[0]), int(data[1]), data[2]
         rows.append(padded[:length])
         versions.append(version)
         lengths.append(length)
-    return Batch(rows=np.concatenate(rows).astype(np.float32, copy=False),
-                 model_versions=np.asarray(versions, dtype=np.int64), lengths=np.asarray(lengths, dtype=np.int64))
+    return Batch(rows=np.concatenate(rows) if rows else np.zeros((0, row_width), np.float32),
+                 model_versions=np.asarray(versions, dtype=np.int64), lengths=np.asarray(lengths, dtype=np.int64),
+                 dropped=dropped)
 
 
 class BatchSampler:
-    def __init__(self, client: reverb.Client):
+    def __init__(self, client: reverb.Client, row_width: int):
         self._client = client
+        self._row_width = row_width
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="reverb-sampler")
         self._pending: concurrent.futures.Future | None = None
 
@@ -56,7 +82,7 @@ class BatchSampler:
         except concurrent.futures.TimeoutError:
             return None
         self._pending = None
-        return _to_batch(samples)
+        return _to_batch(samples, self._row_width)
 
     def _sample(self, num_items: int) -> list:
         return list(self._client.sample(SAMPLE_TABLE, num_items, emit_timesteps=False))

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 from loguru import logger
 
+from feature.definition import SAMPLE_DIM
 from workflow import ckpt_files
 from workflow.checkpoint import CheckpointManager, preload, prune_user_saves
 from workflow.kaiwu_package import KaiwuPackage, PackageError, numeric_values
@@ -30,6 +31,7 @@ RUN_STATE_FILE = "run_state.json"
 
 class PPOTrainee:
     checkpoint_at_start = False
+    sample_dim = SAMPLE_DIM  # the width of a replay row
 
     def __init__(self, agent, ckpts: CheckpointManager, publish_freq: int):
         self.agent = agent
@@ -113,6 +115,7 @@ class PackageTrainee:
         self.ckpts = ckpts
         self.train_step = 0
         self.model_version = 0  # the newest checkpoint written (what the pool holds)
+        self.sample_dim = package.sample_dim
         self._from_numpy = package.protocol("NumpyData2SampleData")
 
     def learn(self, rows: np.ndarray) -> dict[str, float]:
