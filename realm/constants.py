@@ -36,6 +36,7 @@ BUFF_RESPAWN_STEPS = 454
 END_BONUS = 150
 STEP_BONUS = 0.2  # per unused step
 DEFAULT_MAX_STEP = 2000
+MAX_MAX_STEP = 2000  # ▶ the longest episode usr_conf may ask for (the platform evaluates at 2000)
 
 # Observations (SPEC §7)
 VIEW_SIZE = 51

@@ -10,7 +10,7 @@ from numbers import Integral
 
 import numpy as np
 
-from realm.constants import DEFAULT_MAX_STEP, NUM_TREASURE_SLOTS, TALENT_TYPE_SUPER_FLASH
+from realm.constants import DEFAULT_MAX_STEP, MAX_MAX_STEP, NUM_TREASURE_SLOTS, TALENT_TYPE_SUPER_FLASH
 from realm.protocol import EpisodeConfig
 
 SLOT_IDS = range(1, NUM_TREASURE_SLOTS + 1)  # ids that may be start, end or chest
@@ -29,7 +29,7 @@ ALLOWED = {
     "treasure_random": "0 or 1",
     "treasure_num": f"an int in 0..{NUM_TREASURE_SLOTS - 2}",
     "treasure_id": "a list of unique ints in 1..15 without the start and end ids ([] = no chests)",
-    "max_step": "an int >= 1",
+    "max_step": f"an int in 1..{MAX_MAX_STEP} (the game's limit)",
     "talent_type": f"{TALENT_TYPE_SUPER_FLASH} (super flash)",
 }
 TOP_LEVEL_KEYS = ("diy",)
@@ -110,11 +110,17 @@ def parse_usr_conf(usr_conf: dict | None, rng: np.random.Generator | None = None
     treasure_random = _int_in("treasure_random", treasure_random, (0, 1))
     treasure_num = _int_in("treasure_num", conf["treasure_num"], range(NUM_TREASURE_SLOTS - 1))
     max_step = conf["max_step"]
-    if not _is_int(max_step) or max_step < 1:
+    if not _is_int(max_step) or not 1 <= max_step <= MAX_MAX_STEP:
         raise _fail("max_step", max_step)
     talent_type = _int_in("talent_type", conf["talent_type"], (TALENT_TYPE_SUPER_FLASH,))
     given_ids = [] if conf["treasure_id"] is None else _treasure_ids(conf["treasure_id"])
 
+    if treasure_random and conf["treasure_id"] is not None:
+        raise _fail("treasure_id", conf["treasure_id"], "is for treasure_random = 0; with treasure_random = 1 the "
+                    "chests are drawn (give treasure_num)")
+    if not treasure_random and "treasure_num" in diy and diy["treasure_num"] != len(given_ids):
+        raise _fail("treasure_num", diy["treasure_num"], f"treasure_random = 0 places the {len(given_ids)} chest(s) "
+                    "of treasure_id; leave treasure_num out or make it match")
     if treasure_random:
         pool = np.array([i for i in SLOT_IDS if i not in (start, end)])
         rng = rng if rng is not None else np.random.default_rng()

@@ -224,3 +224,47 @@ def test_role_arguments_are_checked(tmp_path):
     assert result.returncode == 2 and "--learner HOST:PORT" in result.stderr
     result = run_launcher(tmp_path, "--role", "aisrv", "--learner", "127.0.0.1:1", "--resume")
     assert result.returncode == 2 and "--resume is for the learner" in result.stderr
+
+
+def _config_file(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    return str(path)
+
+
+@pytest.mark.parametrize("case, message", [
+    ("include = 5", "include = 5: expected a file name or a list of file names"),
+    ("duplicate", "key 'seed' in [app] is set twice (lines 3 and 4)"),
+    ("app.seed=-1", "seed must be in 0..4294967295"),
+    ("app.seed=1180591620717411303424", "seed must be in 0..4294967295"),
+    ("ppo.learning_rate=nan", "ppo.learning_rate: expected a finite number, got nan"),
+    ("reward.scale=inf", "expected a finite number, got inf"),
+    ("app.heartbeat_timeout_seconds=-inf", "app.heartbeat_timeout_seconds: expected a finite number"),
+    ("app.aisrv_num=100000", "aisrv_num = 100000 is more than this toolkit runs"),
+    ("preload_missing", "preload_model_dir / preload_model_id: no checkpoint"),
+    ("run_dir_is_a_file", "is a file, not a directory"),
+    ("ckpt_dir_unwritable", "cannot write the run's files"),
+])
+def test_every_bad_config_exits_2_before_anything_starts(tmp_path, capsys, case, message):
+    """Each of these once got past validation and failed after processes started (or with a traceback)."""
+    from workflow import launcher
+
+    runs = tmp_path / "runs"
+    args = ["--config", SMOKE, "--set", f'app.run_dir="{runs}"']
+    if case == "include = 5":
+        args[1] = _config_file(tmp_path, "include = 5\n")
+    elif case == "duplicate":
+        args[1] = _config_file(tmp_path, f'include = ["{SMOKE}"]\n[app]\nseed = 1\nseed = 2\n')
+    elif case == "preload_missing":
+        args += ["--set", "app.preload_model=true", "--set", f'app.preload_model_dir="{tmp_path / "nowhere"}"']
+    elif case == "run_dir_is_a_file":
+        runs.write_text("not a directory")
+    elif case == "ckpt_dir_unwritable":
+        blocker = tmp_path / "blocker"
+        blocker.write_text("a file where a directory must go")
+        args += ["--set", f'app.ckpt_dir="{blocker / "ckpt"}"']
+    else:
+        args += ["--set", case]
+    assert launcher.main(args) == 2
+    assert message in capsys.readouterr().err
+    assert not runs.is_dir()  # nothing started, no partial run directory

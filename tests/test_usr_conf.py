@@ -67,8 +67,11 @@ def test_numpy_ints_are_accepted():
         ({"treasure_random": 0, "treasure_id": [1]}, "treasure_id", "without the start and end"),
         ({"treasure_random": 0, "treasure_id": 3}, "treasure_id", "list"),
         ({"treasure_random": 0, "treasure_id": ["3"]}, "treasure_id", "1..15"),
-        ({"max_step": 0}, "max_step", ">= 1"),
-        ({"max_step": 10.5}, "max_step", ">= 1"),
+        ({"max_step": 0}, "max_step", "1..2000"),
+        ({"max_step": 10.5}, "max_step", "1..2000"),
+        ({"max_step": 10**12}, "max_step", "1..2000"),
+        ({"treasure_random": 0, "treasure_id": [4, 9], "treasure_num": 5}, "treasure_num", "2 chest(s) of treasure_id"),
+        ({"treasure_random": 1, "treasure_id": [4, 9]}, "treasure_id", "with treasure_random = 1"),
         ({"talent_type": 2}, "talent_type", "1"),
     ],
 )

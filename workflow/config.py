@@ -19,10 +19,13 @@ from agent.model import ModelConfig
 from agent.ppo import PPOConfig
 from feature.curriculum import CurriculumConfig
 from feature.reward import RewardConfig
+from workflow import ckpt_files
 from workflow.schema import ConfigError, build, closest_key, to_dict
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CONFIG = REPO_ROOT / "conf" / "configure_app.toml"
+MAX_PROCESSES_OR_ENVS = 256  # aisrv_num / envs_per_aisrv bound: beyond it a typo, not a machine
+
 #: The [app] defaults under a Kaiwu code package's own configure_app.toml (the platform's defaults).
 PACKAGE_DEFAULTS = REPO_ROOT / "conf" / "kaiwu_package.toml"
 
@@ -177,6 +180,17 @@ class FrameworkConfig:
                     "aisrv_restart_backoff_seconds"):
             if getattr(self, key) < 0:
                 raise ValueError(f"{key} must be >= 0, got {getattr(self, key)}")
+        if not 0 <= self.seed < 2**32:
+            raise ValueError(f"seed must be in 0..{2**32 - 1}, got {self.seed}")
+        for key in ("aisrv_num", "envs_per_aisrv"):
+            if getattr(self, key) > MAX_PROCESSES_OR_ENVS:
+                raise ValueError(f"{key} = {getattr(self, key)} is more than this toolkit runs (at most "
+                                 f"{MAX_PROCESSES_OR_ENVS}); several machines: --role aisrv")
+        if self.preload_model:
+            try:
+                ckpt_files.find_checkpoint(self.preload_model_dir, self.preload_model_id)
+            except (FileNotFoundError, ValueError) as e:
+                raise ValueError(f"preload_model_dir / preload_model_id: {e}") from None
         if self.package and self.envs_per_aisrv != 1:
             raise ValueError(f"envs_per_aisrv = {self.envs_per_aisrv}: a Kaiwu package's workflow gets one env, as on "
                              "the platform; run more envs with aisrv_num")
@@ -226,18 +240,37 @@ def _read_toml(path: Path, seen: tuple[Path, ...] = ()) -> dict:
         raise ConfigError(f"{path}: include cycle ({' -> '.join(str(p) for p in seen + (path,))})")
     if not path.is_file():
         raise ConfigError(f"config file not found: {path}")
+    text = path.read_text()
     try:
-        data = toml.loads(path.read_text())
+        data = toml.loads(text)
     except toml.TomlDecodeError as e:
-        raise ConfigError(f"{path}: not valid TOML: {e}") from e
+        raise ConfigError(f"{path}: not valid TOML: {duplicate_key(text) or e}") from e
     includes = data.pop("include", [])
     if isinstance(includes, str):
         includes = [includes]
+    if not isinstance(includes, list) or not all(isinstance(i, str) for i in includes):
+        raise ConfigError(f"{path}: include = {includes!r}: expected a file name or a list of file names")
     merged: dict = {}
     for inc in includes:
         _deep_merge(merged, _read_toml(path.parent / inc, seen + (path,)))
     _deep_merge(merged, data)
     return merged
+
+
+def duplicate_key(text: str) -> str | None:
+    """'key 'x' in [app] is set twice (lines 3 and 9)' when the text repeats a key in a table."""
+    table, seen = "top level", {}
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.split("#", 1)[0].strip()
+        if stripped.startswith("["):
+            table = stripped.strip("[]").strip()
+            continue
+        if "=" in stripped:
+            key = stripped.split("=", 1)[0].strip().strip('"')
+            if (table, key) in seen:
+                return f"key {key!r} in [{table}] is set twice (lines {seen[(table, key)]} and {number})"
+            seen[(table, key)] = number
+    return None
 
 
 def _deep_merge(into: dict, other: dict) -> None:

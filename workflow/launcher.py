@@ -524,10 +524,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.role in ("all", "aisrv"):
             check_episode_settings(cfg)
         paths = resolve_run(cfg.app, resume=args.resume)
+        paths.create()
     except (ConfigError, RunError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_BAD_CONFIG
-    paths.make_dirs()
     effective = paths.effective_config
     session = len(list(paths.log.glob(f"{effective.stem}-resume-*{effective.suffix}"))) + (1 if args.resume else 0)
     if args.resume and effective.exists():  # keep the config the run started with; add this session's

@@ -8,6 +8,8 @@ most recent. A fresh start never reuses a run that already has checkpoints.
 """
 from __future__ import annotations
 
+import os
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +53,22 @@ class RunPaths:
         for path in (self.root, self.log, self.ckpt, self.tb):
             path.mkdir(parents=True, exist_ok=True)
 
+    def create(self) -> None:
+        """Make the run's directories, or RunError naming the one that cannot be written; a
+        fresh run's partial directories are removed again (nothing is left behind)."""
+        fresh = [p for p in (self.root.parent, self.root, self.ckpt_root) if not p.exists()]
+        try:
+            self.make_dirs()
+            for path in (self.log, self.ckpt, self.tb):
+                probe = path / f".write-probe-{os.getpid()}"
+                probe.write_text("")
+                probe.unlink()
+        except OSError as e:
+            for path in fresh:
+                shutil.rmtree(path, ignore_errors=True)
+            raise RunError(f"cannot write the run's files ({e.strerror or e}: {e.filename}); check app.run_dir / "
+                           "app.ckpt_dir") from e
+
 
 def paths_for(app_cfg, name: str) -> RunPaths:
     root = Path(app_cfg.run_dir) / name
@@ -78,6 +96,8 @@ def _newest_checkpoint_mtime(paths: RunPaths) -> float:
 def resolve_run(app_cfg, resume: bool, now: float | None = None) -> RunPaths:
     """The run to start (fresh) or continue (`resume`); RunError says why not."""
     run_dir = Path(app_cfg.run_dir)
+    if run_dir.exists() and not run_dir.is_dir():
+        raise RunError(f"app.run_dir = {str(run_dir)!r} is a file, not a directory")
     if app_cfg.run_name:
         paths = paths_for(app_cfg, app_cfg.run_name)
         if resume and not _has_checkpoints(paths):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import types
 import typing
 from typing import Any, Literal, get_args, get_origin, get_type_hints
@@ -91,6 +92,8 @@ def coerce(value: Any, tp: Any, path: str) -> Any:
         raise ConfigError(f"{path}: expected an integer, got {value!r}")
     if tp is float:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if not math.isfinite(value):
+                raise ConfigError(f"{path}: expected a finite number, got {value!r}")
             return float(value)
         raise ConfigError(f"{path}: expected a number, got {value!r}")
     if tp is str:
