@@ -205,7 +205,7 @@ def test_learner_turns_telemetry_into_counters_metrics_and_user_saves(server_for
     cfg = load_config(overrides=["model.channels=[4]", "model.kernel_sizes=[5]", "model.strides=[5]",
                                  "model.hidden_size=8", "app.user_save_mode_max_count=2"])
     app, client = server_for()
-    ctx = SimpleNamespace(config=cfg, resume=False, post=lambda kind, payload: None)
+    ctx = SimpleNamespace(config=cfg, resume=False, secret=None, post=lambda kind, payload: None)
     ckpts = CheckpointManager(tmp_path / "ckpt", keep=2, keep_best=True, user_dir=tmp_path / "user", user_keep=2)
     trainee = PPOTrainee(Agent(cfg.model, cfg.ppo, seed=0), ckpts, publish_freq=1)
     learner = Learner(ctx, client, trainee, RunCounters(), MetricsWriter(tmp_path / "metrics.csv", tmp_path / "tb"))
@@ -260,7 +260,7 @@ def test_a_failed_checkpoint_write_is_retried_and_only_repeated_failures_end_the
     ckpt_dir = tmp_path / "ckpt"
     trainee = PPOTrainee(Agent(cfg.model, cfg.ppo, seed=0),
                          CheckpointManager(ckpt_dir, keep=2, keep_best=False, user_dir=tmp_path / "user", user_keep=2), 1)
-    ctx = SimpleNamespace(config=cfg, resume=False, post=lambda kind, payload: None)
+    ctx = SimpleNamespace(config=cfg, resume=False, secret=None, post=lambda kind, payload: None)
     learner = Learner(ctx, client, trainee, RunCounters(), MetricsWriter(tmp_path / "metrics.csv", tmp_path / "tb"))
     monkeypatch.setattr(learner_module, "CKPT_RETRY_FIRST_S", 0.0)
     ckpt_dir.write_text("the disk is not what it was")  # every write into ckpt_dir now fails (OSError)
@@ -294,7 +294,7 @@ def test_bad_replay_items_and_telemetry_are_dropped_and_counted_never_fatal(serv
     app, client = server_for("app.replay_buffer_capacity=8", "app.train_batch_size=4")
     trainee = PPOTrainee(tiny_agent(), CheckpointManager(tmp_path / "ckpt", keep=2, keep_best=False,
                                                          user_dir=tmp_path / "user", user_keep=2), 1)
-    ctx = SimpleNamespace(config=cfg, resume=False, post=lambda kind, payload: None)
+    ctx = SimpleNamespace(config=cfg, resume=False, secret=None, post=lambda kind, payload: None)
     learner = Learner(ctx, client, trainee, RunCounters(), MetricsWriter(tmp_path / "metrics.csv", tmp_path / "tb"))
     good = np.zeros((2, SAMPLE_DIM), dtype=np.float32)
     nan = good.copy()
@@ -329,3 +329,34 @@ def test_a_minibatch_with_a_non_finite_loss_is_skipped_not_applied():
     stats = agent.learn(rows)
     assert stats["skipped_minibatches"] > 0 and stats["minibatches"] == 0
     assert all(torch.equal(before[k], v) for k, v in agent.model.state_dict().items())
+
+
+def test_signed_runs_refuse_forged_weights_replay_items_and_telemetry(server_for):
+    """Someone on the network writes straight into the tables: a forged model (version 1e9, zero
+    weights), a replay item and a telemetry record, signed with the wrong key or not at all."""
+    from workflow.signing import Signer
+
+    app, client = server_for("app.replay_buffer_capacity=8", "app.train_batch_size=2")
+    run, intruder = Signer("the run's secret"), Signer("a guess")
+    weights = {"w": np.ones(3, np.float32)}
+    ModelPublisher(client, run).publish(weights, version=1)
+    reader = ModelPoolReader(client, run)
+    assert reader.fetch_if_new().version == 1
+    for forger in (intruder, Signer(None)):
+        ModelPublisher(client, forger).publish({"w": np.zeros(3, np.float32)}, version=10**9)
+        assert reader.fetch_if_new() is None
+    assert reader.forged == 2
+    ModelPublisher(client, run).publish(weights, version=2)
+    assert reader.fetch_if_new().version == 2  # the run's own next publication is adopted again
+
+    rows = np.ones((2, DIM), np.float32)
+    ChunkAdder(client, chunk_len=2, wait_ms=200, on_wait=never_stop, signer=run).add(rows, model_version=3)
+    ChunkAdder(client, chunk_len=2, wait_ms=200, on_wait=never_stop, signer=intruder).add(rows * 7, model_version=3)
+    batch = BatchSampler(client, DIM, run).take(2, timeout_s=5)
+    assert batch.dropped == {"signature": 1} and np.array_equal(batch.rows, rows)
+
+    TelemetrySender(client, "aisrv-0", 200, never_stop, run).send("progress", {"env_steps": 5})
+    TelemetrySender(client, "intruder", 200, never_stop, intruder).send("progress", {"env_steps": 10**9})
+    receiver = TelemetryReceiver(client, signer=run)
+    records = receiver.drain(info(client, TELEMETRY_TABLE).current_size)
+    assert [r["values"] for r in records] == [{"env_steps": 5}] and receiver.refused == 1

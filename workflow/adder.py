@@ -1,8 +1,8 @@
 """aisrv side of the replay: trajectory chunks and telemetry records into reverb.
 
 One item per chunk: `rows` (chunk_len, SAMPLE_DIM) float32 zero-padded past `length`, the
-true `length`, and the `model_version` that produced the chunk (for the learner's policy-lag
-metric). Padding keeps every item the same shape, which reverb's writer requires of a column;
+true `length`, the `model_version` that produced the chunk (for the learner's policy-lag
+metric) and `sig`, the run's HMAC over the three (workflow.signing; zeros when unsigned). Padding keeps every item the same shape, which reverb's writer requires of a column;
 the learner drops the padding. Each item is flushed at once, so nothing waits in a client buffer.
 """
 from __future__ import annotations
@@ -14,6 +14,7 @@ import numpy as np
 import reverb
 
 from workflow.replay import SAMPLE_TABLE, TELEMETRY_TABLE, encode_json
+from workflow.signing import Signer
 
 
 TELEMETRY_RECORD_BYTES = 8192  # fixed payload size (a column keeps one shape); records are ~1 KB
@@ -65,8 +66,10 @@ class _FlushingWriter:
 
 
 class ChunkAdder:
-    def __init__(self, client: reverb.Client, chunk_len: int, wait_ms: int, on_wait: Callable[[], bool]):
+    def __init__(self, client: reverb.Client, chunk_len: int, wait_ms: int, on_wait: Callable[[], bool],
+                 signer: Signer | None = None):
         self._chunk_len = chunk_len
+        self._signer = signer or Signer(None)
         self._writer = _FlushingWriter(client, wait_ms, on_wait)
         self.items_sent = 0
         self.rows_sent = 0
@@ -85,8 +88,9 @@ class ChunkAdder:
     def _send(self, rows: np.ndarray, model_version: int) -> None:
         padded = np.zeros((self._chunk_len, rows.shape[1]), dtype=np.float32)
         padded[:len(rows)] = rows
-        self._writer.write(SAMPLE_TABLE, {"rows": padded, "length": np.int32(len(rows)),
-                                          "model_version": np.int64(model_version)})
+        length, version = np.int32(len(rows)), np.int64(model_version)
+        self._writer.write(SAMPLE_TABLE, {"rows": padded, "length": length, "model_version": version,
+                                          "sig": self._signer.sign(length, version, padded)})
         self.items_sent += 1
         self.rows_sent += len(rows)
 
@@ -98,8 +102,10 @@ class TelemetrySender:
     """Small JSON records (episode reports, progress, requests) for the learner, one item each,
     zero-padded to TELEMETRY_RECORD_BYTES."""
 
-    def __init__(self, client: reverb.Client, source: str, wait_ms: int, on_wait: Callable[[], bool]):
+    def __init__(self, client: reverb.Client, source: str, wait_ms: int, on_wait: Callable[[], bool],
+                 signer: Signer | None = None):
         self._source = source
+        self._signer = signer or Signer(None)
         self._writer = _FlushingWriter(client, wait_ms, on_wait)
 
     def send(self, kind: str, values: dict) -> None:
@@ -110,7 +116,8 @@ class TelemetrySender:
                              f"{kind} with keys {sorted(values)}")
         padded = np.zeros(TELEMETRY_RECORD_BYTES, dtype=np.uint8)
         padded[:len(payload)] = payload
-        self._writer.write(TELEMETRY_TABLE, {"json": padded, "length": np.int32(len(payload))})
+        length = np.int32(len(payload))
+        self._writer.write(TELEMETRY_TABLE, {"json": padded, "length": length, "sig": self._signer.sign(padded, length)})
 
     def close(self) -> None:
         self._writer.close()

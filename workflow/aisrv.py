@@ -24,6 +24,7 @@ from workflow.kaiwu_package import KaiwuPackage, PackageError, platform_config
 from workflow.metrics import stdlib_logger
 from workflow.model_pool import ModelPoolReader, PublishedModel
 from workflow.processes import STATUS_INTERVAL_S, ChildContext
+from workflow.signing import Signer
 from workflow.train_workflow import LoopSettings, LoopStats, workflow
 
 CONNECT_LOG_EVERY_S = 10.0
@@ -223,8 +224,9 @@ def main(ctx: ChildContext) -> None:
         ctx.beat()
         return ctx.should_stop()
 
-    telemetry = TelemetrySender(client, ctx.name, app.rate_limiter_timeout_ms, on_wait)
-    adder = ChunkAdder(client, 1 if package else cfg.ppo.num_steps, app.rate_limiter_timeout_ms, on_wait)
+    signer = Signer(ctx.secret)
+    telemetry = TelemetrySender(client, ctx.name, app.rate_limiter_timeout_ms, on_wait, signer)
+    adder = ChunkAdder(client, 1 if package else cfg.ppo.num_steps, app.rate_limiter_timeout_ms, on_wait, signer)
     progress = None
     try:
         if package is not None:
@@ -249,7 +251,7 @@ def host_ppo(ctx: ChildContext, seed: dict, envs: list, client, telemetry, adder
     """The project's own agent through the project's episode loop."""
     cfg, app = ctx.config, ctx.config.app
     curriculum = RunWideCurriculum(CurriculumSampler(cfg.curriculum, seed=seed["curriculum"]))
-    agent = RemoteAgent(Agent(cfg.model, cfg.ppo, seed=seed["agent"]), ModelPoolReader(client), adder, telemetry,
+    agent = RemoteAgent(Agent(cfg.model, cfg.ppo, seed=seed["agent"]), ModelPoolReader(client, Signer(ctx.secret)), adder, telemetry,
                         app.model_sync_seconds, curriculum, stats, ctx)
     progress = ProgressReporter(ctx, telemetry, stats, adder, agent)
     settings = LoopSettings(curriculum=curriculum, reward=cfg.reward, num_steps=cfg.ppo.num_steps,
@@ -273,7 +275,7 @@ def host_package(ctx: ChildContext, package: KaiwuPackage, env, client, telemetr
 
     monitor = TelemetryMonitor(telemetry)
     agent = package.make_agent("aisrv", logger, monitor)
-    handler = AisrvHandler(package, adder, telemetry, ModelPoolReader(client), ctx.paths.root / "pool" / ctx.name,
+    handler = AisrvHandler(package, adder, telemetry, ModelPoolReader(client, Signer(ctx.secret)), ctx.paths.root / "pool" / ctx.name,
                            ctx.config.app.model_sync_seconds, ctx.beat)
     agent.framework_handler = handler
     progress = ProgressReporter(ctx, telemetry, stats, adder, handler)

@@ -108,6 +108,8 @@ class FrameworkConfig:
     reverb_remover: str = "reverb.selectors.Fifo"
     reverb_sampler: str = "reverb.selectors.Fifo"
     reverb_port: int = 0  # 0 = any free port; set a fixed one when aisrv join from other machines
+    sign_replay: bool = True  # HMAC-sign weights, replay items and telemetry (workflow.signing)
+    shared_secret: str = ""  # the signing key across machines (or REALM_SHARED_SECRET); one machine: generated per run
     rate_limiter_timeout_ms: int = 1000  # longest single wait on the replay before a process checks in
     # --- learner ---
     learner_train_by_while_true: bool = True
@@ -337,8 +339,12 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
 
 
 def save_effective_config(cfg: AppConfig, path: str | Path) -> Path:
-    """Write the config a run actually used (after includes and overrides), for reproduction."""
+    """Write the config a run actually used (after includes and overrides), for reproduction;
+    the shared secret is never written."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("# Effective configuration of this run (includes and --set overrides applied).\n" + cfg.to_toml())
+    data = cfg.to_dict()
+    if data["app"].get("shared_secret"):
+        data["app"]["shared_secret"] = "<set; not written>"
+    path.write_text("# Effective configuration of this run (includes and --set overrides applied).\n" + toml.dumps(data))
     return path

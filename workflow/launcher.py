@@ -27,6 +27,7 @@ import json
 import multiprocessing as mp
 import os
 import queue
+import secrets
 import shlex
 import shutil
 import signal
@@ -44,6 +45,7 @@ from tqdm import tqdm
 from workflow.config import PACKAGE_DEFAULTS, PLATFORM_ONLY_KEYS, AppConfig, ConfigError, load_config, save_effective_config
 from workflow.processes import ChildContext, run_child
 from workflow.runs import RunError, RunPaths, resolve_run
+from workflow.signing import SECRET_ENV
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_CONFIG = 0, 1, 2
 TICK_S = 0.2
@@ -220,9 +222,11 @@ class Progress:
 
 
 class Supervisor:
-    def __init__(self, cfg: AppConfig, paths: RunPaths, args: argparse.Namespace, session: int = 0):
+    def __init__(self, cfg: AppConfig, paths: RunPaths, args: argparse.Namespace, session: int = 0,
+                 secret: str | None = None):
         self.cfg = cfg
         self.session = session
+        self.secret = secret
         self.app = cfg.app
         self.paths = paths
         self.args = args
@@ -260,6 +264,7 @@ class Supervisor:
         child.events = self.mp.Queue()
         ctx = ChildContext(role=child.role, index=child.index, config=self.cfg, paths=self.paths,
                            heartbeat=child.heartbeat, events=child.events, parent_pid=os.getpid(), session=self.session,
+                           secret=self.secret,
                            stop=self.stop_learner if child.role == "learner" else self.stop_aisrv, **extra)
         child.reported = False
         child.process = self.mp.Process(target=run_child, args=(ctx,), name=child.name, daemon=False)
@@ -499,6 +504,21 @@ class Supervisor:
         return EXIT_OK
 
 
+def run_secret(cfg: AppConfig, role: str) -> str | None:
+    """The key that signs what crosses the replay server: the configured one, else (one machine)
+    a fresh one per run; across machines without one, items go unsigned, with a warning."""
+    if not cfg.app.sign_replay:
+        return None
+    secret = cfg.app.shared_secret or os.environ.get(SECRET_ENV, "")
+    if secret:
+        return secret
+    if role == "all":
+        return secrets.token_hex(32)
+    logger.warning(f"--role {role} without app.shared_secret or {SECRET_ENV}: weights, replay items and telemetry "
+                   "go unsigned; anyone who reaches the port can write them. Set the same secret on every machine.")
+    return None
+
+
 def console(message: str, error: bool = False) -> None:
     """A line for the person at the terminal (kept clear of the progress bar), also logged.
     Errors reach the terminal through the launcher's warning sink."""
@@ -543,7 +563,7 @@ def main(argv: list[str] | None = None) -> int:
         console(f"platform-only [app] keys, accepted and unused here (reasons in launcher.log): "
                 f"{', '.join(sorted(cfg.platform_keys))}")
         logger.info("; ".join(f"{key}: {PLATFORM_ONLY_KEYS[key]}" for key in sorted(cfg.platform_keys)))
-    supervisor = Supervisor(cfg, paths, args, session)
+    supervisor = Supervisor(cfg, paths, args, session, run_secret(cfg, args.role))
     code = supervisor.run()
     if args.train_test:
         trained = code == EXIT_OK and int((supervisor.learner_done or {}).get("train_step") or 0) > 0

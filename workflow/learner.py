@@ -27,6 +27,7 @@ from workflow.model_pool import ModelPublisher
 from workflow.processes import STATUS_INTERVAL_S, ChildContext
 from workflow.replay import SAMPLE_TABLE, TELEMETRY_TABLE, can_sample, inserts_completed, start_server
 from workflow.sampler import BatchSampler, TelemetryReceiver
+from workflow.signing import Signer
 from workflow.trainee import LearnerHandler, PackageTrainee, PPOTrainee, WriterMonitor
 
 IDLE_SLEEP_S = 0.02
@@ -144,16 +145,18 @@ class Learner:
         self.trainee = trainee
         self.counters = counters
         self.writer = writer
-        self.publisher = ModelPublisher(client)
-        self.sampler = BatchSampler(client, trainee.sample_dim)
+        signer = Signer(ctx.secret)
+        self.publisher = ModelPublisher(client, signer)
+        self.sampler = BatchSampler(client, trainee.sample_dim, signer)
         self.refused = RefusalLog()
-        self.telemetry = TelemetryReceiver(client)
+        self.telemetry = TelemetryReceiver(client, signer=signer)
         self.trigger = TrainTrigger(self.app)
         self.recent_scores: deque[float] = deque(maxlen=RECENT_EPISODES)
         self.recent_wins: deque[float] = deque(maxlen=RECENT_EPISODES)
         self.window = StatsWindow()
         self.started = time.monotonic()
-        self.last_saved_step = trainee.train_step if ctx.resume else -1
+        # (train step, counters) of the newest checkpoint: the final one is written when either moved
+        self.last_saved = (trainee.train_step, asdict(counters)) if ctx.resume else (-1, {})
         self.buffer_size = 0
         self._window_start = (time.monotonic(), counters.env_steps, counters.consumed_rows, trainee.train_step)
         self._last_status = 0.0
@@ -183,7 +186,7 @@ class Learner:
                          f"retrying in {delay:.0f} s ({self.write_failures}/{CKPT_WRITE_MAX_FAILURES} failures in a row)")
             return False
         self.write_failures, self.retry_at = 0, None
-        self.last_saved_step = step
+        self.last_saved = (step, asdict(self.counters))
         logger.info(f"checkpoint {path.name} (env steps {self.counters.env_steps}, episodes {self.counters.episodes})")
         return True
 
@@ -280,8 +283,11 @@ class Learner:
     def drain_telemetry(self):
         """Handle every telemetry record the table holds; returns the server info it read."""
         info = self.client.server_info(timeout=10)
+        refused_before = self.telemetry.refused
         for record in self.telemetry.drain(info[TELEMETRY_TABLE].current_size):
             self.handle(record)
+        if self.telemetry.refused > refused_before:
+            self.refused.add("telemetry", "unsigned, badly signed or not JSON", None, self.telemetry.refused - refused_before)
         return info
 
     def run(self) -> str:
@@ -340,7 +346,7 @@ class Learner:
     def finish(self, reason: str) -> None:
         """The final checkpoint, after the stopped aisrv's last reports are counted."""
         self.drain_telemetry()
-        while self.trainee.train_step != self.last_saved_step and not self.checkpoint():
+        while self.last_saved != (self.trainee.train_step, asdict(self.counters)) and not self.checkpoint():
             time.sleep(min(CKPT_RETRY_FIRST_S, 1.0))  # the final state: retry until written or the cap ends the run
         self.publish()
         self.maybe_report(force=True)

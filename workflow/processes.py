@@ -42,6 +42,7 @@ class ChildContext:
     resume: bool = False  # learner: continue from the newest checkpoint
     generation: int = 0  # aisrv: restarts of this slot so far (varies its seeds)
     session: int = 0  # this run's sessions before this one (--resume count; varies the aisrv's seeds)
+    secret: str | None = None  # the run's signing key (workflow.signing); None: unsigned
 
     @property
     def name(self) -> str:

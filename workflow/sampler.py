@@ -13,6 +13,7 @@ import numpy as np
 import reverb
 
 from workflow.replay import SAMPLE_TABLE, TELEMETRY_TABLE, decode_json
+from workflow.signing import Signer
 
 
 @dataclass
@@ -23,16 +24,18 @@ class Batch:
     dropped: dict[str, int]  # items refused, by reason
 
 
-def item_problem(data, row_width: int) -> str | None:
+def item_problem(data, row_width: int, signer: Signer) -> str | None:
     """Why a sampled chunk item cannot be trained on (None: it can). Anyone who reaches the port,
     or a package's faulty SampleData2NumpyData, can put anything in the table."""
-    if len(data) != 3:
+    if len(data) != 4:  # sorted keys: length, model_version, rows, sig
         return "layout"
     length, padded = np.asarray(data[0]), np.asarray(data[2])
     if length.shape != () or not np.issubdtype(length.dtype, np.integer) or not np.issubdtype(np.asarray(data[1]).dtype, np.integer):
         return "layout"
     if padded.ndim != 2 or padded.dtype != np.float32:
         return "dtype"
+    if not signer.verify(data[3], data[0], data[1], data[2]):
+        return "signature"
     if padded.shape[1] != row_width:
         return "width"
     if not 1 <= int(length) <= padded.shape[0]:
@@ -42,11 +45,11 @@ def item_problem(data, row_width: int) -> str | None:
     return None
 
 
-def _to_batch(samples: list, row_width: int) -> Batch:
+def _to_batch(samples: list, row_width: int, signer: Signer) -> Batch:
     rows, versions, lengths, dropped = [], [], [], {}
     for sample in samples:
         data = sample.data  # flat columns in sorted key order: length, model_version, rows
-        problem = item_problem(data, row_width)
+        problem = item_problem(data, row_width, signer)
         if problem is not None:
             dropped[problem] = dropped.get(problem, 0) + 1
             continue
@@ -60,9 +63,10 @@ def _to_batch(samples: list, row_width: int) -> Batch:
 
 
 class BatchSampler:
-    def __init__(self, client: reverb.Client, row_width: int):
+    def __init__(self, client: reverb.Client, row_width: int, signer: Signer | None = None):
         self._client = client
         self._row_width = row_width
+        self._signer = signer or Signer(None)
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="reverb-sampler")
         self._pending: concurrent.futures.Future | None = None
 
@@ -82,7 +86,7 @@ class BatchSampler:
         except concurrent.futures.TimeoutError:
             return None
         self._pending = None
-        return _to_batch(samples, self._row_width)
+        return _to_batch(samples, self._row_width, self._signer)
 
     def _sample(self, num_items: int) -> list:
         return list(self._client.sample(SAMPLE_TABLE, num_items, emit_timesteps=False))
@@ -92,11 +96,14 @@ class BatchSampler:
 
 
 class TelemetryReceiver:
-    """Drains the telemetry table, never waiting for more than it holds."""
+    """Drains the telemetry table, never waiting for more than it holds; records that fail their
+    signature or do not decode are counted in `refused`."""
 
-    def __init__(self, client: reverb.Client, max_items: int = 10_000):
+    def __init__(self, client: reverb.Client, max_items: int = 10_000, signer: Signer | None = None):
         self._client = client
         self._max_items = max_items
+        self._signer = signer or Signer(None)
+        self.refused = 0
 
     def drain(self, available: int) -> list[dict]:
         """Take `available` records (the table's current size, from a fresh server_info); only the
@@ -106,9 +113,14 @@ class TelemetryReceiver:
             return []
         records = []
         for sample in self._client.sample(TELEMETRY_TABLE, count, emit_timesteps=False):
-            payload, length = sample.data[0], int(sample.data[1])  # sorted keys: json, length
+            data = sample.data  # sorted keys: json, length, sig
             try:
-                records.append(decode_json(payload[:length]))
-            except (ValueError, UnicodeDecodeError):
-                continue
+                if len(data) != 3 or not self._signer.verify(data[2], data[0], data[1]):
+                    raise ValueError("unsigned or badly signed")
+                record = decode_json(np.asarray(data[0])[:int(data[1])])
+                if not isinstance(record, dict):
+                    raise ValueError("not a record")
+                records.append(record)
+            except (ValueError, TypeError, UnicodeDecodeError):
+                self.refused += 1
         return records
