@@ -145,3 +145,16 @@ def test_a_missing_algorithm_folder_stops_before_anything_starts(package, tmp_pa
     result = train(package, tmp_path / "runs", "--set", 'app.algo="diy"', timeout_s=120)
     assert result.returncode == 2 and "app.algo = 'diy'" in result.stderr and "dqn, target_dqn" in result.stderr
     assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.slow
+def test_a_workflow_that_keeps_failing_ends_the_run_with_exit_1(package, tmp_path):
+    workflow_py = package / "dqn" / "train_workflow.py"
+    lines = workflow_py.read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("def workflow("))
+    lines.insert(at + 1, "    raise RuntimeError('broken workflow')")
+    workflow_py.write_text("\n".join(lines) + "\n")
+    result = train(package, tmp_path / "runs", "--set", 'app.algo="dqn"', "--train-test")
+    assert result.returncode == 1
+    assert "every aisrv failed more than app.aisrv_restart_max times" in result.stderr
+    assert f"package code failed at dqn/train_workflow.py:{at + 2} in workflow" in result.stderr
