@@ -22,7 +22,7 @@ from loguru import logger
 
 from feature.definition import SAMPLE_DIM
 from workflow import ckpt_files
-from workflow.checkpoint import CheckpointManager, preload, prune_user_saves
+from workflow.checkpoint import CheckpointManager, check_counters, preload, prune_user_saves
 from workflow.kaiwu_package import KaiwuPackage, PackageError, numeric_values
 from workflow.metrics_keys import PACKAGE_LEARN_PREFIX
 
@@ -160,8 +160,10 @@ class PackageTrainee:
         state = self._read_state()
 
         def load(ckpt_id: int) -> dict:
+            extra = state.get(str(ckpt_id), {})
+            check_counters(extra.get("counters", {}) if isinstance(extra, dict) else extra)
             self.agent.load_model(path=str(self.ckpts.ckpt_dir), id=ckpt_id)
-            return state.get(str(ckpt_id), {})
+            return extra
 
         ckpt_id, extra = self.ckpts.load_newest(load, (Exception,))
         self.train_step = self.model_version = ckpt_id
