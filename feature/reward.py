@@ -1,67 +1,25 @@
-"""Reward shaping: every term named, weighted in `RewardConfig`, reported on its own.
+"""Reward shaping: every term named, weighted, reported on its own, and declared once.
 
 `reward_shaping(prev, cur, action, cfg)` compares the StepViews (feature.unpack) of two
 consecutive steps and returns `(total, terms)`; `sum(terms.values()) == total` and each term
 already includes `cfg.scale`. The episode loop sums terms per episode, so the monitor shows
 which term drives learning.
 
-Terms (weight in RewardConfig of the same name):
-  end_progress    per BFS cell walked toward the end
-  chest_progress  per BFS cell walked toward the chest that was nearest at the previous step
-                  (a pick-up counts the last cells; the next target's distance is no penalty)
-  flash_progress  per BFS cell gained toward the end and that chest on a flash step
-  chest_pickup    per chest collected
-  buff_pickup     per buff collected
-  wall_bump       a move that stopped short (< blocked_ratio of 700, 1000 with the buff) with an
-                  obstacle on its path in the previous obstacle map
-  flash_wall      a flash that stopped short of 8000 units with its target blocked or off the map
-  revisit         × memory at the hero's new cell (0.2 per earlier visit, capped at 1)
-  step            every step
-  win             reaching the end
-  timeout         hitting max_step without reaching the end (the game then scores 0)
-  chests_left     per chest still on the map when the episode ends either way
+A term is one entry of `TERM_TABLE`: its name, default weight, what it measures and how (a
+function of the step's `StepChange`). `RewardConfig` (the TOML's [reward] section) is built from
+the table, so adding a term is one entry here plus, to tune it, its weight in conf/reward.toml.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field, make_dataclass
+from typing import Callable
 
 from feature.layout import NUM_MOVES
 from feature.unpack import StepView
 from realm.constants import BUFF_STEP_LENGTH, FLASH_DISTANCE, STEP_LENGTH, VIEW_RADIUS
 from realm.env import UNIT_VECTORS
 from realm.maps import cell_of
-
-
-@dataclass
-class RewardConfig:
-    """Weights of the shaped reward. Defaults: dense BFS progress dominates, events are sparse
-    bonuses on the same scale as ~50 cells of progress, the step penalty is small."""
-
-    end_progress: float = 0.1
-    chest_progress: float = 0.2  # above end_progress: a detour for a chest pays
-    flash_progress: float = 0.1
-    chest_pickup: float = 5.0
-    buff_pickup: float = 0.5
-    wall_bump: float = -0.2
-    flash_wall: float = -2.0
-    revisit: float = -0.05
-    step: float = -0.01
-    win: float = 10.0
-    timeout: float = -5.0
-    chests_left: float = -1.0
-    scale: float = 1.0  # multiplies every term
-    blocked_ratio: float = 0.5  # a move covering less than this fraction of its length was blocked
-
-    def validate(self):
-        if not 0.0 < self.blocked_ratio <= 1.0:
-            raise ValueError(f"blocked_ratio must be in (0, 1], got {self.blocked_ratio}")
-        if self.scale <= 0:
-            raise ValueError(f"scale must be > 0, got {self.scale}")
-
-
-TERMS = ("end_progress", "chest_progress", "flash_progress", "chest_pickup", "buff_pickup", "wall_bump",
-         "flash_wall", "revisit", "step", "win", "timeout", "chests_left")
 
 
 def _displacement(prev: StepView, cur: StepView) -> float:
@@ -103,13 +61,77 @@ def _chest_delta(prev: StepView, cur: StepView) -> float:
     return 0.0  # vanished without a pick-up (became unreachable): no signal
 
 
-def reward_shaping(prev: StepView, cur: StepView, action: int, cfg: RewardConfig) -> tuple[float, dict[str, float]]:
-    """Shaped reward of the step from `prev` to `cur` taken with `action` -> (total, terms)."""
+@dataclass(frozen=True)
+class StepChange:
+    """What the terms read about one step: the two views, the action, and what it did."""
+
+    prev: StepView
+    cur: StepView
+    is_flash: bool  # a flash that fired (the action was a flash and it was ready)
+    end_delta: float  # BFS cells gained toward the end
+    chest_delta: float  # BFS cells gained toward the chest nearest at the previous step
+    wall_bump: bool  # a move that stopped short against an obstacle
+    flash_wall: bool  # a flash that stopped short, its target blocked or off the map
+    ended: bool  # the episode ended on this step, either way
+
+
+@dataclass(frozen=True)
+class Term:
+    name: str
+    weight: float  # the default weight (RewardConfig.<name>)
+    doc: str
+    value: Callable[[StepChange], float]  # unweighted
+
+
+TERM_TABLE: tuple[Term, ...] = (
+    Term("end_progress", 0.1, "per BFS cell walked toward the end",
+         lambda s: 0.0 if s.is_flash else s.end_delta),
+    Term("chest_progress", 0.2, "per BFS cell walked toward the chest that was nearest at the previous step (a "
+         "pick-up counts the last cells; the next target's distance is no penalty); above end_progress so a detour "
+         "for a chest pays", lambda s: 0.0 if s.is_flash else s.chest_delta),
+    Term("flash_progress", 0.1, "per BFS cell gained toward the end and that chest on a flash step",
+         lambda s: s.end_delta + s.chest_delta if s.is_flash else 0.0),
+    Term("chest_pickup", 5.0, "per chest collected", lambda s: s.cur.chest_count - s.prev.chest_count),
+    Term("buff_pickup", 0.5, "per buff collected", lambda s: s.cur.buff_count - s.prev.buff_count),
+    Term("wall_bump", -0.2, "a move that stopped short (< blocked_ratio of 700, 1000 with the buff) with an "
+         "obstacle on its path in the previous obstacle map", lambda s: 1.0 if s.wall_bump else 0.0),
+    Term("flash_wall", -2.0, "a flash that stopped short of 8000 units with its target blocked or off the map",
+         lambda s: 1.0 if s.flash_wall else 0.0),
+    Term("revisit", -0.05, "x memory at the hero's new cell (0.2 per earlier visit, capped at 1)",
+         lambda s: s.cur.memory),
+    Term("step", -0.01, "every step", lambda s: 1.0),
+    Term("win", 10.0, "reaching the end", lambda s: 1.0 if s.cur.terminated else 0.0),
+    Term("timeout", -5.0, "hitting max_step without reaching the end (the game then scores 0)",
+         lambda s: 1.0 if s.cur.truncated and not s.cur.terminated else 0.0),
+    Term("chests_left", -1.0, "per chest still on the map when the episode ends either way",
+         lambda s: float(len(s.cur.chest_dists)) if s.ended else 0.0),
+)
+TERMS: tuple[str, ...] = tuple(t.name for t in TERM_TABLE)
+
+
+def _validate(cfg) -> None:
+    if not 0.0 < cfg.blocked_ratio <= 1.0:
+        raise ValueError(f"blocked_ratio must be in (0, 1], got {cfg.blocked_ratio}")
+    if cfg.scale <= 0:
+        raise ValueError(f"scale must be > 0, got {cfg.scale}")
+
+
+RewardConfig = make_dataclass(
+    "RewardConfig",
+    [(t.name, float, field(default=t.weight)) for t in TERM_TABLE]
+    + [("scale", float, field(default=1.0)),  # multiplies every term
+       ("blocked_ratio", float, field(default=0.5))],  # a move covering less of its length was blocked
+    namespace={"validate": _validate,
+               "__doc__": "Weights of the shaped reward ([reward]): one per entry of TERM_TABLE, plus scale and "
+                          "blocked_ratio. Dense BFS progress dominates; events are sparse bonuses on the scale of "
+                          "~50 cells of progress; the step penalty is small."},
+)
+RewardConfig.__module__ = __name__
+
+
+def step_change(prev: StepView, cur: StepView, action: int, cfg) -> StepChange:
     is_flash = action >= NUM_MOVES and prev.flash_ready
     moved = _displacement(prev, cur)
-    end_delta, chest_delta = _end_delta(prev, cur), _chest_delta(prev, cur)
-    ended = cur.terminated or cur.truncated
-
     wall_bump = flash_wall = False
     if not cur.terminated:  # reaching the end may stop the hero mid-step
         if is_flash:
@@ -119,20 +141,13 @@ def reward_shaping(prev: StepView, cur: StepView, action: int, cfg: RewardConfig
             length = BUFF_STEP_LENGTH if prev.speed_up else STEP_LENGTH
             wall_bump = (moved < cfg.blocked_ratio * length
                          and _blocked_on_path(prev, action, length, (1 / 3, 2 / 3, 1.0)))
+    return StepChange(prev=prev, cur=cur, is_flash=is_flash, end_delta=_end_delta(prev, cur),
+                      chest_delta=_chest_delta(prev, cur), wall_bump=wall_bump, flash_wall=flash_wall,
+                      ended=cur.terminated or cur.truncated)
 
-    raw = {
-        "end_progress": 0.0 if is_flash else cfg.end_progress * end_delta,
-        "chest_progress": 0.0 if is_flash else cfg.chest_progress * chest_delta,
-        "flash_progress": cfg.flash_progress * (end_delta + chest_delta) if is_flash else 0.0,
-        "chest_pickup": cfg.chest_pickup * (cur.chest_count - prev.chest_count),
-        "buff_pickup": cfg.buff_pickup * (cur.buff_count - prev.buff_count),
-        "wall_bump": cfg.wall_bump if wall_bump else 0.0,
-        "flash_wall": cfg.flash_wall if flash_wall else 0.0,
-        "revisit": cfg.revisit * cur.memory,
-        "step": cfg.step,
-        "win": cfg.win if cur.terminated else 0.0,
-        "timeout": cfg.timeout if cur.truncated and not cur.terminated else 0.0,
-        "chests_left": cfg.chests_left * len(cur.chest_dists) if ended else 0.0,
-    }
-    terms = {name: float(value * cfg.scale) for name, value in raw.items()}
+
+def reward_shaping(prev: StepView, cur: StepView, action: int, cfg) -> tuple[float, dict[str, float]]:
+    """Shaped reward of the step from `prev` to `cur` taken with `action` -> (total, terms)."""
+    change = step_change(prev, cur, action, cfg)
+    terms = {t.name: float(getattr(cfg, t.name) * t.value(change) * cfg.scale) for t in TERM_TABLE}
     return sum(terms.values()), terms

@@ -138,3 +138,19 @@ def test_step_view_glue_detects_a_wall_from_observations():
 def test_reward_config_validation():
     with pytest.raises(ValueError, match="blocked_ratio"):
         RewardConfig(blocked_ratio=0.0).validate()
+
+
+def test_every_term_is_declared_once_and_reward_toml_lists_its_default_weight():
+    """A term is one TERM_TABLE entry: RewardConfig and the reported terms follow from it."""
+    import dataclasses
+    from pathlib import Path
+
+    import toml
+
+    from feature.reward import TERM_TABLE
+
+    assert [f.name for f in dataclasses.fields(RewardConfig)] == [*TERMS, "scale", "blocked_ratio"]
+    assert {f.name: f.default for f in dataclasses.fields(RewardConfig)} == {
+        **{t.name: t.weight for t in TERM_TABLE}, "scale": 1.0, "blocked_ratio": 0.5}
+    written = toml.load(Path(__file__).resolve().parents[1] / "conf" / "reward.toml")["reward"]
+    assert written == {f.name: f.default for f in dataclasses.fields(RewardConfig)}
