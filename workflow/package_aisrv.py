@@ -25,8 +25,6 @@ from workflow.kaiwu_package import KaiwuPackage, PackageError, numeric_values
 from workflow.model_pool import ModelPoolReader, PublishedModel
 from workflow.train_workflow import LoopStats
 
-EPISODE_REPORT_KEYS = ("total_score", "chests", "steps", "win", "buff_count", "flash_count")
-
 
 class PlatformEnv:
     """The env a package's workflow sees: `reset(usr_conf)` and `step(act)`, nothing more."""
@@ -102,9 +100,7 @@ class AisrvHandler:
         self._follow_pool(agent)
         return method(agent, *args, **kwargs)
 
-    def exploit(self, agent, method, *args, **kwargs):
-        self._follow_pool(agent)
-        return method(agent, *args, **kwargs)
+    exploit = predict  # both act with the local agent, which follows the model pool
 
     def learn(self, agent, method, list_sample_data, *args, **kwargs):
         to_numpy = self._package.protocol("SampleData2NumpyData")
