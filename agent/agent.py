@@ -1,12 +1,19 @@
-"""Kaiwu's Agent: predict / exploit / learn / save_model / load_model around one ActorCritic.
+"""Kaiwu's Agent (`<algo>/algorithm/agent.py`): predict / exploit / learn / save_model /
+load_model around one ActorCritic, with the platform's constructor and decorators.
 
-The same class serves every role: an env worker calls `predict` (sampling) or `exploit`
-(greedy, evaluation), the learner calls `learn`, and weights travel between them with
-`get_weights` / `set_weights` (plain numpy, for the model pool). `model_version` counts updates
-so a worker can tell which policy produced its samples.
+The same class serves every role. On the platform, and in this toolkit's training system, the
+decorators route the calls (kaiwu_agent.agent.base_agent): an aisrv's `learn` sends the samples
+to the replay buffer, the learner's `learn` runs the PPO update below, an aisrv's
+`load_model(id="latest")` loads the model pool's newest checkpoint. Without a framework (a
+tool, a test) every method runs as written.
 
-Checkpoints are `model.ckpt-{id}.pkl`, written atomically (temp file, fsync, rename) and read
-with `torch.load(weights_only=True)`: tensors and plain Python values only, never code.
+A checkpoint is two files, both read with `torch.load(weights_only=True)` (tensors and plain
+values only, never code), written atomically (temp file, fsync, rename):
+- `model.ckpt-{id}.pkl`: `model.state_dict()`, which `model.load_state_dict(torch.load(f))`
+  reads as the platform's own agents do (the value-normalisation statistics are buffers of the
+  model, so they travel with it);
+- `model.ckpt-{id}.train.pt`, beside it: optimizer, counters and the minibatch RNG, for an exact
+  resume. `load_model` reads it when it is there; a package uploaded without it still acts.
 """
 from __future__ import annotations
 
@@ -19,12 +26,17 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from agent.model import ActorCritic, ModelConfig
-from agent.ppo import PPOConfig, ValueNorm, ppo_update
+from agent.config import Settings, load_settings
+from agent.model import ActorCritic
+from agent.ppo import ppo_update
 from feature.definition import ActData, ObsData, SampleData, numpy_to_batch, samples_to_numpy
+from kaiwu_agent.agent.base_agent import (BaseAgent, exploit_wrapper, learn_wrapper, load_model_wrapper,
+                                          predict_wrapper, save_model_wrapper)
+from kaiwu_agent.utils.common_func import attached
 
 CKPT_PATTERN = re.compile(r"^model\.ckpt-(\d+)\.pkl$")
-VALUE_NORM_PREFIX = "value_norm."
+TRAIN_STATE_SUFFIX = ".train.pt"
+COUNTERS = ("train_step", "samples_learned", "model_version")
 
 
 class CheckpointError(RuntimeError):
@@ -35,24 +47,13 @@ def checkpoint_file(path: str | Path, id: int | str) -> Path:
     return Path(path) / f"model.ckpt-{id}.pkl"
 
 
+def train_state_file(path: str | Path, id: int | str) -> Path:
+    return Path(path) / f"model.ckpt-{id}{TRAIN_STATE_SUFFIX}"
+
+
 def latest_checkpoint_id(path: str | Path) -> int | None:
     ids = [int(m.group(1)) for p in Path(path).glob("model.ckpt-*.pkl") if (m := CKPT_PATTERN.match(p.name))]
     return max(ids) if ids else None
-
-
-def _check_plain(value, where: str = "extra") -> None:
-    """Refuse what `torch.load(weights_only=True)` could not read back (numpy arrays, objects)."""
-    if isinstance(value, dict):
-        for k, v in value.items():
-            if not isinstance(k, (str, int)):
-                raise TypeError(f"{where}: key {k!r} must be a str or int")
-            _check_plain(v, f"{where}[{k!r}]")
-    elif isinstance(value, (list, tuple)):
-        for i, v in enumerate(value):
-            _check_plain(v, f"{where}[{i}]")
-    elif not (value is None or isinstance(value, (bool, int, float, str, torch.Tensor))):
-        raise TypeError(f"{where}: {type(value).__name__} cannot be stored in a checkpoint; use tensors, "
-                        "numbers, strings, lists and dicts (e.g. torch.from_numpy for arrays)")
 
 
 def _architecture_mismatch(expected: dict[str, torch.Tensor], got: dict) -> list[str]:
@@ -64,30 +65,51 @@ def _architecture_mismatch(expected: dict[str, torch.Tensor], got: dict) -> list
     return problems
 
 
-class Agent:
-    def __init__(self, model_cfg: ModelConfig | None = None, ppo_cfg: PPOConfig | None = None,
-                 device: str = "cpu", seed: int | None = None):
-        self.model_cfg = model_cfg or ModelConfig()
-        self.ppo_cfg = ppo_cfg or PPOConfig()
-        self.device = torch.device(device)
-        with torch.random.fork_rng(devices=[]):  # seeded init without touching the caller's RNG
+def _save_atomically(payload, final: Path) -> None:
+    tmp = final.with_name(f".{final.name}.tmp-{os.getpid()}")
+    try:
+        with open(tmp, "wb") as f:
+            torch.save(payload, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, final)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _read(file: Path, device) -> object:
+    try:
+        return torch.load(file, map_location=device, weights_only=True)
+    except Exception as e:  # truncated, overwritten, or not a torch file at all
+        raise CheckpointError(f"cannot read checkpoint {file}: {type(e).__name__}: {e}") from e
+
+
+@attached
+class Agent(BaseAgent):
+    def __init__(self, agent_type="player", device=None, logger=None, monitor=None, *,
+                 settings: Settings | None = None, seed: int | None = None):
+        """The platform builds it with its four arguments; the settings then come from
+        `load_settings()`. Tools and tests may pass `settings` and a `seed`; without a seed the
+        process's torch RNG (seeded by whoever started the process) decides the initial weights
+        and the agent's own generators."""
+        super().__init__(agent_type, device, logger, monitor)
+        self.settings = settings or load_settings()
+        self.model_cfg, self.ppo_cfg = self.settings.model, self.settings.ppo
+        self.device = torch.device(device if device is not None else "cpu")
+        with torch.random.fork_rng(devices=[], enabled=seed is not None):  # a seed never moves the caller's RNG
             if seed is not None:
                 torch.manual_seed(seed)
             self.model = ActorCritic(self.model_cfg).to(self.device)
+            generator_seeds = torch.randint(0, 2**62, (2,)).tolist()
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=self.ppo_cfg.learning_rate,
                                           eps=self.ppo_cfg.adam_eps)
-        self.value_norm = ValueNorm() if self.ppo_cfg.value_norm else None
-        self.sample_generator = torch.Generator(device=self.device)  # action sampling
-        self.shuffle_generator = torch.Generator()  # minibatch order
-        if seed is not None:
-            self.sample_generator.manual_seed(seed)
-            self.shuffle_generator.manual_seed(seed + 1)
-        else:
-            self.sample_generator.seed()
-            self.shuffle_generator.seed()
+        self.sample_generator = torch.Generator(device=self.device)  # action sampling (this process's own)
+        self.sample_generator.manual_seed(generator_seeds[0])
+        self.shuffle_generator = torch.Generator()  # minibatch order (saved for an exact resume)
+        self.shuffle_generator.manual_seed(generator_seeds[1])
         self.train_step = 0  # learn() calls
         self.samples_learned = 0  # drives the PPO schedules
-        self.model_version = 0  # bumped by every update or set_weights
+        self.model_version = 0  # bumped by every update or load
 
     # --- acting ---------------------------------------------------------------------------------
 
@@ -96,13 +118,12 @@ class Agent:
             return torch.from_numpy(np.stack([getattr(o, name) for o in list_obs_data])).to(self.device)
         return stack("map"), stack("state"), stack("legal")
 
-    def _value_out(self, value: torch.Tensor) -> torch.Tensor:
-        return self.value_norm.denormalize(value) if self.value_norm is not None else value
-
+    @predict_wrapper
     def predict(self, list_obs_data: Sequence[ObsData]) -> list[ActData]:
         """Sample one action per observation (training), with its log-probability and value."""
         return self._act(list_obs_data, greedy=False)
 
+    @exploit_wrapper
     def exploit(self, list_obs_data: Sequence[ObsData]) -> list[ActData]:
         """The most probable legal action per observation (evaluation)."""
         return self._act(list_obs_data, greedy=True)
@@ -119,12 +140,13 @@ class Agent:
         else:
             actions = torch.multinomial(log_probs.exp(), 1, generator=self.sample_generator)
         chosen = log_probs.gather(1, actions).squeeze(1)
-        value = self._value_out(value)
+        value = self.model.value_norm.denormalize(value)  # identity until value normalisation learns
         return [ActData(action=int(a), log_prob=float(lp), value=float(v))
                 for a, lp, v in zip(actions.squeeze(1).tolist(), chosen.tolist(), value.tolist())]
 
     # --- learning ---------------------------------------------------------------------------------
 
+    @learn_wrapper
     def learn(self, list_sample_data: Sequence[SampleData] | np.ndarray) -> dict[str, float]:
         """One PPO update on a batch: a list of SampleData or the (N, SAMPLE_DIM) rows they pack to."""
         rows = list_sample_data if isinstance(list_sample_data, np.ndarray) else samples_to_numpy(list_sample_data)
@@ -134,7 +156,8 @@ class Agent:
         batch["action"] = batch["action"].long()
         progress = self.samples_learned / self.ppo_cfg.schedule_samples
         self.model.train()
-        metrics = ppo_update(self.model, self.optimizer, batch, self.ppo_cfg, progress, self.value_norm,
+        value_norm = self.model.value_norm if self.ppo_cfg.value_norm else None
+        metrics = ppo_update(self.model, self.optimizer, batch, self.ppo_cfg, progress, value_norm,
                              self.shuffle_generator)
         self.train_step += 1
         self.samples_learned += len(rows)
@@ -142,42 +165,91 @@ class Agent:
         metrics.update(train_step=float(self.train_step), batch_size=float(len(rows)))
         return metrics
 
-    # --- weights (model pool) -----------------------------------------------------------------
+    # --- checkpoints --------------------------------------------------------------------------------
 
-    def get_weights(self) -> dict[str, np.ndarray]:
-        """Model tensors (and value-norm statistics) as numpy copies."""
-        weights = {k: v.detach().cpu().numpy().copy() for k, v in self.model.state_dict().items()}
-        if self.value_norm is not None:
-            weights.update({VALUE_NORM_PREFIX + k: v.numpy().copy() for k, v in self.value_norm.state_dict().items()})
-        return weights
+    @save_model_wrapper
+    def save_model(self, path=None, id="1") -> Path:
+        """Write `path/model.ckpt-{id}.pkl` (the model's state dict) and, beside it, the training
+        state; both atomically. Returns the .pkl path."""
+        if path is None:
+            raise CheckpointError("save_model(path=None): without the platform's framework, give a directory")
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        _save_atomically({k: v.detach().cpu() for k, v in self.model.state_dict().items()}, checkpoint_file(path, id))
+        _save_atomically({
+            "format": 2,
+            "model_config": dataclasses.asdict(self.model_cfg),
+            "optimizer": self.optimizer.state_dict(),
+            "shuffle_rng": self.shuffle_generator.get_state(),
+            **{name: int(getattr(self, name)) for name in COUNTERS},
+        }, train_state_file(path, id))
+        dir_fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)  # make the renames themselves durable
+        finally:
+            os.close(dir_fd)
+        return checkpoint_file(path, id)
 
-    def set_weights(self, weights: dict[str, np.ndarray], version: int | None = None) -> None:
-        model_part = {k: v for k, v in weights.items() if not k.startswith(VALUE_NORM_PREFIX)}
-        norm_part = {k[len(VALUE_NORM_PREFIX):]: v for k, v in weights.items() if k.startswith(VALUE_NORM_PREFIX)}
-        self._load_model_state(model_part, "weights")
-        self._load_value_norm(norm_part or None, "weights")
-        self.model_version = self.model_version + 1 if version is None else int(version)
+    @load_model_wrapper
+    def load_model(self, path=None, id="1") -> None:
+        """Load `path/model.ckpt-{id}.pkl` ("latest": the newest there) and, when it is beside it,
+        the training state. Everything is checked before anything is applied: a checkpoint that
+        reads but would poison training (non-finite values, another architecture, optimizer
+        moments that do not fit) raises CheckpointError and leaves the agent as it was."""
+        if path is None:
+            raise CheckpointError("load_model(path=None): without the platform's framework, give a directory")
+        path = Path(path)
+        if id == "latest":
+            id = latest_checkpoint_id(path)
+            if id is None:
+                raise CheckpointError(f"no checkpoint model.ckpt-*.pkl in {path}")
+        file = checkpoint_file(path, id)
+        if not file.is_file():
+            raise CheckpointError(f"checkpoint not found: {file}")
+        state = _read(file, self.device)
+        self._check_model_state(state, file)
+        train_file = train_state_file(path, id)
+        train = _read(train_file, self.device) if train_file.is_file() else None
+        if train is not None:
+            self._check_train_state(train, train_file)
+        self.model.load_state_dict(state)
+        if train is None:
+            self.model_version += 1
+            return
+        try:
+            self.optimizer.load_state_dict(train["optimizer"])
+        except (ValueError, KeyError) as e:
+            raise CheckpointError(f"{train_file}: optimizer state does not fit this model: {e}") from e
+        self.shuffle_generator.set_state(train["shuffle_rng"])
+        for name in COUNTERS:
+            setattr(self, name, int(train[name]))
 
-    def _check_content(self, payload: dict, file: Path) -> None:
-        """Refuse, before anything is applied, a checkpoint that reads but would poison training:
-        non-finite weights or statistics, optimizer moments that do not fit the parameters,
-        counters that are not non-negative integers."""
+    def _check_model_state(self, state, file: Path) -> None:
+        if not isinstance(state, dict):
+            raise CheckpointError(f"{file} is not a model state dict (it holds a {type(state).__name__})")
+        problems = _architecture_mismatch(self.model.state_dict(), state)
+        if problems:
+            raise CheckpointError(f"checkpoint {file} does not fit this model (model config "
+                                  f"{dataclasses.asdict(self.model_cfg)}): " + "; ".join(problems))
+        for key, value in state.items():
+            if not isinstance(value, torch.Tensor):
+                raise CheckpointError(f"checkpoint {file}: {key} is a {type(value).__name__}, not a tensor")
+            if value.is_floating_point() and not bool(torch.isfinite(value).all()):
+                raise CheckpointError(f"checkpoint {file}: {key} holds NaN or infinite values")
+
+    def _check_train_state(self, train, file: Path) -> None:
         def bad(why: str) -> CheckpointError:
             return CheckpointError(f"checkpoint {file}: {why}")
 
-        for where, state in (("model", payload["model"]), ("value_norm", payload.get("value_norm") or {})):
-            if not isinstance(state, dict):
-                raise bad(f"{where} is a {type(state).__name__}, not a state dict")
-            for key, value in state.items():
-                if not isinstance(value, torch.Tensor):
-                    raise bad(f"{where}.{key} is a {type(value).__name__}, not a tensor")
-                if value.is_floating_point() and not bool(torch.isfinite(value).all()):
-                    raise bad(f"{where}.{key} holds NaN or infinite values")
-        for key in ("train_step", "samples_learned", "model_version"):
-            value = payload.get(key, 0)
+        if not isinstance(train, dict) or not all(k in train for k in ("optimizer", "shuffle_rng", *COUNTERS)):
+            raise bad("not this agent's training state (optimizer, shuffle_rng, counters)")
+        for key in COUNTERS:
+            value = train[key]
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise bad(f"{key} = {value!r} is not a non-negative integer")
-        optimizer = payload["optimizer"]
+        if not isinstance(train["shuffle_rng"], torch.Tensor) or train["shuffle_rng"].dtype != torch.uint8:
+            raise bad("shuffle_rng is not a generator state")
+        optimizer = train["optimizer"]
         if not isinstance(optimizer, dict) or not isinstance(optimizer.get("state"), dict):
             raise bad("optimizer is not an optimizer state dict")
         params = list(self.model.parameters())
@@ -192,86 +264,3 @@ class Agent:
                               f"parameter {tuple(params[index].shape)}")
                 if value.is_floating_point() and not bool(torch.isfinite(value).all()):
                     raise bad(f"optimizer state {index}.{name} holds NaN or infinite values")
-
-    def _load_model_state(self, state: dict, source: str) -> None:
-        expected = self.model.state_dict()
-        problems = _architecture_mismatch(expected, state)
-        if problems:
-            raise CheckpointError(f"{source} do not fit this model (model config "
-                                  f"{dataclasses.asdict(self.model_cfg)}): " + "; ".join(problems))
-        self.model.load_state_dict({k: torch.as_tensor(v) for k, v in state.items()})
-
-    def _load_value_norm(self, state: dict | None, source: str) -> None:
-        if state is None:
-            if self.value_norm is not None:
-                self.value_norm = ValueNorm()  # raw-return critic: identity statistics fit it
-            return
-        if self.value_norm is None:
-            raise CheckpointError(f"{source}: the critic was trained with ppo.value_norm = true; "
-                                  "set it here too, or its values are read in the wrong units")
-        self.value_norm.load_state_dict(state)
-
-    # --- checkpoints --------------------------------------------------------------------------------
-
-    def save_model(self, path: str | Path, id: int | str, extra: dict | None = None) -> Path:
-        """Write `path/model.ckpt-{id}.pkl` atomically. `extra`: the caller's counters, RNG states...
-        (tensors and plain Python values only, so weights_only loading can read it)."""
-        _check_plain(extra or {})
-        path = Path(path)
-        path.mkdir(parents=True, exist_ok=True)
-        final = checkpoint_file(path, id)
-        payload = {
-            "format": 1,
-            "model_config": dataclasses.asdict(self.model_cfg),
-            "model": self.model.state_dict(),
-            "optimizer": self.optimizer.state_dict(),
-            "value_norm": self.value_norm.state_dict() if self.value_norm is not None else None,
-            "train_step": self.train_step,
-            "samples_learned": self.samples_learned,
-            "model_version": self.model_version,
-            "extra": extra or {},
-        }
-        tmp = final.with_name(f".{final.name}.tmp-{os.getpid()}")
-        try:
-            with open(tmp, "wb") as f:
-                torch.save(payload, f)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, final)
-        finally:
-            tmp.unlink(missing_ok=True)
-        dir_fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)  # make the rename itself durable
-        finally:
-            os.close(dir_fd)
-        return final
-
-    def load_model(self, path: str | Path, id: int | str = "latest") -> dict:
-        """Restore model, optimizer, value-norm statistics and counters; returns the `extra` dict."""
-        path = Path(path)
-        if id == "latest":
-            id = latest_checkpoint_id(path)
-            if id is None:
-                raise CheckpointError(f"no checkpoint model.ckpt-*.pkl in {path}")
-        file = checkpoint_file(path, id)
-        if not file.is_file():
-            raise CheckpointError(f"checkpoint not found: {file}")
-        try:
-            payload = torch.load(file, map_location=self.device, weights_only=True)
-        except Exception as e:  # truncated, overwritten, or not a torch file at all
-            raise CheckpointError(f"cannot read checkpoint {file}: {type(e).__name__}: {e}") from e
-        missing = [k for k in ("model", "optimizer", "train_step") if not isinstance(payload, dict) or k not in payload]
-        if missing:
-            raise CheckpointError(f"{file} is not an agent checkpoint (missing {', '.join(missing)})")
-        self._check_content(payload, file)
-        self._load_model_state(payload["model"], f"checkpoint {file}")
-        self._load_value_norm(payload.get("value_norm"), f"checkpoint {file}")
-        try:
-            self.optimizer.load_state_dict(payload["optimizer"])
-        except (ValueError, KeyError) as e:
-            raise CheckpointError(f"checkpoint {file}: optimizer state does not fit this model: {e}") from e
-        self.train_step = int(payload["train_step"])
-        self.samples_learned = int(payload.get("samples_learned", 0))
-        self.model_version = int(payload.get("model_version", self.train_step))
-        return dict(payload.get("extra") or {})

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
+from agent.ppo import ValueNorm
 from feature.layout import MAP_CHANNELS, MAP_SIZE, NUM_ACTIONS, STATE_DIM
 
 MASKED_LOGIT = -1e8  # exp() underflows to exactly 0; finite, so no NaN in softmax or entropy
@@ -78,6 +79,7 @@ class ActorCritic(nn.Module):
         self.critic_backbone = None if cfg.share_backbone else Backbone(cfg)
         self.policy_head = layer_init(nn.Linear(cfg.hidden_size, NUM_ACTIONS), 0.01)
         self.value_head = layer_init(nn.Linear(cfg.hidden_size, 1), 1.0)
+        self.value_norm = ValueNorm()  # return statistics (ppo.value_norm); identity when unused
 
     def forward(self, map_tensor: torch.Tensor, state: torch.Tensor, legal: torch.Tensor
                 ) -> tuple[torch.Tensor, torch.Tensor]:

@@ -65,14 +65,17 @@ def scheduled(start: float, final: float, schedule: str, progress: float) -> flo
     return start if schedule == "constant" else start + (final - start) * min(max(progress, 0.0), 1.0)
 
 
-class ValueNorm:
-    """Running mean/variance of returns (parallel Welford), float64, saved in checkpoints."""
+class ValueNorm(nn.Module):
+    """Running mean/variance of returns (parallel Welford), float64 buffers of the model, so they
+    travel in its state dict. Identity (mean 0, variance 1) until the first update."""
 
     def __init__(self):
-        self.mean = torch.zeros((), dtype=torch.float64)
-        self.var = torch.ones((), dtype=torch.float64)
-        self.count = torch.zeros((), dtype=torch.float64)
+        super().__init__()
+        self.register_buffer("mean", torch.zeros((), dtype=torch.float64))
+        self.register_buffer("var", torch.ones((), dtype=torch.float64))
+        self.register_buffer("count", torch.zeros((), dtype=torch.float64))
 
+    @torch.no_grad()
     def update(self, x: torch.Tensor) -> None:
         x = x.detach().double().reshape(-1)
         n = x.numel()
@@ -81,9 +84,11 @@ class ValueNorm:
         b_mean, b_var = x.mean(), x.var(unbiased=False)
         total = self.count + n
         delta = b_mean - self.mean
-        self.mean = self.mean + delta * n / total
-        self.var = (self.var * self.count + b_var * n + delta**2 * self.count * n / total) / total
-        self.count = total
+        new_mean = self.mean + delta * n / total
+        new_var = (self.var * self.count + b_var * n + delta**2 * self.count * n / total) / total
+        self.mean.copy_(new_mean)
+        self.var.copy_(new_var)
+        self.count.copy_(total)
 
     @property
     def std(self) -> torch.Tensor:
@@ -94,13 +99,6 @@ class ValueNorm:
 
     def denormalize(self, x: torch.Tensor) -> torch.Tensor:
         return (x.double() * self.std + self.mean).to(x.dtype)
-
-    def state_dict(self) -> dict[str, torch.Tensor]:
-        return {"mean": self.mean.clone(), "var": self.var.clone(), "count": self.count.clone()}
-
-    def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
-        self.mean, self.var, self.count = (torch.as_tensor(state[k], dtype=torch.float64).clone()
-                                           for k in ("mean", "var", "count"))
 
 
 def ppo_loss(new_log_prob, entropy, new_value, old_log_prob, old_value, advantage, ret, cfg: PPOConfig,

@@ -28,7 +28,7 @@ from typing import Literal
 
 import numpy as np
 
-from realm.constants import DEFAULT_MAX_STEP, NUM_POSITIONS, TALENT_TYPE_SUPER_FLASH
+from feature.constants import DEFAULT_MAX_STEP, NUM_POSITIONS, TALENT_TYPE_SUPER_FLASH
 
 SLOT_IDS = list(range(1, NUM_POSITIONS))  # ids that may be start, end or chest (0 is the buff)
 MAX_CHESTS = NUM_POSITIONS - 3  # 15 slots minus start and end

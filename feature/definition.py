@@ -1,8 +1,9 @@
 """Kaiwu's data classes and protocol functions for PPO.
 
-The names are Kaiwu's (`ObsData`, `ActData`, `SampleData`, `observation_process`,
-`action_process`, `sample_process`, `SampleData2NumpyData`, `NumpyData2SampleData`) so code
-written for KaiwuDRL reads the same here. What goes into the arrays is declared in
+This is `<algo>/feature/definition.py` of a Kaiwu code package: the data classes are made with
+the platform's `create_cls` and the protocol functions registered with `@attached`, under the
+platform's names (`ObsData`, `ActData`, `SampleData`, `observation_process`, `action_process`,
+`sample_process`, `SampleData2NumpyData`, `NumpyData2SampleData`). What goes into the arrays is declared in
 `feature.layout`; this module only fills and moves them.
 
 Data flow of one step: Observation --observation_process--> ObsData --agent.predict--> ActData
@@ -12,55 +13,32 @@ the replay server and the learner move around.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
 from feature.layout import MAP_LAYOUT, MAP_SHAPE, NUM_ACTIONS, STATE_DIM, STATE_LAYOUT, STATE_SLICES, legal_mask
-from realm.protocol import EnvInfo, Observation
+from kaiwu_agent.utils.common_func import Frame, attached, create_cls
 
+#: What the network sees at one step: `map` MAP_SHAPE float32 (obstacle, memory, treasure, end
+#: windows), `state` (STATE_DIM,) float32 (blocks named in layout.STATE_LAYOUT), `legal`
+#: (NUM_ACTIONS,) float32, 1 = action allowed.
+ObsData = create_cls("ObsData", map=None, state=None, legal=None)
 
-@dataclass
-class ObsData:
-    """What the network sees at one step."""
+#: The policy's answer for one observation: `action` 0..15 (sent to the env), `log_prob`
+#: log π(action | obs) under the policy that chose it, `value` the critic's estimate of the
+#: return from this obs (in return units).
+ActData = create_cls("ActData", action=None, log_prob=None, value=None)
 
-    map: np.ndarray  # MAP_SHAPE float32: obstacle, memory, treasure, end windows
-    state: np.ndarray  # (STATE_DIM,) float32, blocks named in layout.STATE_LAYOUT
-    legal: np.ndarray  # (NUM_ACTIONS,) float32, 1 = action allowed
+#: One training sample; every number travels as float32 (the action too: 0..15 is exact).
+#: `value` is the behaviour policy's estimate (for value clipping), `advantage` the GAE
+#: advantage, `ret` the return target = advantage + value.
+SampleData = create_cls("SampleData", map=None, state=None, legal=None, action=None, log_prob=None, value=None,
+                        advantage=None, ret=None)
 
-
-@dataclass
-class ActData:
-    """The policy's answer for one observation."""
-
-    action: int  # 0..15, the action sent to the env
-    log_prob: float  # log π(action | obs) under the policy that chose it
-    value: float  # critic's estimate of the return from this obs (in return units)
-
-
-@dataclass
-class Frame:
-    """One env step kept until its chunk becomes samples."""
-
-    obs: ObsData
-    act: ActData
-    reward: float  # shaped reward received after `act`
-    terminated: bool  # the episode reached a terminal state after this step: nothing to bootstrap
-
-
-@dataclass
-class SampleData:
-    """One training sample. Every number is stored as float32 (the action too: 0..15 is exact)."""
-
-    map: np.ndarray
-    state: np.ndarray
-    legal: np.ndarray
-    action: int
-    log_prob: np.float32
-    value: np.float32  # behaviour policy's value estimate (for value clipping)
-    advantage: np.float32  # GAE advantage
-    ret: np.float32  # return target = advantage + value
+# A Frame (the platform's attribute bag) holds one env step until its chunk becomes samples:
+# Frame(obs=ObsData, act=ActData, reward=shaped reward after `act`, terminated=the episode
+# reached a terminal state after this step, so nothing is bootstrapped past it).
 
 
 # Flat float32 layout of one SampleData: (field, shape) in order; derived from feature.layout.
@@ -92,8 +70,11 @@ _SHAPES = dict(SAMPLE_LAYOUT)
 
 # --- protocol functions -----------------------------------------------------------------------------
 
-def observation_process(obs: Observation, env_info: EnvInfo | None = None) -> ObsData:
-    """Observation (+ optional EnvInfo) -> ObsData, following the tables in feature.layout."""
+@attached
+def observation_process(raw_obs, env_info=None) -> ObsData:
+    """The env's observation (+ env_info, None after a reset) -> ObsData, following the tables
+    in feature.layout."""
+    obs = raw_obs
     f = obs.feature
     map_tensor = np.empty(MAP_SHAPE, dtype=np.float32)
     for i, channel in enumerate(MAP_LAYOUT):
@@ -107,14 +88,17 @@ def observation_process(obs: Observation, env_info: EnvInfo | None = None) -> Ob
     return ObsData(map=map_tensor, state=state, legal=legal_mask(obs.legal_act))
 
 
+@attached
 def action_process(act_data: ActData) -> int:
     """ActData -> the int action env.step takes."""
     return int(act_data.action)
 
 
-def sample_process(frames: Sequence[Frame], bootstrap_value: float, gamma: float,
-                   gae_lambda: float) -> list[SampleData]:
-    """A chunk of consecutive frames of one env -> samples with GAE advantages and returns.
+@attached
+def sample_process(list_game_data: Sequence[Frame], bootstrap_value: float = 0.0, gamma: float = 0.99,
+                   gae_lambda: float = 0.95) -> list[SampleData]:
+    """A chunk of consecutive frames of one env -> samples with GAE advantages and returns
+    (the episode loop passes the [ppo] gamma and gae_lambda).
 
     `bootstrap_value` is V(s') of the observation after the last frame. It is used when the
     chunk was cut mid-episode or the episode was truncated by the step limit (the game would
@@ -122,6 +106,7 @@ def sample_process(frames: Sequence[Frame], bootstrap_value: float, gamma: float
     A terminated frame inside the chunk stops the backup there too. A chunk must not run past a
     truncated episode: flush it at the truncation with that episode's bootstrap value.
     """
+    frames = list_game_data
     n = len(frames)
     advantages = np.zeros(n, dtype=np.float64)
     next_value = float(bootstrap_value)
@@ -152,6 +137,7 @@ def sample_process(frames: Sequence[Frame], bootstrap_value: float, gamma: float
 
 # --- SampleData <-> flat float32 ------------------------------------------------------------------
 
+@attached
 def SampleData2NumpyData(sample: SampleData) -> np.ndarray:
     """SampleData -> (SAMPLE_DIM,) float32 in SAMPLE_LAYOUT order."""
     out = np.empty(SAMPLE_DIM, dtype=np.float32)
@@ -163,6 +149,7 @@ def SampleData2NumpyData(sample: SampleData) -> np.ndarray:
     return out
 
 
+@attached
 def NumpyData2SampleData(arr: np.ndarray) -> SampleData:
     """Exact inverse of SampleData2NumpyData (arrays are copies, not views of `arr`)."""
     arr = np.asarray(arr)

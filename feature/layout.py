@@ -6,23 +6,22 @@ vector). `feature.definition.observation_process` fills the arrays by walking th
 `agent.model` takes its input sizes from the constants derived below, so adding a feature is one
 new entry here: the model, the sample layout and the checkpoints follow.
 
-A `fill` function receives the observation's `RealmFeature` and the step's `EnvInfo` (None
-when the caller has none, e.g. on hand-built observations) and returns the block's numbers.
+A `fill` function receives the observation's `feature` and the step's `env_info` (None after
+a reset, which returns the observation alone) and returns the block's numbers.
 The maps arrive flat (2601 values, row-major [z][x], as on the wire); `as_grid` makes a
 channel of one.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from realm.constants import NUM_ACTIONS as GAME_NUM_ACTIONS
-from realm.constants import VIEW_SIZE
-from realm.protocol import EnvInfo, RealmFeature, as_grid
+from feature.constants import NUM_ACTIONS as GAME_NUM_ACTIONS
+from feature.constants import VIEW_SIZE, as_grid, is_null
 
-Fill = Callable[[RealmFeature, "EnvInfo | None"], "np.ndarray | Sequence[float]"]
+Fill = Callable[[Any, Any], "np.ndarray | Sequence[float]"]  # (obs.feature, env_info or None) -> numbers
 
 
 @dataclass(frozen=True)
@@ -45,7 +44,7 @@ CHEST_SLOT_IDS: tuple[int, ...] = tuple(range(3, 16))
 
 
 def _present(rel) -> float:
-    return 0.0 if rel.is_null else 1.0
+    return 0.0 if is_null(rel) else 1.0
 
 
 MAP_LAYOUT: tuple[MapChannel, ...] = (

@@ -15,11 +15,9 @@ import math
 from dataclasses import dataclass, field, make_dataclass
 from typing import Callable
 
+from feature.constants import BUFF_STEP_LENGTH, FLASH_DISTANCE, STEP_LENGTH, UNIT_VECTORS, VIEW_RADIUS, cell_of
 from feature.layout import NUM_MOVES
 from feature.unpack import StepView
-from realm.constants import BUFF_STEP_LENGTH, FLASH_DISTANCE, STEP_LENGTH, VIEW_RADIUS
-from realm.env import UNIT_VECTORS
-from realm.maps import cell_of
 
 
 def _displacement(prev: StepView, cur: StepView) -> float:

@@ -1,71 +1,18 @@
-"""Raw protocol objects -> plain Python values.
-
-Two uses: dicts for logging and debugging (`unpack_obs`, `unpack_score`, `unpack_env_info`,
-JSON-ready), and `StepView`, the small per-step summary that reward shaping compares between
-two consecutive steps. Reward code never reads protocol objects directly, so its tests build
-StepViews by hand.
+"""StepView: the small per-step summary that reward shaping compares between two consecutive
+steps. Reward code never reads protocol objects directly, so its tests build StepViews by hand.
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from realm.constants import GRID_DISTANCE_SCALE, NUM_TREASURE_SLOTS, VIEW_RADIUS, VIEW_SIZE, WORLD_SIZE
-from realm.protocol import EnvInfo, Observation, RelativePosition, ScoreInfo, as_grid
+from feature.constants import GRID_DISTANCE_SCALE, NUM_TREASURE_SLOTS, VIEW_RADIUS, VIEW_SIZE, WORLD_SIZE, as_grid, is_null
 
 
-def _rel(rel: RelativePosition) -> dict | None:
-    return None if rel.is_null else dataclasses.asdict(rel)
-
-
-def unpack_obs(obs: Observation, with_maps: bool = False) -> dict:
-    """Observation -> dict. Null objects become None; the 51×51 maps only when asked for."""
-    f = obs.feature
-    out = {
-        "legal_act": list(obs.legal_act),
-        "norm_pos": (f.norm_pos.x, f.norm_pos.z),
-        "grid_pos": (f.grid_pos.x, f.grid_pos.z),  # axis-swapped as in the protocol: (zc, xc)
-        "start": _rel(f.start_pos),
-        "end": _rel(f.end_pos),
-        "buff": _rel(f.buff_pos),
-        "treasures": {i + 1: _rel(r) for i, r in enumerate(f.treasure_pos) if not r.is_null},
-    }
-    if with_maps:
-        for name in ("obstacle_map", "memory_map", "treasure_map", "end_map"):
-            out[name] = as_grid(getattr(f, name)).tolist()
-    return out
-
-
-def unpack_score(score: ScoreInfo) -> dict:
-    return dataclasses.asdict(score)
-
-
-def unpack_env_info(env_info: EnvInfo) -> dict:
-    """EnvInfo -> {"hero": {...}, "organs": [...], "game": {...}} with positions as (x, z)."""
-    hero = env_info.frame_state.heroes[0]
-    game = dataclasses.asdict(env_info.game_info)
-    game["pos"] = (env_info.game_info.pos.x, env_info.game_info.pos.z)
-    return {
-        "hero": {
-            "hero_id": hero.hero_id,
-            "pos": (hero.pos.x, hero.pos.z),
-            "speed_up": hero.speed_up,
-            "talent": dataclasses.asdict(hero.talent),
-        },
-        "organs": [
-            {"sub_type": o.sub_type, "config_id": o.config_id, "status": o.status,
-             "pos": (o.pos.x, o.pos.z), "cooldown": o.cooldown}
-            for o in env_info.frame_state.organs
-        ],
-        "game": game,
-    }
-
-
-def _cells(rel: RelativePosition) -> float | None:
+def _cells(rel) -> float | None:
     """BFS distance in cells, None for a null object."""
-    return None if rel.is_null else rel.grid_distance * GRID_DISTANCE_SCALE
+    return None if is_null(rel) else rel.grid_distance * GRID_DISTANCE_SCALE
 
 
 @dataclass
@@ -86,7 +33,7 @@ class StepView:
     truncated: bool = False  # hit max_step on this step
 
 
-def step_view(obs: Observation, score: ScoreInfo | None = None, env_info: EnvInfo | None = None,
+def step_view(obs, score=None, env_info=None,
               terminated: bool = False, truncated: bool = False) -> StepView:
     """Build the StepView of one step from the env's outputs (after reset: score None)."""
     f = obs.feature

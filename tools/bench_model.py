@@ -16,8 +16,7 @@ import numpy as np
 import torch
 
 from agent.agent import Agent
-from agent.model import ModelConfig
-from agent.ppo import PPOConfig
+from agent.config import Settings
 from feature.definition import ObsData
 from feature.layout import MAP_SHAPE, NUM_ACTIONS, STATE_DIM, legal_mask
 
@@ -69,7 +68,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0, help="time per figure")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    agent = Agent(ModelConfig(), PPOConfig(), seed=0)
+    agent = Agent(settings=Settings(), seed=0)
     params = sum(p.numel() for p in agent.model.parameters())
     print(f"threads: {args.threads}")
     print(f"parameters: {params}")

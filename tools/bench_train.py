@@ -86,20 +86,19 @@ def pickup_latencies(series) -> list[float]:
 
 # --- 2. one thing at a time ----------------------------------------------------------------------
 
-class CollectingAgent:
-    """Random legal actions (no network), keeps observations and packed samples for stage 2."""
+class CollectingHandler:
+    """The agent's framework for stage 2: random legal actions (no network) instead of predict,
+    and the packing an aisrv does instead of sending; keeps observations and rows."""
 
-    def __init__(self, keep_obs: int, keep_rows: int):
+    def __init__(self, act_cls, to_numpy, keep_obs: int, keep_rows: int):
         import numpy as np
 
-        from feature.definition import ActData
-
-        self._np, self._act = np, ActData
+        self._np, self._act, self._to_numpy = np, act_cls, to_numpy
         self.rng = np.random.default_rng(0)
         self.obs, self.rows = [], []
         self.keep_obs, self.keep_rows = keep_obs, keep_rows
 
-    def predict(self, list_obs_data):
+    def predict(self, agent, method, list_obs_data):
         if len(self.obs) < self.keep_obs:
             self.obs.append(list(list_obs_data))
         out = []
@@ -108,10 +107,8 @@ class CollectingAgent:
             out.append(self._act(action=int(self.rng.choice(legal)), log_prob=-2.7, value=0.0))
         return out
 
-    def learn(self, samples) -> None:
-        from feature.definition import samples_to_numpy
-
-        rows = samples_to_numpy(samples)  # the packing an aisrv does before sending
+    def learn(self, agent, method, samples) -> None:
+        rows = self._np.stack([self._to_numpy(s) for s in samples])  # the packing an aisrv does before sending
         if sum(len(r) for r in self.rows) < self.keep_rows:
             self.rows.append(rows)
 
@@ -120,24 +117,36 @@ def measure_components(cfg: AppConfig, env_steps: int) -> dict[str, float]:
     import numpy as np
     import torch
 
-    from agent.agent import Agent
-    from feature.curriculum import CurriculumSampler
     from realm import make_env
-    from workflow.train_workflow import LoopSettings, LoopStats, workflow
+    from workflow.adder import Stopped
+    from workflow.kaiwu_package import KaiwuPackage
+    from workflow.package_aisrv import LoopStats, PlatformEnv
+
+    class NoTelemetry:
+        def send(self, kind, values):
+            pass
 
     app, k = cfg.app, cfg.app.envs_per_aisrv
     torch.set_num_threads(app.aisrv_torch_num_threads)  # env and inference as an aisrv runs them
-    batch_rows = app.train_batch_size * cfg.ppo.num_steps
-    envs = [make_env(**cfg.env.make_kwargs(), seed=i) for i in range(k)]
-    collector = CollectingAgent(keep_obs=50, keep_rows=batch_rows)
+    torch.manual_seed(0)
+    np.random.seed(0)
+    batch_rows = app.train_batch_size
+    package = KaiwuPackage.of_run(cfg, "bench", None)
     stats = LoopStats()
-    settings = LoopSettings(curriculum=CurriculumSampler(cfg.curriculum, seed=0), reward=cfg.reward,
-                            num_steps=cfg.ppo.num_steps, gamma=cfg.ppo.gamma, gae_lambda=cfg.ppo.gae_lambda)
+    envs = [PlatformEnv(make_env(**cfg.env.make_kwargs(), seed=i), stats, NoTelemetry(),
+                        lambda: stats.env_steps >= env_steps) for i in range(k)]
+    collector = CollectingHandler(package.protocol("ActData"), package.protocol("SampleData2NumpyData"),
+                                  keep_obs=50, keep_rows=batch_rows)
+    walker = package.make_agent("bench", None, None)
+    walker.framework_handler = collector
     start = time.perf_counter()
-    workflow(envs, [collector], None, None, settings, lambda: stats.env_steps >= env_steps, stats)
+    try:
+        package.workflow(envs, [walker], None, None)
+    except Stopped:
+        pass
     env_s = (time.perf_counter() - start) / stats.env_steps
 
-    agent = Agent(cfg.model, cfg.ppo, seed=0)
+    agent = package.make_agent("learner", None, None)
     agent.predict(collector.obs[0])  # warm-up
     start = time.perf_counter()
     for batch in collector.obs:
@@ -148,12 +157,13 @@ def measure_components(cfg: AppConfig, env_steps: int) -> dict[str, float]:
     while len(rows) < batch_rows:  # short episodes: repeat what was collected
         rows = np.concatenate([rows, rows])
     rows = rows[:batch_rows]
+    from_numpy = package.protocol("NumpyData2SampleData")
     torch.set_num_threads(app.torch_num_threads)  # training as the learner runs it
-    agent.learn(rows)  # warm-up
+    agent.learn([from_numpy(row) for row in rows])  # warm-up
     repeats = 2
     start = time.perf_counter()
     for _ in range(repeats):
-        agent.learn(rows)
+        agent.learn([from_numpy(row) for row in rows])  # as the learner hands a batch over
     train_s = (time.perf_counter() - start) / (repeats * len(rows))
     return {"env": env_s, "inference": infer_s, "train": train_s}
 
@@ -202,7 +212,7 @@ def main(argv=None) -> int:
 
     app = cfg.app
     print(f"\nconfig: {args.config or 'conf/configure_app.toml'}  aisrv {app.aisrv_num} x {app.envs_per_aisrv} envs, "
-          f"batch {app.train_batch_size} x {cfg.ppo.num_steps} samples, {app.algorithm_on_policy_or_off_policy}, "
+          f"batch {app.train_batch_size} samples, {app.algorithm_on_policy_or_off_policy}, "
           f"{n_cores} cores")
     print(f"env steps/s produced by aisrv (steady):   {produced:10.1f}")
     if latencies:
@@ -211,7 +221,7 @@ def main(argv=None) -> int:
         print(f"model pick-up latency: median {median:.3f} s, p90 {p90:.3f} s, max {latencies[-1]:.3f} s "
               f"({len(latencies)} pick-ups; aisrv look every {app.model_sync_seconds:g} s)")
     if lags:
-        print(f"policy lag (learner version - chunk's version): mean {statistics.fmean(lags):.1f}")
+        print(f"policy lag (learner version - sample's version): mean {statistics.fmean(lags):.1f}")
     print("peak RSS per process: " + ", ".join(f"{name} {rss / 2**20:.0f} MiB"
                                                for name, rss in stats.get("peak_rss_bytes", {}).items()))
     wall = stats.get("wall_seconds") or 1.0

@@ -24,7 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tool_args import (  # noqa: E402
+    add_package_arg,
     add_policy_args,
+    package_checkpoint,
     run_tool,
     REPO_ROOT,
     InputError,
@@ -204,6 +206,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add_episode_args(parser)
     add_map_args(parser)
     add_policy_args(parser)
+    add_package_arg(parser)
     parser.add_argument("--episodes", type=int, default=30, help="episodes per policy (default 30)")
     parser.add_argument("--workers", type=int, default=None, help="worker processes (default: CPU count)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the first episode (then +1 each)")
@@ -220,9 +223,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def evaluate(args: argparse.Namespace) -> int:
     import realm
-    from agent.agent import CheckpointError
     from workflow.eval_pool import PLANNER, play_all
-    from workflow.eval_workflow import load_agent, resolve_episodes, run_config_file
+    from workflow.eval_workflow import CheckpointError, load_agent, resolve_episodes, run_config_file
 
     if args.episodes < 1:
         raise InputError(f"--episodes must be >= 1, got {args.episodes}")
@@ -231,11 +233,12 @@ def evaluate(args: argparse.Namespace) -> int:
     label, usr_conf = episode_settings(args)
     ckpts: list[Path] = []
     if args.agent == "ckpt":
+        package_checkpoint(args)
         if args.ckpt is None:
-            raise InputError("--ckpt is required (or --agent planner)")
+            raise InputError("--ckpt is required (or --package, or --agent planner)")
         ckpts = find_checkpoints(args.ckpt, args.every)
         try:
-            load_agent(ckpts[-1], args.config)  # fail here, not in a worker, on an unusable checkpoint
+            load_agent(ckpts[-1], args.config, args.package)  # fail here, not in a worker, on an unusable checkpoint
         except CheckpointError as e:
             raise InputError(str(e)) from e
     env_kwargs = env_settings(args, run_config_file(ckpts[0]) if ckpts else None)
@@ -254,7 +257,7 @@ def evaluate(args: argparse.Namespace) -> int:
     workers = args.workers if args.workers is not None else (os.cpu_count() or 1)
     start = time.monotonic()
     results = play_all(tasks, env_kwargs, workers=workers, config_file=str(args.config) if args.config else None,
-                       agent_mode=args.policy, on_done=progress_bar(len(tasks), args.quiet))
+                       agent_mode=args.policy, package_dir=str(args.package) if args.package else None, on_done=progress_bar(len(tasks), args.quiet))
     seconds = time.monotonic() - start
 
     planner = results.get(PLANNER)

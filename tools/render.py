@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tool_args import (  # noqa: E402
+    add_package_arg,
     add_policy_args,
+    package_checkpoint,
     run_tool,
     REPO_ROOT,
     InputError,
@@ -32,6 +34,7 @@ import numpy as np  # noqa: E402
 from PIL import Image, ImageDraw, ImageFont  # noqa: E402
 
 from realm.constants import VIEW_SIZE  # noqa: E402
+from workflow import ckpt_files  # noqa: E402
 from realm.render import COLORS, render_episode, render_local_view, save_png, world_to_pixel  # noqa: E402
 
 CAPTION_HEIGHT = 16  # px of text under each GIF frame
@@ -72,31 +75,39 @@ def _hero_pos(env_info) -> tuple[float, float]:
 
 
 def replay(env, usr_conf: dict, seed: int, actions: list[int]) -> Replay:
-    """Play `actions` from `env.reset(usr_conf, seed)`, recording what each step looked like."""
+    """Play `actions` from `env.reset(usr_conf, seed)` through the episode runner, recording what
+    each step looked like."""
+    from workflow.episode import EpisodeRunner
+
     out = Replay()
-    obs = env.reset(usr_conf=usr_conf, seed=seed)
-    env_info = env.env_info
-    out.trail.append(_hero_pos(env_info))
-    chests = flashes = 0
-    score_now = 0.0
-    for i, action in enumerate(actions):
-        out.frames.append(StepFrame(obs.feature, int(action), i, score_now, obs.legal_act[1] == 1))
-        before = out.trail[-1]
-        _, obs, score, terminated, truncated, env_info = env.step(int(action))
-        after = _hero_pos(env_info)
-        out.trail.append(after)
-        if score.talent_count > flashes:
+    recorded = iter(actions)
+    seen = {"obs": None, "score": 0.0, "chests": 0, "flashes": 0}
+
+    def observe(obs, env_info):  # the runner's observation_process: keep the raw observation for the frame
+        seen["obs"] = obs
+        out.trail.append(_hero_pos(env_info if env_info is not None else env.env_info))
+        return obs
+
+    def next_action(list_obs):
+        obs = list_obs[0]
+        action = int(next(recorded))
+        out.frames.append(StepFrame(obs.feature, action, len(out.frames), seen["score"], obs.legal_act[1] == 1))
+        return [action]
+
+    def on_step(t) -> None:
+        before, after = out.trail[-2], out.trail[-1]
+        if t.score.talent_count > seen["flashes"]:
             out.flashes.append((before, after))
-            flashes = score.talent_count
-        if score.treasure_count > chests:
-            out.pickups.append((i + 1, after))
-            chests = score.treasure_count
-        score_now = float(score.score)
-        if terminated or truncated:
-            out.total_score, out.won, out.chests = float(score.total_score), bool(terminated), int(score.treasure_count)
-            break
-    out.env_info = env_info
-    out.steps = env.steps
+            seen["flashes"] = t.score.talent_count
+        if t.score.treasure_count > seen["chests"]:
+            out.pickups.append((len(out.frames), after))
+            seen["chests"] = t.score.treasure_count
+        seen["score"] = float(t.score.score)
+        out.env_info = t.env_info
+
+    runner = EpisodeRunner([env], next_action, observe, int)
+    stats, _ = runner.play(usr_conf, seed=seed, on_step=on_step)
+    out.total_score, out.won, out.chests, out.steps = stats.total_score, stats.win, stats.chests, stats.steps
     return out
 
 
@@ -170,6 +181,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add_episode_args(parser)
     add_map_args(parser)
     add_policy_args(parser)
+    add_package_arg(parser)
     parser.add_argument("--seed", type=int, default=0, help="episode seed (chest draw, jitter)")
     parser.add_argument("--png", type=Path, help="whole-map picture (default out/render/<name>.png)")
     parser.add_argument("--gif", type=Path, help="local-view animation (default out/render/<name>.gif)")
@@ -188,8 +200,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def render(args: argparse.Namespace) -> int:
     import realm
-    from agent.agent import CheckpointError
-    from workflow.eval_workflow import AgentPolicy, PlannerPolicy, load_agent, resolve_episodes, run_config_file
+    from workflow.eval_workflow import (AgentPolicy, CheckpointError, PlannerPolicy, load_agent, resolve_episodes,
+                                        run_config_file)
 
     for flag in ("scale", "view_scale", "frame_stride", "max_frames"):
         if getattr(args, flag) < 1:
@@ -198,12 +210,19 @@ def render(args: argparse.Namespace) -> int:
         raise InputError(f"--fps must be > 0, got {args.fps}")
     label, usr_conf = episode_settings(args)
     if args.agent == "ckpt":
+        package_checkpoint(args)
+        if args.ckpt is not None and args.ckpt.is_dir():
+            newest = ckpt_files.latest_checkpoint(args.ckpt)
+            if newest is None:
+                raise InputError(f"--ckpt: no checkpoint (model.ckpt-N.pkl) in {args.ckpt}")
+            args.ckpt = newest.path
         if args.ckpt is None:
-            raise InputError("--ckpt is required (or --agent planner)")
+            raise InputError("--ckpt is required (or --package, or --agent planner)")
         if not args.ckpt.is_file():
             raise InputError(f"--ckpt: checkpoint file not found: {args.ckpt}")
         try:
-            policy = AgentPolicy(load_agent(args.ckpt, args.config), name=args.ckpt.name, mode=args.policy)
+            policy = AgentPolicy(load_agent(args.ckpt, args.config, args.package), name=args.ckpt.name,
+                                 mode=args.policy)
         except CheckpointError as e:
             raise InputError(str(e)) from e
         name = f"{args.ckpt.stem}-{label}-seed{args.seed}"

@@ -37,6 +37,25 @@ def add_policy_args(parser: argparse.ArgumentParser) -> None:
                              "seeded per episode (default greedy)")
 
 
+def add_package_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--package", type=Path, default=None,
+                        help="a Kaiwu code package directory whose agent the checkpoint belongs to (its own "
+                             "load_model, observation_process and exploit act); without --ckpt: the newest "
+                             "checkpoint in its ckpt/ (default: the project's agent)")
+
+
+def package_checkpoint(args: argparse.Namespace) -> None:
+    """With --package and no --ckpt, the package's own ckpt/ (what an exported package ships)."""
+    if args.package is None:
+        return
+    if not (args.package / "conf" / "configure_app.toml").is_file():
+        raise InputError(f"--package {args.package}: not a Kaiwu code package (no conf/configure_app.toml)")
+    if args.ckpt is None:
+        args.ckpt = args.package / "ckpt"
+        if not args.ckpt.is_dir():
+            raise InputError(f"--package {args.package}: no ckpt/ directory; give --ckpt")
+
+
 def add_map_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--map-file", type=Path, help="official map json (with --positions-file)")
     parser.add_argument("--positions-file", type=Path, help="position_pool.json that goes with --map-file")

@@ -20,8 +20,10 @@ from workflow.signing import Signer
 TELEMETRY_RECORD_BYTES = 8192  # fixed payload size (a column keeps one shape); records are ~1 KB
 
 
-class Stopped(Exception):
-    """Raised out of a blocked send when the process was asked to stop."""
+class Stopped(BaseException):
+    """The process was asked to stop: raised out of a blocked send, or out of an env the
+    package's workflow steps. A BaseException, like KeyboardInterrupt, so a package's own
+    `except Exception` does not swallow it."""
 
 
 class ReplayUnreachable(ConnectionError):

@@ -1,31 +1,28 @@
-"""aisrv: one process running `envs_per_aisrv` envs through the episode loop
-(workflow.train_workflow), acting with a local copy of the policy; or, with `app.package`,
-one env through a Kaiwu code package's own workflow (workflow.package_aisrv).
+"""aisrv: one process running the package's own workflow (`workflow(envs, agents, logger,
+monitor)`, workflow.package_aisrv) over `envs_per_aisrv` envs, for any package: the project's
+agent or a Kaiwu code package (`app.package`). Platform packages use `envs[0]`.
 
-The loop sees `RemoteAgent`, Kaiwu's remote-mode agent: `predict` runs the local copy (batched
-over the envs) and picks up newer weights from the model pool at most every
-`model_sync_seconds`; `learn(samples)` sends the chunk to the replay server instead of training.
-Episode reports and progress go to the learner through the telemetry table, so an aisrv on
-another machine reports exactly like a local one.
+The package's agent acts locally and follows the model pool at most every `model_sync_seconds`;
+its `learn(samples)` sends the rows to the replay server instead of training. Episode reports
+and progress go to the learner through the telemetry table, so an aisrv on another machine
+reports exactly like a local one.
 """
 from __future__ import annotations
 
+import random
 import time
 
+import numpy as np
 import reverb
 import torch
 from loguru import logger
 
-from agent.agent import Agent
-from feature.curriculum import CurriculumSampler
-from feature.definition import samples_to_numpy
 from workflow.adder import ChunkAdder, ReplayUnreachable, Stopped, TelemetrySender
-from workflow.kaiwu_package import KaiwuPackage, PackageError, platform_config
-from workflow.metrics import stdlib_logger
-from workflow.model_pool import ModelPoolReader, PublishedModel
+from workflow.kaiwu_package import KaiwuPackage, PackageError
+from workflow.model_pool import ModelPoolReader
+from workflow.package_aisrv import AisrvHandler, LoopStats, PlatformEnv, TelemetryMonitor, run_workflow
 from workflow.processes import STATUS_INTERVAL_S, ChildContext
 from workflow.signing import Signer
-from workflow.train_workflow import LoopSettings, LoopStats, workflow
 
 CONNECT_LOG_EVERY_S = 10.0
 #: A learner that does not answer for this long is gone: the aisrv exits, so its restarts (and
@@ -40,112 +37,12 @@ def seeds(app, index: int, generation: int, session: int = 0) -> dict[str, int]:
     return {"env": base, "curriculum": base + 10_000, "agent": base + 20_000}
 
 
-class RunWideCurriculum:
-    """Staged curricula advance on the whole run's episode and env-step counts (the learner's,
-    restored on resume), not on this process's: they come with every model from the pool and
-    this process adds what it played since."""
-
-    def __init__(self, sampler: CurriculumSampler):
-        self._sampler = sampler
-        self._run = (0, 0)
-        self._local_at_sync = (0, 0)
-
-    def rebase(self, run_episodes: int, run_env_steps: int, local_episodes: int, local_env_steps: int) -> None:
-        self._run = (run_episodes, run_env_steps)
-        self._local_at_sync = (local_episodes, local_env_steps)
-
-    def sample(self, episode: int = 0, env_step: int = 0) -> dict:
-        return self._sampler.sample(self._run[0] + episode - self._local_at_sync[0],
-                                    self._run[1] + env_step - self._local_at_sync[1])
-
-
-class RemoteAgent:
-    """The agent the episode loop sees in an aisrv (Kaiwu's remote mode)."""
-
-    def __init__(self, agent: Agent, pool: ModelPoolReader, adder: ChunkAdder, telemetry: TelemetrySender,
-                 sync_seconds: float, curriculum: RunWideCurriculum, stats: LoopStats, ctx: ChildContext):
-        self.agent = agent
-        self._pool = pool
-        self._adder = adder
-        self._telemetry = telemetry
-        self._sync_seconds = sync_seconds
-        self._curriculum = curriculum
-        self._stats = stats
-        self._ctx = ctx
-        self._last_sync = 0.0
-        self._has_pool_model = False  # the local copy starts from its own random init
-        self._pickup_pending: PublishedModel | None = None
-
-    @property
-    def model_version(self) -> int:
-        return self.agent.model_version
-
-    # --- the episode loop's interface ---------------------------------------------------------
-
-    def predict(self, list_obs_data):
-        self._ctx.beat()
-        if time.monotonic() - self._last_sync >= self._sync_seconds:
-            self.sync()
-        actions = self.agent.predict(list_obs_data)
-        if self._pickup_pending is not None:
-            model, self._pickup_pending = self._pickup_pending, None
-            self._telemetry.send("model", {"version": model.version,
-                                           "pickup_latency_s": max(0.0, time.time() - model.published_at)})
-        return actions
-
-    def exploit(self, list_obs_data):
-        return self.agent.exploit(list_obs_data)
-
-    def learn(self, samples) -> None:
-        """Remote mode: the chunk goes to the replay server; the learner trains on it."""
-        self._adder.add(samples_to_numpy(samples), self.agent.model_version)
-
-    def save_model(self, path=None, id=None) -> None:
-        """Kaiwu's remote save: the learner writes its current model to the run's user directory."""
-        self._telemetry.send("save_model", {"requested_version": self.agent.model_version})
-
-    def load_model(self, path=None, id="latest") -> None:
-        """id "latest" without a path: pull the model pool now; otherwise load that checkpoint."""
-        if path is None and id == "latest":
-            self.sync()
-        else:
-            self.agent.load_model(path, id)
-
-    # --- model pool -------------------------------------------------------------------------------
-
-    def sync(self) -> bool:
-        """Adopt the pool's model if it is newer; True when the weights changed."""
-        self._last_sync = time.monotonic()
-        model = self._pool.fetch_if_new()
-        if model is None or (self._has_pool_model and model.version == self.agent.model_version):
-            return False
-        self.agent.set_weights(model.weights, version=model.version)
-        if self._has_pool_model:  # the first model waited for this process's start-up: no latency to report
-            self._pickup_pending = model
-        self._has_pool_model = True
-        counters = model.counters
-        self._curriculum.rebase(int(counters.get("episodes", 0)), int(counters.get("env_steps", 0)),
-                                self._stats.episodes, self._stats.env_steps)
-        logger.debug(f"model version {model.version} adopted")
-        return True
-
-
-class EpisodeForwarder:
-    """The episode loop's monitor: every episode report goes to the learner."""
-
-    def __init__(self, telemetry: TelemetrySender):
-        self._telemetry = telemetry
-
-    def put(self, report: dict) -> None:
-        self._telemetry.send("episode", report)
-
-
 class ProgressReporter:
     """Sends counter deltas to the learner and a status line to the launcher about once a second;
     it is also the loop's `should_stop`, so it beats the heartbeat every step."""
 
     def __init__(self, ctx: ChildContext, telemetry: TelemetrySender, stats: LoopStats, adder: ChunkAdder,
-                 agent: RemoteAgent):
+                 agent: AisrvHandler):
         self._ctx = ctx
         self._telemetry = telemetry
         self._stats = stats
@@ -166,7 +63,7 @@ class ProgressReporter:
                "send_wait_s": self._adder.seconds_waited}
         delta = {key: now[key] - self._sent[key] for key in now}
         if any(delta.values()):
-            self._telemetry.send("progress", delta)  # episodes travel one record each (EpisodeForwarder)
+            self._telemetry.send("progress", delta)  # episodes travel one record each (PlatformEnv)
             self._sent = now
         self._ctx.post("status", {**now, "episodes": self._stats.episodes, "model_version": self._agent.model_version,
                                   "chunks_sent": self._adder.items_sent})
@@ -209,11 +106,13 @@ def main(ctx: ChildContext) -> None:
     cfg, app = ctx.config, ctx.config.app
     torch.set_num_threads(app.aisrv_torch_num_threads)
     seed = seeds(app, ctx.index, ctx.generation, ctx.session)
-    torch.manual_seed(seed["agent"])
+    random.seed(seed["curriculum"])
+    np.random.seed(seed["curriculum"] % 2**32)  # the workflow draws its episode settings from it
+    torch.manual_seed(seed["agent"])  # the agent's initial weights and action sampling
     logger.info(f"{ctx.name} (session {ctx.session}, generation {ctx.generation}) starting {app.envs_per_aisrv} envs "
                 f"(env seed {seed['env']}); replay server {ctx.learner_address}")
     envs = [make_env(**cfg.env.make_kwargs(), seed=seed["env"] + i) for i in range(app.envs_per_aisrv)]
-    package = load_package(ctx) if app.package else None
+    package = KaiwuPackage.of_run(cfg, "aisrv", ctx.paths)
     try:
         client = connect(ctx)
     except Stopped:
@@ -226,13 +125,10 @@ def main(ctx: ChildContext) -> None:
 
     signer = Signer(ctx.secret)
     telemetry = TelemetrySender(client, ctx.name, app.rate_limiter_timeout_ms, on_wait, signer)
-    adder = ChunkAdder(client, 1 if package else cfg.ppo.num_steps, app.rate_limiter_timeout_ms, on_wait, signer)
+    adder = ChunkAdder(client, 1, app.rate_limiter_timeout_ms, on_wait, signer)
     progress = None
     try:
-        if package is not None:
-            progress = host_package(ctx, package, envs[0], client, telemetry, adder, stats)
-        else:
-            progress = host_ppo(ctx, seed, envs, client, telemetry, adder, stats)
+        progress = host_package(ctx, package, envs, client, telemetry, adder, stats)
     except Stopped:
         pass
     finally:
@@ -247,43 +143,20 @@ def main(ctx: ChildContext) -> None:
                 f"{stats.env_errors} env errors, {adder.items_sent} items sent")
 
 
-def host_ppo(ctx: ChildContext, seed: dict, envs: list, client, telemetry, adder, stats: LoopStats):
-    """The project's own agent through the project's episode loop."""
-    cfg, app = ctx.config, ctx.config.app
-    curriculum = RunWideCurriculum(CurriculumSampler(cfg.curriculum, seed=seed["curriculum"]))
-    agent = RemoteAgent(Agent(cfg.model, cfg.ppo, seed=seed["agent"]), ModelPoolReader(client, Signer(ctx.secret)), adder, telemetry,
-                        app.model_sync_seconds, curriculum, stats, ctx)
-    progress = ProgressReporter(ctx, telemetry, stats, adder, agent)
-    settings = LoopSettings(curriculum=curriculum, reward=cfg.reward, num_steps=cfg.ppo.num_steps,
-                            gamma=cfg.ppo.gamma, gae_lambda=cfg.ppo.gae_lambda)
-    try:
-        wait_for_first_model(ctx, agent.sync)
-        logger.info(f"{ctx.name}: model version {agent.model_version}; running episodes")
-        workflow(envs, [agent], stdlib_logger(ctx.name), EpisodeForwarder(telemetry), settings, progress, stats)
-    except Stopped:
-        pass
-    return progress
-
-
-def load_package(ctx: ChildContext) -> KaiwuPackage:
-    return KaiwuPackage.load(ctx.config.app.package, ctx.config.app.algo, platform_config(ctx.config, "aisrv", ctx.paths))
-
-
-def host_package(ctx: ChildContext, package: KaiwuPackage, env, client, telemetry, adder, stats: LoopStats):
-    """A Kaiwu code package's own workflow, agent and features, as the platform runs them."""
-    from workflow.package_aisrv import AisrvHandler, PlatformEnv, TelemetryMonitor, run_workflow
-
+def host_package(ctx: ChildContext, package: KaiwuPackage, envs: list, client, telemetry, adder, stats: LoopStats):
+    """The package's own workflow, agent and features, as the platform runs them."""
     monitor = TelemetryMonitor(telemetry)
     agent = package.make_agent("aisrv", logger, monitor)
-    handler = AisrvHandler(package, adder, telemetry, ModelPoolReader(client, Signer(ctx.secret)), ctx.paths.root / "pool" / ctx.name,
-                           ctx.config.app.model_sync_seconds, ctx.beat)
+    handler = AisrvHandler(package, adder, telemetry, ModelPoolReader(client, Signer(ctx.secret)),
+                           ctx.paths.root / "pool" / ctx.name, ctx.config.app.model_sync_seconds, ctx.beat)
     agent.framework_handler = handler
     progress = ProgressReporter(ctx, telemetry, stats, adder, handler)
     try:
         wait_for_first_model(ctx, lambda: handler.sync(agent))
         logger.info(f"{ctx.name}: package {package.algo}, model pool checkpoint {handler.model_version}; "
                     f"running its workflow")
-        run_workflow(package, PlatformEnv(env, stats, telemetry, progress), agent, monitor, stats, ctx.name)
+        run_workflow(package, [PlatformEnv(env, stats, telemetry, progress) for env in envs], agent, monitor, stats,
+                     ctx.name)
     except Stopped:
         pass
     except Exception as e:

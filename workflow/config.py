@@ -9,6 +9,7 @@ so `--set env.map_file="maps/m.json"` and `--set model.channels=[16,32]` work).
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -116,7 +117,8 @@ class FrameworkConfig:
     learner_train_sleep_seconds: float = 0.0
     algorithm_on_policy_or_off_policy: Literal["on-policy", "off-policy"] = "on-policy"
     dump_model_freq: int = 50  # train steps between checkpoints
-    model_pool_publish_freq: int = 1  # train steps between weight publications to the model pool
+    model_pool_publish_freq: int = 1  # train steps between publications to the model pool; 0 = checkpoints only
+    device: str = "cpu"  # the learner's torch device: "cpu", "cuda" or "cuda:N"
     max_ckpt_keep: int = 5  # newest checkpoints kept (plus the best by recent score)
     keep_best_ckpt: bool = True
     user_save_mode_max_count: int = 20  # agent.save_model calls kept in the user dir; 0 = all (the platform's meaning)
@@ -170,14 +172,16 @@ class FrameworkConfig:
             raise ValueError("preload_model = true needs preload_model_dir (a directory of model.ckpt-N.pkl)")
         if not 0 <= self.reverb_port <= 65535:
             raise ValueError(f"reverb_port must be in 0..65535, got {self.reverb_port}")
-        for key in ("dump_model_freq", "model_pool_publish_freq", "aisrv_num", "envs_per_aisrv", "torch_num_threads", "aisrv_torch_num_threads",
+        if not re.fullmatch(r"cpu|cuda(:\d+)?", self.device):
+            raise ValueError(f"device: got {self.device!r}, allowed: 'cpu', 'cuda' or 'cuda:N'")
+        for key in ("dump_model_freq", "aisrv_num", "envs_per_aisrv", "torch_num_threads", "aisrv_torch_num_threads",
                     "max_ckpt_keep", "rate_limiter_timeout_ms"):
             if getattr(self, key) < 1:
                 raise ValueError(f"{key} must be >= 1, got {getattr(self, key)}")
         for key in ("heartbeat_timeout_seconds", "metrics_interval_seconds"):
             if getattr(self, key) <= 0:
                 raise ValueError(f"{key} must be > 0, got {getattr(self, key)}")
-        for key in ("max_env_steps", "max_train_steps", "max_minutes", "model_file_sync_per_minutes", "user_save_mode_max_count",
+        for key in ("model_pool_publish_freq", "max_env_steps", "max_train_steps", "max_minutes", "model_file_sync_per_minutes", "user_save_mode_max_count",
                     "model_file_sync_per_seconds", "learner_train_sleep_seconds", "aisrv_restart_max",
                     "aisrv_restart_backoff_seconds"):
             if getattr(self, key) < 0:
@@ -193,9 +197,6 @@ class FrameworkConfig:
                 ckpt_files.find_checkpoint(self.preload_model_dir, self.preload_model_id)
             except (FileNotFoundError, ValueError) as e:
                 raise ValueError(f"preload_model_dir / preload_model_id: {e}") from None
-        if self.package and self.envs_per_aisrv != 1:
-            raise ValueError(f"envs_per_aisrv = {self.envs_per_aisrv}: a Kaiwu package's workflow gets one env, as on "
-                             "the platform; run more envs with aisrv_num")
         if self.run_name and (Path(self.run_name).name != self.run_name or self.run_name in (".", "..")):
             raise ValueError(f"run_name must be a plain directory name, got {self.run_name!r}")
 

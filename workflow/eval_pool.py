@@ -2,7 +2,7 @@
 
 Each worker (spawned, one torch thread) builds its env once and keeps the policies it has
 loaded, so a task is just "play episode e with policy p". Tasks are (policy key, Episode)
-pairs: the key is "planner" or a checkpoint path, so one pool evaluates many checkpoints and
+pairs: the key is "planner" or a checkpoint path (of the project's agent, or of one Kaiwu package), so one pool evaluates many checkpoints and
 the planner on the same episodes. `workers <= 1` runs the same code in this process.
 """
 from __future__ import annotations
@@ -21,12 +21,14 @@ MAX_CACHED_AGENTS = 2
 class _Worker:
     """The env and loaded policies of one process."""
 
-    def __init__(self, env_kwargs: dict, config_file: str | None, agent_mode: str = "greedy"):
+    def __init__(self, env_kwargs: dict, config_file: str | None, agent_mode: str = "greedy",
+                 package_dir: str | None = None):
         import realm
 
         self.env = realm.make_env(**env_kwargs)
         self.config_file = config_file
         self.agent_mode = agent_mode
+        self.package_dir = package_dir
         self.agents: OrderedDict[str, AgentPolicy] = OrderedDict()
 
     def policy(self, key: str):
@@ -35,7 +37,7 @@ class _Worker:
         if key not in self.agents:
             if len(self.agents) >= MAX_CACHED_AGENTS:
                 self.agents.popitem(last=False)
-            self.agents[key] = AgentPolicy(load_agent(key, self.config_file), name=key, mode=self.agent_mode)
+            self.agents[key] = AgentPolicy(load_agent(key, self.config_file, self.package_dir), name=key, mode=self.agent_mode)
         self.agents.move_to_end(key)
         return self.agents[key]
 
@@ -46,12 +48,12 @@ class _Worker:
 _worker: _Worker | None = None
 
 
-def _init_worker(env_kwargs: dict, config_file: str | None, agent_mode: str) -> None:
+def _init_worker(env_kwargs: dict, config_file: str | None, agent_mode: str, package_dir: str | None) -> None:
     global _worker
     import torch
 
     torch.set_num_threads(1)
-    _worker = _Worker(env_kwargs, config_file, agent_mode)
+    _worker = _Worker(env_kwargs, config_file, agent_mode, package_dir)
 
 
 def _play(key: str, episode: Episode) -> tuple[str, int, EpisodeRecord]:
@@ -59,7 +61,7 @@ def _play(key: str, episode: Episode) -> tuple[str, int, EpisodeRecord]:
 
 
 def play_all(tasks: Iterable[tuple[str, Episode]], env_kwargs: dict, workers: int = 1,
-             config_file: str | None = None, agent_mode: str = "greedy",
+             config_file: str | None = None, agent_mode: str = "greedy", package_dir: str | None = None,
              on_done: Callable[[str, int, EpisodeRecord], None] | None = None) -> dict[str, dict[int, EpisodeRecord]]:
     """Play every (policy key, episode) task; returns {key: {episode index: record}}.
 
@@ -75,13 +77,13 @@ def play_all(tasks: Iterable[tuple[str, Episode]], env_kwargs: dict, workers: in
             on_done(key, index, record)
 
     if workers <= 1 or len(tasks) <= 1:
-        worker = _Worker(env_kwargs, config_file, agent_mode)
+        worker = _Worker(env_kwargs, config_file, agent_mode, package_dir)
         for key, episode in tasks:
             collect(key, episode.index, worker.play(key, episode))
         return results
     ctx = mp.get_context("spawn")
     with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=ctx, initializer=_init_worker,
-                             initargs=(env_kwargs, config_file, agent_mode)) as pool:
+                             initargs=(env_kwargs, config_file, agent_mode, package_dir)) as pool:
         futures = [pool.submit(_play, key, episode) for key, episode in tasks]
         try:
             for future in as_completed(futures):

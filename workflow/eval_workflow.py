@@ -1,10 +1,13 @@
 """Evaluation, Kaiwu's shape: greedy actions (`exploit`), one episode per usr_conf, a record each.
 
 A policy is anything with `play(env, usr_conf, seed) -> EpisodeRecord`: `AgentPolicy` steps a
-trained Agent through the protocol, `PlannerPolicy` asks the route planner. Both meet the same
-episodes because `resolve_episodes` fixes every random chest draw up front: an episode is a
-usr_conf with explicit `treasure_id` plus the reset seed, so agent and planner scores compare
-like for like.
+package's trained Agent through the episode runner (workflow.episode) with that package's
+protocol functions, `PlannerPolicy` asks the route planner. Both meet the same episodes because
+`resolve_episodes` fixes every random chest draw up front: an episode is a usr_conf with
+explicit `treasure_id` plus the reset seed, so agent and planner scores compare like for like.
+
+`load_agent` rebuilds the agent of a checkpoint: the project's own (its settings from the run's
+effective config) or any Kaiwu package's (`package_dir`), with the package's own `load_model`.
 """
 from __future__ import annotations
 
@@ -13,17 +16,30 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from typing import Any, Callable
+
 import toml
 import torch
 
-from agent.agent import Agent, CheckpointError
-from agent.model import ModelConfig
-from agent.ppo import PPOConfig
-from feature.definition import action_process, observation_process
 from realm.planner import run_planner
 from realm.protocol import EpisodeConfig
 from workflow.ckpt_files import parse_ckpt_id, run_dir_of
-from workflow.schema import build
+from workflow.episode import EpisodeRunner
+from workflow.kaiwu_package import (PROJECT_ALGO, PROJECT_LAYOUT, PROJECT_SETTINGS_SECTIONS, REPO_ROOT, KaiwuPackage,
+                                    config_file)
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint that cannot be evaluated: missing, unreadable, or not the package's."""
+
+
+@dataclass
+class LoadedAgent:
+    """A package's agent with its checkpoint loaded, and the protocol functions it acts through."""
+
+    agent: Any
+    observation_process: Callable
+    action_process: Callable
 
 
 @dataclass(frozen=True)
@@ -78,17 +94,18 @@ def resolve_episodes(env, usr_conf: dict | None, count: int, base_seed: int = 0)
     return episodes
 
 
-def record_from(env, score, terminated: bool, usr_conf: dict, seed: int, actions: list[int]) -> EpisodeRecord:
+def record_from(stats, usr_conf: dict, seed: int, actions: list[int]) -> EpisodeRecord:
+    """An EpisodeStats (or the planner's result, which has the same fields) as a record."""
     return EpisodeRecord(
-        total_score=float(score.total_score),
-        won=bool(terminated),
-        chests=int(score.treasure_count),
-        steps=int(env.steps),
-        buff_count=int(score.buff_count),
-        flash_count=int(score.talent_count),
+        total_score=float(stats.total_score),
+        won=bool(getattr(stats, "win", getattr(stats, "won", False))),
+        chests=int(stats.chests),
+        steps=int(stats.steps),
+        buff_count=int(stats.buff_count),
+        flash_count=int(stats.flash_count),
         usr_conf=usr_conf,
         seed=int(seed),
-        actions=actions,
+        actions=[int(a) for a in actions],
     )
 
 
@@ -96,38 +113,33 @@ POLICY_MODES = ("greedy", "sample")
 
 
 class AgentPolicy:
-    """A trained Agent acting through the protocol functions.
+    """A trained package agent acting through the episode runner.
 
     "greedy" is Kaiwu's evaluation (`exploit`, the most probable action). "sample" draws from
-    the policy as in training: a PPO policy that still spreads probability over moves can
-    loop forever when forced to its argmax, so both are worth measuring. Sampling is seeded by
-    the episode seed, so an episode replays identically.
+    the policy as in training (`predict`): a PPO policy that still spreads probability over
+    moves can loop forever when forced to its argmax, so both are worth measuring. Sampling is
+    seeded by the episode seed, so an episode replays identically.
     """
 
-    def __init__(self, agent: Agent, name: str = "agent", mode: str = "greedy"):
+    def __init__(self, loaded: LoadedAgent, name: str = "agent", mode: str = "greedy"):
         if mode not in POLICY_MODES:
             raise ValueError(f"policy mode {mode!r} is invalid: allowed {', '.join(POLICY_MODES)}")
-        self.agent = agent
+        self.loaded = loaded
+        self.agent = loaded.agent
         self.name = name
         self.mode = mode
 
-    def act(self, obs, env_info) -> int:
-        obs_data = [observation_process(obs, env_info)]
-        act_data = self.agent.predict(obs_data) if self.mode == "sample" else self.agent.exploit(obs_data)
-        return action_process(act_data[0])
-
-    def play(self, env, usr_conf: dict, seed: int) -> EpisodeRecord:
+    def play(self, env, usr_conf: dict, seed: int, on_step=None) -> EpisodeRecord:
         if self.mode == "sample":
-            self.agent.sample_generator.manual_seed(int(seed))
-        obs = env.reset(usr_conf=usr_conf, seed=seed)
-        env_info = env.env_info
-        actions: list[int] = []
-        while True:
-            action = self.act(obs, env_info)
-            actions.append(action)
-            _, obs, score, terminated, truncated, env_info = env.step(action)
-            if terminated or truncated:
-                return record_from(env, score, terminated, usr_conf, seed, actions)
+            generator = getattr(self.agent, "sample_generator", None)
+            if generator is not None:
+                generator.manual_seed(int(seed))
+            else:
+                torch.manual_seed(int(seed))
+        act = self.agent.predict if self.mode == "sample" else self.agent.exploit
+        runner = EpisodeRunner([env], act, self.loaded.observation_process, self.loaded.action_process)
+        stats, actions = runner.play(usr_conf, seed=seed, on_step=on_step)
+        return record_from(stats, usr_conf, seed, actions)
 
 
 class PlannerPolicy:
@@ -137,27 +149,20 @@ class PlannerPolicy:
 
     def play(self, env, usr_conf: dict, seed: int) -> EpisodeRecord:
         result = run_planner(env, usr_conf, seed=seed)
-        return EpisodeRecord(
-            total_score=float(result.total_score),
-            won=bool(result.won),
-            chests=int(result.chests),
-            steps=int(result.steps),
-            buff_count=int(result.buff_count),
-            flash_count=int(result.flash_count),
-            usr_conf=usr_conf,
-            seed=int(seed),
-            actions=[int(a) for a in result.actions],
-        )
+        return record_from(result, usr_conf, seed, result.actions)
 
 
 def workflow(envs, agents, logger=None, monitor=None, usr_confs: list[dict] | None = None,
              base_seed: int = 0) -> list[EpisodeRecord]:
     """Kaiwu's eval entry point: `agents[0]` plays one greedy episode per usr_conf on `envs[0]`.
 
-    `monitor.put(record)` receives every finished episode. Random chests are drawn once per
+    `monitor.put(record)` receives every finished episode (the registered protocol functions act). Random chests are drawn once per
     usr_conf with seed base_seed + i, so a rerun plays the same episodes.
     """
-    env, policy = envs[0], AgentPolicy(agents[0])
+    from kaiwu_agent.agent.protocol import protocol
+
+    env = envs[0]
+    policy = AgentPolicy(LoadedAgent(agents[0], protocol.observation_process, protocol.action_process))
     records = []
     for i, usr_conf in enumerate(usr_confs or [None]):
         episode = resolve_episodes(env, usr_conf, 1, base_seed + i)[0]
@@ -173,14 +178,6 @@ def workflow(envs, agents, logger=None, monitor=None, usr_confs: list[dict] | No
 
 # --- checkpoints -> policies ---------------------------------------------------------------------
 
-def _config_section(config_file: Path, section: str) -> dict | None:
-    try:
-        data = toml.loads(config_file.read_text())
-    except (OSError, toml.TomlDecodeError) as e:
-        raise CheckpointError(f"cannot read config {config_file}: {e}") from e
-    return data.get(section)
-
-
 RUN_CONFIG_NAMES = ("log/effective_config.toml", "config.toml")  # where a run keeps the config it used
 
 
@@ -193,29 +190,63 @@ def run_config_file(ckpt_file: str | Path) -> Path | None:
     return None
 
 
-def load_agent(ckpt_file: str | Path, config_file: str | Path | None = None) -> Agent:
-    """An Agent rebuilt from a checkpoint file: the network from the model config the file
-    carries (else [model] of `config_file` or of the run's effective config), the value scale from
-    whether it was trained with value normalisation. Raises CheckpointError."""
+def _read_toml(file: Path) -> dict:
+    try:
+        return toml.loads(Path(file).read_text())
+    except (OSError, toml.TomlDecodeError) as e:
+        raise CheckpointError(f"cannot read config {file}: {e}") from e
+
+
+def project_settings(ckpt_file: Path, config: str | Path | None) -> dict:
+    """The project agent's sections for a checkpoint: from `config`, else the run's effective
+    config; the network's shape from the checkpoint's training state when it has one."""
+    source = Path(config) if config else run_config_file(ckpt_file)
+    data = _read_toml(source) if source is not None else {}
+    settings = {name: dict(data[name]) for name in PROJECT_SETTINGS_SECTIONS if isinstance(data.get(name), dict)}
+    train_file = ckpt_file.with_name(ckpt_file.name.removesuffix(".pkl") + ".train.pt")
+    if train_file.is_file():
+        try:
+            state = torch.load(train_file, map_location="cpu", weights_only=True)
+        except Exception as e:
+            raise CheckpointError(f"cannot read {train_file}: {type(e).__name__}: {e}") from e
+        if isinstance(state, dict) and isinstance(state.get("model_config"), dict):
+            settings["model"] = dict(state["model_config"])
+    return settings
+
+
+def package_algo(package_dir: Path) -> str:
+    """The algorithm a package's conf/configure_app.toml selects."""
+    file = config_file(package_dir)
+    if not file.is_file():
+        raise CheckpointError(f"--package {package_dir}: no conf/configure_app.toml")
+    algo = _read_toml(file).get("app", {}).get("algo")
+    if not isinstance(algo, str) or not algo:
+        raise CheckpointError(f"{file}: [app] algo is not set")
+    return algo
+
+
+def load_agent(ckpt_file: str | Path, config_file_path: str | Path | None = None,
+               package_dir: str | Path | None = None) -> LoadedAgent:
+    """The agent of `ckpt_file` with that checkpoint loaded by its package's own load_model:
+    the project's agent (settings from `config_file_path` or the run's effective config), or
+    the Kaiwu package at `package_dir`. Raises CheckpointError naming what is wrong."""
     ckpt_file = Path(ckpt_file)
     ckpt_id = parse_ckpt_id(ckpt_file)
     if ckpt_id is None or not ckpt_file.is_file():
-        raise CheckpointError(f"not a checkpoint file (model.ckpt-N.pkl): {ckpt_file}")
+        raise CheckpointError(f"not a checkpoint file (model.ckpt-N...): {ckpt_file}")
     try:
-        payload = torch.load(ckpt_file, map_location="cpu", weights_only=True)
-    except Exception as e:
-        raise CheckpointError(f"cannot read checkpoint {ckpt_file}: {type(e).__name__}: {e}") from e
-    if not isinstance(payload, dict):
-        raise CheckpointError(f"{ckpt_file} is not an agent checkpoint")
-    model_dict = payload.get("model_config")
-    if model_dict is None:
-        source = Path(config_file) if config_file else run_config_file(ckpt_file)
-        if source is None:
-            raise CheckpointError(f"{ckpt_file} carries no model config and its run's effective config was not "
-                                  "found; pass the run's config with --config")
-        model_dict = _config_section(source, "model") or {}
-    model_cfg = build(ModelConfig, dict(model_dict), "model")
-    ppo_cfg = PPOConfig(value_norm=payload.get("value_norm") is not None)
-    agent = Agent(model_cfg, ppo_cfg)
-    agent.load_model(ckpt_file.parent, ckpt_id)
-    return agent
+        if package_dir is not None:
+            algo = package_algo(Path(package_dir))
+            package = KaiwuPackage.load(package_dir, algo, {"app": "back_to_the_realm", "algo": algo, "svr_name": "eval"})
+        else:
+            values = {"app": "back_to_the_realm", "algo": PROJECT_ALGO, "svr_name": "eval",
+                      "package_settings": project_settings(ckpt_file, config_file_path)}
+            package = KaiwuPackage.load(REPO_ROOT, PROJECT_ALGO, values, PROJECT_LAYOUT)
+        agent = package.make_agent("eval", None, None)
+        agent.load_model(path=str(ckpt_file.parent), id=ckpt_id)
+    except CheckpointError:
+        raise
+    except Exception as e:  # the package's own load_model, or its import, refused it
+        where = f" ({package.where(e)})" if "package" in locals() and package.where(e) else ""
+        raise CheckpointError(f"cannot load {ckpt_file}{where}: {type(e).__name__}: {e}") from e
+    return LoadedAgent(agent, package.protocol("observation_process"), package.protocol("action_process"))

@@ -4,6 +4,11 @@ A package is a directory with `conf/configure_app.toml` and one folder per algor
 (`<algo>/algorithm/agent.py`, `<algo>/feature/definition.py`, `<algo>/config.py`,
 `<algo>/train_workflow.py`), imported as the platform imports it: with the package directory
 first on `sys.path`, so `dqn.feature.definition` and `conf.usr_conf` resolve inside it.
+
+The project's own agent is a package too, laid out as this repository is (`PROJECT_LAYOUT`:
+`agent/config.py`, `feature/definition.py`, `agent/agent.py`, `workflow/train_workflow.py`);
+the training system hosts it by the same path. tools/export_kaiwu.py writes it out in the
+platform's layout.
 """
 from __future__ import annotations
 
@@ -20,6 +25,32 @@ import numpy as np
 from workflow.schema import ConfigError
 
 REQUIRED_FILES = ("algorithm/agent.py", "feature/definition.py", "config.py", "train_workflow.py")
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where a package's four modules are (dotted names, `{algo}` filled in)."""
+
+    config: str = "{algo}.config"
+    definition: str = "{algo}.feature.definition"
+    agent: str = "{algo}.algorithm.agent"
+    workflow: str = "{algo}.train_workflow"
+    #: what of the root is package code (where an error is reported as the package's); empty: all of it
+    code: tuple[str, ...] = ()
+
+    def module(self, part: str, algo: str) -> str:
+        return getattr(self, part).format(algo=algo)
+
+    def file(self, part: str, algo: str) -> str:
+        return self.module(part, algo).replace(".", "/") + ".py"
+
+
+PLATFORM_LAYOUT = Layout()
+PROJECT_LAYOUT = Layout(config="agent.config", definition="feature.definition", agent="agent.agent",
+                        workflow="workflow.train_workflow",
+                        code=("agent/", "feature/", "workflow/train_workflow.py", "workflow/episode.py"))
+PROJECT_ALGO = "ppo"
 
 
 class PackageError(RuntimeError):
@@ -43,14 +74,17 @@ def check_layout(package_dir: str | Path, algo: str) -> Path:
     return root
 
 
-def where_in_package(exc: BaseException, root: str | Path) -> str | None:
-    """'dqn/algorithm/agent.py:123 in learn' for the innermost frame of `exc` inside the package."""
+def where_in_package(exc: BaseException, root: str | Path, code: tuple[str, ...] = ()) -> str | None:
+    """'dqn/algorithm/agent.py:123 in learn' for the innermost frame of `exc` inside the package
+    (inside `root`, and under one of the `code` prefixes when given)."""
     root = Path(root).resolve()
     found = None
     for frame in traceback.extract_tb(exc.__traceback__):
         path = Path(frame.filename).resolve()
         if path.is_relative_to(root):
-            found = f"{path.relative_to(root)}:{frame.lineno} in {frame.name}"
+            relative = path.relative_to(root).as_posix()
+            if not code or relative.startswith(code):
+                found = f"{relative}:{frame.lineno} in {frame.name}"
     return found
 
 
@@ -63,33 +97,44 @@ class KaiwuPackage:
     agent_class: type
     workflow: Callable
     sample_dim: int
+    layout: Layout = PLATFORM_LAYOUT
 
     @classmethod
-    def load(cls, package_dir: str | Path, algo: str, config_values: dict[str, Any]) -> "KaiwuPackage":
+    def load(cls, package_dir: str | Path, algo: str, config_values: dict[str, Any],
+             layout: Layout = PLATFORM_LAYOUT) -> "KaiwuPackage":
         """Fill the platform's CONFIG, put the package on sys.path and import its algorithm."""
         from kaiwudrl.common.config.config_control import CONFIG
 
-        root = check_layout(package_dir, algo)
+        root = check_layout(package_dir, algo) if layout == PLATFORM_LAYOUT else Path(package_dir).resolve()
         CONFIG.load(config_values)
         if str(root) not in sys.path:
             sys.path.insert(0, str(root))
         try:
-            config = importlib.import_module(f"{algo}.config")
-            importlib.import_module(f"{algo}.feature.definition")  # registers the protocol functions
-            agent_module = importlib.import_module(f"{algo}.algorithm.agent")
-            workflow_module = importlib.import_module(f"{algo}.train_workflow")
+            config = importlib.import_module(layout.module("config", algo))
+            importlib.import_module(layout.module("definition", algo))  # registers the protocol functions
+            agent_module = importlib.import_module(layout.module("agent", algo))
+            workflow_module = importlib.import_module(layout.module("workflow", algo))
         except Exception as e:
-            where = where_in_package(e, root)
+            where = where_in_package(e, root, layout.code)
             raise PackageError(f"importing package {root} ({algo}) failed{' at ' + where if where else ''}: "
                                f"{type(e).__name__}: {e}") from e
-        agent_class = _named(agent_module, "Agent", f"{algo}/algorithm/agent.py")
-        workflow = _named(workflow_module, "workflow", f"{algo}/train_workflow.py")
-        config_class = _named(config, "Config", f"{algo}/config.py")
+        agent_class = _named(agent_module, "Agent", layout.file("agent", algo))
+        workflow = _named(workflow_module, "workflow", layout.file("workflow", algo))
+        config_class = _named(config, "Config", layout.file("config", algo))
         sample_dim = getattr(config_class, "SAMPLE_DIM", None)
         if not isinstance(sample_dim, numbers.Integral) or isinstance(sample_dim, bool) or sample_dim < 1:
-            raise PackageError(f"{algo}/config.py: Config.SAMPLE_DIM must be a positive int (the width of "
-                               f"SampleData2NumpyData's rows), got {sample_dim!r}")
-        return cls(root=root, algo=algo, agent_class=agent_class, workflow=workflow, sample_dim=int(sample_dim))
+            raise PackageError(f"{layout.file('config', algo)}: Config.SAMPLE_DIM must be a positive int (the width "
+                               f"of SampleData2NumpyData's rows), got {sample_dim!r}")
+        return cls(root=root, algo=algo, agent_class=agent_class, workflow=workflow, sample_dim=int(sample_dim),
+                   layout=layout)
+
+    @classmethod
+    def of_run(cls, cfg, role: str, paths) -> "KaiwuPackage":
+        """The package a run trains: `app.package`, or the project's own agent."""
+        values = platform_config(cfg, role, paths)
+        if cfg.app.package:
+            return cls.load(cfg.app.package, cfg.app.algo, values)
+        return cls.load(REPO_ROOT, PROJECT_ALGO, values, PROJECT_LAYOUT)
 
     @staticmethod
     def protocol(name: str) -> Callable:
@@ -99,14 +144,14 @@ class KaiwuPackage:
         return getattr(protocol, name)
 
     def where(self, exc: BaseException) -> str | None:
-        return where_in_package(exc, self.root)
+        return where_in_package(exc, self.root, self.layout.code)
 
-    def make_agent(self, agent_type: str, logger, monitor):
-        """The package's Agent as the platform builds it for a role ("aisrv" or "learner")."""
+    def make_agent(self, agent_type: str, logger, monitor, device: str = "cpu"):
+        """The package's Agent as the platform builds it for a role ("aisrv", "learner", "eval")."""
         import torch
 
         try:
-            return self.agent_class(agent_type=agent_type, device=torch.device("cpu"), logger=logger, monitor=monitor)
+            return self.agent_class(agent_type=agent_type, device=torch.device(device), logger=logger, monitor=monitor)
         except Exception as e:
             where = self.where(e)
             raise PackageError(f"{self.algo} Agent(agent_type={agent_type!r}, ...) failed"
@@ -136,6 +181,15 @@ def numeric_values(data) -> dict[str, float]:
 def platform_config(cfg, role: str, paths) -> dict[str, Any]:
     """What the package's CONFIG holds in a process: every [app] key of the run, the platform-only
     ones included, plus the platform's per-process keys for this run's directories."""
-    values = dict(cfg.to_dict()["app"])
-    values.update(svr_name=role, restore_dir=str(paths.ckpt_root), user_ckpt_dir=str(paths.user_ckpt))
+    data = cfg.to_dict()
+    values = dict(data["app"])
+    values["svr_name"] = role
+    if paths is not None:  # a run on disk (not the in-process local mode)
+        values.update(restore_dir=str(paths.ckpt_root), user_ckpt_dir=str(paths.user_ckpt))
+    if not cfg.app.package:  # the project's agent reads its own sections of the TOML (agent.config)
+        values["package_settings"] = {name: data[name] for name in PROJECT_SETTINGS_SECTIONS if name in data}
     return values
+
+
+#: The run config's sections that belong to the project's package ([model], [ppo], ...).
+PROJECT_SETTINGS_SECTIONS = ("model", "ppo", "reward", "curriculum")

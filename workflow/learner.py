@@ -17,18 +17,17 @@ import reverb
 import torch
 from loguru import logger
 
-from agent.agent import Agent
 from workflow import ckpt_files
 from workflow import metrics_keys as K
 from workflow.checkpoint import CheckpointManager
-from workflow.kaiwu_package import KaiwuPackage, PackageError, platform_config
+from workflow.kaiwu_package import KaiwuPackage, PackageError
 from workflow.metrics import MetricsWriter
 from workflow.model_pool import ModelPublisher
 from workflow.processes import STATUS_INTERVAL_S, ChildContext
 from workflow.replay import SAMPLE_TABLE, TELEMETRY_TABLE, can_sample, inserts_completed, start_server
 from workflow.sampler import BatchSampler, TelemetryReceiver
 from workflow.signing import Signer
-from workflow.trainee import LearnerHandler, PackageTrainee, PPOTrainee, WriterMonitor
+from workflow.trainee import POOL_STAGING_DIR, LearnerHandler, Trainee, WriterMonitor
 
 IDLE_SLEEP_S = 0.02
 STOP_REQUESTED = "stop requested"
@@ -373,18 +372,16 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def make_trainee(ctx: ChildContext, learner_ref: list):
-    """The trainee of this run: the project's PPO agent, or the package's Agent (`app.package`)."""
+def make_trainee(ctx: ChildContext, learner_ref: list) -> Trainee:
+    """The trainee of this run: the package's Agent (`app.package`, or the project's own)."""
     cfg, app, paths = ctx.config, ctx.config.app, ctx.paths
     ckpts = CheckpointManager(paths.ckpt, app.max_ckpt_keep, app.keep_best_ckpt, paths.user_ckpt,
                               app.user_save_mode_max_count, paths.metrics_csv)
-    if not app.package:
-        return PPOTrainee(Agent(cfg.model, cfg.ppo, seed=app.seed), ckpts, app.model_pool_publish_freq)
-    package = KaiwuPackage.load(app.package, app.algo, platform_config(cfg, "learner", paths))
+    package = KaiwuPackage.of_run(cfg, "learner", paths)
     monitor = WriterMonitor(lambda values: learner_ref[0].write_learner(values) if learner_ref else None)
-    agent = package.make_agent("learner", logger, monitor)
-    trainee = PackageTrainee(package, agent, ckpts)
-    agent.framework_handler = LearnerHandler(paths.user_ckpt / f"{app.app}_{app.algo}", app.user_save_mode_max_count,
+    agent = package.make_agent("learner", logger, monitor, device=app.device)
+    trainee = Trainee(package, agent, ckpts, app.model_pool_publish_freq, paths.ckpt_root / POOL_STAGING_DIR)
+    agent.framework_handler = LearnerHandler(paths.user_ckpt / f"{app.app}_{package.algo}", app.user_save_mode_max_count,
                                              lambda: trainee.train_step)
     return trainee
 
@@ -410,8 +407,8 @@ def main(ctx: ChildContext) -> None:
     client = reverb.Client(f"127.0.0.1:{server.port}")
     learner = Learner(ctx, client, trainee, counters, writer)
     learner_ref.append(learner)
-    if not ctx.resume and trainee.checkpoint_at_start:
-        learner.checkpoint()
+    if not ctx.resume:
+        learner.checkpoint()  # model.ckpt-0, as the platform writes before training: the aisrv's first model
     learner.publish()
     logger.info(f"replay server on port {server.port} (all interfaces); train step {trainee.train_step}")
     ctx.post("ready", {"port": server.port, "train_step": trainee.train_step})
@@ -419,7 +416,7 @@ def main(ctx: ChildContext) -> None:
         reason = learner.run()
     except BaseException as e:
         learner.writer.close()  # keep the metrics written so far; no checkpoint of a failed state
-        where = trainee.package.where(e) if isinstance(trainee, PackageTrainee) else None
+        where = trainee.package.where(e)
         if where:
             raise PackageError(f"package code failed at {where}: {type(e).__name__}: {e}") from e
         raise

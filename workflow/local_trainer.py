@@ -1,9 +1,10 @@
 """Kaiwu's `wrapper_type = "local"`: envs, predictor and learner in one process.
 
-No replay server, no processes: the episode loop (workflow.train_workflow) calls
-`agent.learn(chunk)` and `LocalLearner` trains once it holds `app.train_batch_size` chunks, the
-same batch the remote learner would sample. For debugging a change end to end and for the
-learning test. Seeded: the same config (including `app.seed`) gives the same losses.
+No replay server, no processes: the package's own workflow runs as in an aisrv, and its
+`agent.learn(samples)` goes to `LocalHandler`, which trains the same agent once it holds
+`app.train_batch_size` samples, the batch the remote learner would sample. For debugging a
+change end to end and for the learning test. Seeded: the same config (including `app.seed`)
+gives the same losses.
 
     from workflow.config import load_config
     from workflow.local_trainer import train_local
@@ -11,46 +12,56 @@ learning test. Seeded: the same config (including `app.seed`) gives the same los
 """
 from __future__ import annotations
 
-import logging
 import random
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Any, Callable
 
 import numpy as np
 import torch
+from loguru import logger
 
-from agent.agent import Agent
-from feature.curriculum import CurriculumSampler
-from feature.definition import ActData, ObsData, SampleData
+from workflow.adder import Stopped
 from workflow.config import AppConfig
-from workflow.train_workflow import LoopSettings, LoopStats, workflow
+from workflow.kaiwu_package import KaiwuPackage, numeric_values, platform_config
+from workflow.package_aisrv import LoopStats, PlatformEnv
 
 
-class LocalLearner:
-    """The agent the episode loop sees in local mode: predicts with `agent`, and trains it on
-    every `batch_chunks` chunks handed to `learn` (the remote learner's batch)."""
+class LocalHandler:
+    """The framework behind the agent in local mode: `learn` buffers samples and trains the
+    agent itself on every `batch_size` of them; the other methods run as written."""
 
-    def __init__(self, agent: Agent, batch_chunks: int, on_update: Callable[[dict], None] | None = None):
-        self.agent = agent
-        self.batch_chunks = batch_chunks
+    def __init__(self, batch_size: int, on_update: Callable[[dict], None] | None = None):
+        self.batch_size = batch_size
         self.on_update = on_update
-        self._chunks: list[Sequence[SampleData]] = []
+        self._samples: list = []
 
-    def predict(self, list_obs_data: Sequence[ObsData]) -> list[ActData]:
-        return self.agent.predict(list_obs_data)
+    def predict(self, agent, method, *args, **kwargs):
+        return method(agent, *args, **kwargs)
 
-    def learn(self, samples: Sequence[SampleData]) -> dict | None:
-        self._chunks.append(samples)
-        if len(self._chunks) < self.batch_chunks:
-            return None
-        batch = [s for chunk in self._chunks for s in chunk]
-        self._chunks = []
-        metrics = self.agent.learn(batch)
-        if self.on_update is not None:
-            self.on_update(metrics)
+    exploit = save_model = load_model = predict
+
+    def learn(self, agent, method, list_sample_data, *args, **kwargs):
+        self._samples.extend(list_sample_data)
+        metrics = None
+        while len(self._samples) >= self.batch_size:
+            batch, self._samples = self._samples[:self.batch_size], self._samples[self.batch_size:]
+            metrics = method(agent, batch, *args, **kwargs)
+            if self.on_update is not None:
+                self.on_update(metrics if isinstance(metrics, dict) else {})
         return metrics
+
+
+class _EpisodeSink:
+    """What PlatformEnv reports to: the episode log."""
+
+    def __init__(self, episode_log: "EpisodeLog"):
+        self._log = episode_log
+
+    def send(self, kind: str, values: dict) -> None:
+        if kind == "episode":
+            self._log.put(values)
 
 
 class EpisodeLog:
@@ -62,16 +73,28 @@ class EpisodeLog:
         self.every = every
         self.log = log
         self.updates: list[dict] = []
+        self._awaiting: deque[dict] = deque()  # episode reports the workflow has not reported on yet
 
     def put(self, report: dict) -> None:
+        """The game's report of a finished episode (total_score, chests, steps, win, ...)."""
+        report = dict(report)
         self.episodes.append(report)
         self.recent.append(report)
-        if self.log and self.every and len(self.episodes) % self.every == 0:
+        self._awaiting.append(report)
+
+    def put_data(self, data: dict) -> bool:
+        """Kaiwu's monitor: the workflow's report of its oldest finished episode (its reward per
+        term) joins that episode's record."""
+        values = numeric_values(data)
+        report = self._awaiting.popleft() if self._awaiting else {}
+        report.update(values)
+        if self.log and self.every and len(self.episodes) % self.every == 0 and not self._awaiting:
             last = self.updates[-1] if self.updates else {}
             nan = float("nan")
             self.log(f"episodes {len(self.episodes)}  win {self.mean('win'):.2f}  score {self.mean('total_score'):.1f}  "
                      f"steps {self.mean('steps'):.0f}  reward {self.mean('reward'):.2f}  updates {len(self.updates)}  "
                      f"entropy {last.get('entropy', nan):.3f}  value_loss {last.get('value_loss', nan):.4f}")
+        return bool(values)
 
     def mean(self, key: str) -> float:
         return float(np.mean([r[key] for r in self.recent])) if self.recent else float("nan")
@@ -79,7 +102,7 @@ class EpisodeLog:
 
 @dataclass
 class LocalRunResult:
-    agent: Agent
+    agent: Any  # the package's Agent, trained
     stats: LoopStats
     episodes: list[dict] = field(default_factory=list)  # every episode report, in order
     updates: list[dict] = field(default_factory=list)  # metrics of every PPO update, in order
@@ -113,12 +136,10 @@ def train_local(config: AppConfig, max_env_steps: int | None = None, max_updates
 
     torch.set_num_threads(app.torch_num_threads)
     seed_everything(app.seed)
-    envs = [make_env(**config.env.make_kwargs(), seed=app.seed * 1000 + i) for i in range(app.envs_per_aisrv)]
-    agent = Agent(config.model, config.ppo, device="cpu", seed=app.seed)
+    package = KaiwuPackage.of_run(config, "local", None)
     episode_log = EpisodeLog(window=window, every=log_every, log=log)
-    learner = LocalLearner(agent, app.train_batch_size, on_update=episode_log.updates.append)
-    settings = LoopSettings(curriculum=CurriculumSampler(config.curriculum, seed=app.seed), reward=config.reward,
-                            num_steps=config.ppo.num_steps, gamma=config.ppo.gamma, gae_lambda=config.ppo.gae_lambda)
+    agent = package.make_agent("learner", logger, episode_log)
+    agent.framework_handler = LocalHandler(app.train_batch_size, on_update=episode_log.updates.append)
     stats = LoopStats()
     start = time.monotonic()
 
@@ -128,7 +149,17 @@ def train_local(config: AppConfig, max_env_steps: int | None = None, max_updates
                     or (max_seconds and time.monotonic() - start >= max_seconds)
                     or (stop_when is not None and stop_when(episode_log)))
 
-    workflow(envs, [learner], logging.getLogger("workflow.local"), episode_log, settings, should_stop, stats)
+    sink = _EpisodeSink(episode_log)
+    envs = [PlatformEnv(make_env(**config.env.make_kwargs(), seed=app.seed * 1000 + i), stats, sink, should_stop)
+            for i in range(app.envs_per_aisrv)]
+    try:
+        while True:
+            before = stats.env_steps
+            package.workflow(envs, [agent], logger, episode_log)
+            if stats.env_steps == before:
+                raise RuntimeError(f"{package.algo}'s workflow returned without playing a step")
+    except Stopped:
+        pass
     result = LocalRunResult(agent=agent, stats=stats, episodes=episode_log.episodes, updates=episode_log.updates,
                             seconds=time.monotonic() - start, win_rate=episode_log.mean("win"),
                             mean_score=episode_log.mean("total_score"))

@@ -1,6 +1,6 @@
-"""An aisrv hosting a Kaiwu code package: it calls the package's
-`<algo>.train_workflow.workflow(envs, agents, logger, monitor)` exactly as the platform does,
-with one env and one agent, and plays the platform's part behind them:
+"""An aisrv hosting a Kaiwu code package (the project's own agent is one): it calls the
+package's `workflow(envs, agents, logger, monitor)` as the platform does, with the aisrv's envs
+and one agent, and plays the platform's part behind them:
 
 - `PlatformEnv`: the simulator, counted (env steps, episodes, an episode report per finished
   episode with the game's own score) and stoppable (a stop request ends the workflow at its
@@ -20,14 +20,27 @@ from pathlib import Path
 import numpy as np
 from loguru import logger
 
+from dataclasses import dataclass
+
 from workflow.adder import ChunkAdder, Stopped, TelemetrySender
+from workflow.episode import EpisodeStats
 from workflow.kaiwu_package import KaiwuPackage, PackageError, numeric_values
 from workflow.model_pool import ModelPoolReader, PublishedModel
-from workflow.train_workflow import LoopStats
+
+
+@dataclass
+class LoopStats:
+    """What this aisrv's envs did (reported to the learner as counter deltas)."""
+
+    episodes: int = 0  # finished (won or timed out)
+    env_steps: int = 0
+    env_errors: int = 0  # exceptions raised by env.reset / env.step
 
 
 class PlatformEnv:
-    """The env a package's workflow sees: `reset(usr_conf)` and `step(act)`, nothing more."""
+    """The env a package's workflow sees: `reset(usr_conf)` and `step(act)`, nothing more.
+    A stop request raises `Stopped` (a BaseException: the workflow's own error handling lets it
+    through) at the next reset or step."""
 
     def __init__(self, env, stats: LoopStats, telemetry: TelemetrySender, should_stop):
         self._env = env
@@ -39,22 +52,27 @@ class PlatformEnv:
     def reset(self, usr_conf=None):
         if self._should_stop():
             raise Stopped()
-        obs = self._env.reset(usr_conf=usr_conf)
+        try:
+            obs = self._env.reset(usr_conf=usr_conf)
+        except Exception:
+            self._stats.env_errors += 1
+            raise
         self._steps = 0
         return obs
 
     def step(self, act):
         if self._should_stop():
             raise Stopped()
-        frame_no, obs, score, terminated, truncated, env_info = self._env.step(act)
+        try:
+            frame_no, obs, score, terminated, truncated, env_info = self._env.step(act)
+        except Exception:
+            self._stats.env_errors += 1
+            raise
         self._steps += 1
         self._stats.env_steps += 1
         if terminated or truncated:
             self._stats.episodes += 1
-            self._telemetry.send("episode", {
-                "total_score": float(score.total_score), "chests": float(score.treasure_count),
-                "steps": float(self._steps), "win": 1.0 if terminated else 0.0,
-                "buff_count": float(score.buff_count), "flash_count": float(score.talent_count)})
+            self._telemetry.send("episode", EpisodeStats.from_score(score, self._steps, bool(terminated)).report())
         return frame_no, obs, score, terminated, truncated, env_info
 
 
@@ -164,12 +182,12 @@ class AisrvHandler:
         return True
 
 
-def run_workflow(package: KaiwuPackage, env: PlatformEnv, agent, monitor, stats: LoopStats, name: str) -> None:
+def run_workflow(package: KaiwuPackage, envs: list[PlatformEnv], agent, monitor, stats: LoopStats, name: str) -> None:
     """Call the package's workflow until stopped; a workflow that returns is called again, unless it
     returned without playing a step (it would only return again)."""
     while True:
         steps_before = stats.env_steps
-        package.workflow([env], [agent], logger, monitor)
+        package.workflow(envs, [agent], logger, monitor)
         if stats.env_steps == steps_before:
             raise PackageError(f"{package.algo}.train_workflow.workflow returned without playing a step "
                                f"(see {name}.log for what it logged)")

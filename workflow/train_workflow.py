@@ -1,150 +1,112 @@
-"""The training episode loop (Kaiwu's `train_workflow.workflow`), K envs in lockstep.
+"""The package's training episode loop (`<algo>/train_workflow.py`): Kaiwu's
+`workflow(envs, agents, logger, monitor)`, over every env it is given, in lockstep.
 
-Per step: observation_process for every env, one batched `agent.predict`, action_process,
-env.step, reward_shaping, and a Frame per env. A chunk of frames becomes samples
-(sample_process, GAE) when it reaches `num_steps` frames or its episode ends, and goes to
-`agent.learn(samples)`: in local mode that agent trains (after buffering a batch); in remote
-mode the env worker's agent wrapper sends the samples to the replay server instead.
+Per step (workflow.episode.EpisodeRunner): observation_process for every env, one batched
+`agent.predict`, action_process, env.step; then reward_shaping and a Frame per env. A chunk of
+frames becomes samples (sample_process, GAE) when it reaches `ppo.num_steps` frames or its
+episode ends, and goes to `agent.learn(samples)`: on the platform and in this toolkit's
+training system that sends them to the replay buffer; the learner trains on them.
 
-The loop knows nothing of processes or the replay server, and nothing of the model: it is the
-place to change how episodes are run.
+Each finished episode reports its shaped reward per term to `monitor.put_data`. Episode
+settings come from the curriculum ([curriculum]); stages advance on this workflow's own
+episodes and on the run's learned samples, which the agent's counters bring with every model it
+loads (so a resumed run keeps its stage). The loop runs until the framework stops it.
 """
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+import os
 
+import numpy as np
+
+from agent.config import load_settings
 from feature.curriculum import CurriculumSampler
-from feature.definition import Frame, action_process, observation_process, sample_process
-from feature.reward import RewardConfig, reward_shaping
+from feature.definition import action_process, observation_process, sample_process
+from feature.reward import reward_shaping
 from feature.unpack import step_view
+from kaiwu_agent.utils.common_func import Frame, attached
+from workflow.episode import EpisodeRunner
 
 MAX_RESET_FAILURES = 3  # consecutive failed resets of one env before the loop gives up
 
 
-@dataclass
-class LoopSettings:
-    curriculum: CurriculumSampler
-    reward: RewardConfig
-    num_steps: int  # frames per chunk
-    gamma: float
-    gae_lambda: float
+class _Episode:
+    """The running episode of one env: its settings, last view, frames and reward sums."""
+
+    def __init__(self, usr_conf: dict, view):
+        self.usr_conf = usr_conf
+        self.view = view
+        self.frames: list = []
+        self.reward_sum = 0.0
+        self.term_sums: dict[str, float] = {}
 
 
-@dataclass
-class LoopStats:
-    episodes: int = 0  # finished (won or timed out)
-    env_steps: int = 0
-    env_errors: int = 0  # exceptions raised by env.reset / env.step
-    chunks: int = 0  # agent.learn calls
-    samples: int = 0
-
-
-@dataclass
-class _Slot:
-    """One env and the episode it is running."""
-
-    index: int
-    env: Any
-    usr_conf: dict = field(default_factory=dict)
-    obs_data: Any = None
-    view: Any = None
-    frames: list[Frame] = field(default_factory=list)
-    steps: int = 0
-    reward_sum: float = 0.0
-    term_sums: dict[str, float] = field(default_factory=dict)
-
-
-def _episode_report(slot: _Slot, score, terminated: bool) -> dict[str, float]:
-    report = {
-        "total_score": float(score.total_score),
-        "chests": float(score.treasure_count),
-        "chests_total": float(len(slot.usr_conf["diy"].get("treasure_id", []))),
-        "steps": float(slot.steps),
-        "win": 1.0 if terminated else 0.0,
-        "buff_count": float(score.buff_count),
-        "flash_count": float(score.talent_count),
-        "reward": slot.reward_sum,
-    }
-    report.update({f"reward/{name}": value for name, value in slot.term_sums.items()})
-    return report
-
-
-def workflow(envs: Sequence[Any], agents: Sequence[Any], logger: logging.Logger | None, monitor: Any,
-             settings: LoopSettings, should_stop: Callable[[], bool], stats: LoopStats | None = None) -> LoopStats:
-    """Run episodes on all `envs` with `agents[0]` until `should_stop()`; returns the counters.
-
-    `monitor.put(dict)` receives one report per finished episode (see _episode_report).
-    """
+@attached
+def workflow(envs, agents, logger=None, monitor=None):
     logger = logger or logging.getLogger(__name__)
     agent = agents[0]
-    stats = stats or LoopStats()
-    slots = [_Slot(i, env) for i, env in enumerate(envs)]
+    settings = load_settings()
+    ppo = settings.ppo
+    curriculum = CurriculumSampler(settings.curriculum, seed=int(np.random.randint(0, 2**31 - 1)))
+    runner = EpisodeRunner(envs, agent.predict, observation_process, action_process)
+    episodes: list[_Episode | None] = [None] * len(envs)
+    finished = 0
 
-    def reset(slot: _Slot) -> None:
+    def reset(i: int) -> None:
         for _ in range(MAX_RESET_FAILURES):
-            slot.usr_conf = settings.curriculum.sample(stats.episodes, stats.env_steps)
+            usr_conf = curriculum.sample(finished, getattr(agent, "samples_learned", 0))
             try:
-                obs = slot.env.reset(usr_conf=slot.usr_conf)
-                env_info = slot.env.env_info
+                obs = runner.reset(i, usr_conf)
             except Exception:
-                stats.env_errors += 1
-                logger.exception("env %d: reset failed with usr_conf %s", slot.index, slot.usr_conf)
+                logger.exception("env %d: reset failed with usr_conf %s", i, usr_conf)
                 continue
-            slot.obs_data = observation_process(obs, env_info)
-            slot.view = step_view(obs, None, env_info)
-            slot.frames, slot.steps, slot.reward_sum, slot.term_sums = [], 0, 0.0, {}
+            if obs is None:  # the platform answers an invalid usr_conf with None after a timeout
+                logger.error("env %d: reset returned no observation for usr_conf %s", i, usr_conf)
+                continue
+            episodes[i] = _Episode(usr_conf, step_view(obs))
             return
-        raise RuntimeError(f"env {slot.index}: reset failed {MAX_RESET_FAILURES} times in a row")
+        raise RuntimeError(f"env {i}: reset failed {MAX_RESET_FAILURES} times in a row")
 
-    def flush(slot: _Slot, bootstrap_value: float) -> None:
-        samples = sample_process(slot.frames, bootstrap_value, settings.gamma, settings.gae_lambda)
-        slot.frames = []
+    def flush(i: int, bootstrap_value: float) -> None:
+        episode = episodes[i]
+        samples = sample_process(episode.frames, bootstrap_value, ppo.gamma, ppo.gae_lambda)
+        episode.frames = []
         agent.learn(samples)
-        stats.chunks += 1
-        stats.samples += len(samples)
 
-    for slot in slots:
-        reset(slot)
-
-    while not should_stop():
-        acts = agent.predict([slot.obs_data for slot in slots])
-        need_bootstrap: list[_Slot] = []  # chunk cut mid-episode or episode truncated: V(s') needed
-        finished: list[tuple[_Slot, Any, bool]] = []
-        for slot, act in zip(slots, acts):
-            action = action_process(act)
-            try:
-                _, obs, score, terminated, truncated, env_info = slot.env.step(action)
-            except Exception:
-                stats.env_errors += 1
-                logger.exception("env %d: step(%d) failed at step %d; episode dropped", slot.index, action, slot.steps)
-                reset(slot)
+    for i in range(len(envs)):
+        reset(i)
+    while True:
+        need_bootstrap = []  # chunk cut mid-episode or episode truncated: V(s') needed
+        ended = []
+        for t in runner.step():
+            episode = episodes[t.index]
+            if t.error is not None:
+                logger.error("env %d: step(%d) failed at step %d (%s: %s); episode dropped", t.index, t.action,
+                             runner.steps(t.index), type(t.error).__name__, t.error)
+                reset(t.index)
                 continue
-            stats.env_steps += 1
-            slot.steps += 1
-            view = step_view(obs, score, env_info, terminated, truncated)
-            reward, terms = reward_shaping(slot.view, view, action, settings.reward)
-            slot.reward_sum += reward
+            view = step_view(t.obs, t.score, t.env_info, t.terminated, t.truncated)
+            reward, terms = reward_shaping(episode.view, view, t.action, settings.reward)
+            episode.view = view
+            episode.reward_sum += reward
             for name, value in terms.items():
-                slot.term_sums[name] = slot.term_sums.get(name, 0.0) + value
-            slot.frames.append(Frame(obs=slot.obs_data, act=act, reward=reward, terminated=bool(terminated)))
-            slot.obs_data, slot.view = observation_process(obs, env_info), view
-
-            if terminated:
-                flush(slot, 0.0)
-            elif truncated or len(slot.frames) >= settings.num_steps:
-                need_bootstrap.append(slot)
-            if terminated or truncated:
-                finished.append((slot, score, bool(terminated)))
-
+                episode.term_sums[name] = episode.term_sums.get(name, 0.0) + value
+            episode.frames.append(Frame(obs=t.before, act=t.act, reward=reward, terminated=t.terminated))
+            if t.terminated:
+                flush(t.index, 0.0)
+            elif t.truncated or len(episode.frames) >= ppo.num_steps:
+                need_bootstrap.append(t.index)
+            if t.ended:
+                ended.append(t.index)
         if need_bootstrap:
-            values = agent.predict([slot.obs_data for slot in need_bootstrap])
-            for slot, value in zip(need_bootstrap, values):
-                flush(slot, value.value)
-        for slot, score, terminated in finished:
-            stats.episodes += 1
+            values = agent.predict([runner.obs_data(i) for i in need_bootstrap])
+            for i, value in zip(need_bootstrap, values):
+                flush(i, value.value)
+        for i in ended:
+            finished += 1
             if monitor is not None:
-                monitor.put(_episode_report(slot, score, terminated))
-            reset(slot)
-    return stats
+                episode = episodes[i]
+                report = {"reward": episode.reward_sum, "chests_total": float(len(episode.usr_conf["diy"]["treasure_id"]))}
+                report.update({f"reward/{name}": value for name, value in episode.term_sums.items()})
+                monitor.put_data({os.getpid(): report})
+            reset(i)

@@ -1,72 +1,28 @@
-"""What the learner trains: the project's PPO agent, or a Kaiwu code package's Agent.
+"""What the learner trains: a Kaiwu package's Agent (the project's own agent is one).
 
-The learner's loop (workflow.learner) is the same for both; a trainee answers the few questions
-that differ: how a batch of replay rows is learned, what goes to the model pool, how a
-checkpoint is written, restored and preloaded.
-
-- `PPOTrainee`: rows go to `Agent.learn` as they are; the pool gets the weights every
-  `model_pool_publish_freq` steps; checkpoints hold model, optimizer, counters and RNG.
-- `PackageTrainee`: rows become SampleData with the package's registered
-  `NumpyData2SampleData` and go to its `Agent.learn(list)`; checkpoints are the files the
-  package's own `save_model(path, id)` writes, and they are what the pool publishes (as on the
-  platform). The run's counters go beside them in `run_state.json`.
+Replay rows become SampleData with the package's registered `NumpyData2SampleData` and go to
+its `Agent.learn(list)`. Checkpoints are the files the package's own `save_model(path, id)`
+writes; they, or a save into a staging directory every `model_pool_publish_freq` train steps,
+are what the model pool publishes (as files, as on the platform). The run's counters go beside
+the checkpoints in `run_state.json`.
 """
 from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
 from loguru import logger
 
-from feature.definition import SAMPLE_DIM
 from workflow import ckpt_files
-from workflow.checkpoint import CheckpointManager, check_counters, preload, prune_user_saves
+from workflow.checkpoint import CheckpointManager, check_counters, prune_user_saves
 from workflow.kaiwu_package import KaiwuPackage, PackageError, numeric_values
 from workflow.metrics_keys import PACKAGE_LEARN_PREFIX
 
 RUN_STATE_FILE = "run_state.json"
-
-
-class PPOTrainee:
-    checkpoint_at_start = False
-    sample_dim = SAMPLE_DIM  # the width of a replay row
-
-    def __init__(self, agent, ckpts: CheckpointManager, publish_freq: int):
-        self.agent = agent
-        self.ckpts = ckpts
-        self.publish_freq = publish_freq
-
-    @property
-    def train_step(self) -> int:
-        return self.agent.train_step
-
-    @property
-    def model_version(self) -> int:
-        return self.agent.model_version
-
-    def learn(self, rows: np.ndarray) -> dict[str, float]:
-        stats = self.agent.learn(rows)
-        return {k: v for k, v in stats.items() if k not in ("train_step", "batch_size")}
-
-    def publish_due(self, step: int) -> bool:
-        return step % self.publish_freq == 0
-
-    def pool_item(self) -> dict[str, np.ndarray]:
-        return self.agent.get_weights()
-
-    def checkpoint(self, extra: dict, recent_score: float | None) -> Path:
-        return self.ckpts.save(self.agent, self.train_step, extra, recent_score)
-
-    def save_user(self) -> Path:
-        return self.ckpts.save_user(self.agent, self.train_step)
-
-    def restore_newest(self) -> tuple[int, dict]:
-        return self.ckpts.restore_newest(self.agent)
-
-    def preload(self, model_dir: str, model_id) -> int:
-        return preload(self.agent, model_dir, model_id)
+POOL_STAGING_DIR = ".pool"  # under the run's checkpoint root: saves made only to be published
 
 
 class LearnerHandler:
@@ -106,17 +62,20 @@ class WriterMonitor:
         return bool(values)
 
 
-class PackageTrainee:
-    checkpoint_at_start = True  # the platform saves model.ckpt-0 before training: the aisrv's first model
+class Trainee:
+    """The learner's side of a package: learn, checkpoint, publish, resume, preload."""
 
-    def __init__(self, package: KaiwuPackage, agent, ckpts: CheckpointManager):
+    def __init__(self, package: KaiwuPackage, agent, ckpts: CheckpointManager, publish_freq: int, staging_dir: Path):
         self.package = package
         self.agent = agent
         self.ckpts = ckpts
+        self.publish_freq = publish_freq  # 0: the pool gets the checkpoints only (the platform's way)
+        self.staging_dir = Path(staging_dir)
         self.train_step = 0
-        self.model_version = 0  # the newest checkpoint written (what the pool holds)
+        self.model_version = 0  # the train step of the newest model written (what the pool gets next)
         self.sample_dim = package.sample_dim
         self._from_numpy = package.protocol("NumpyData2SampleData")
+        self._pool_files: list[Path] = []  # the files of model_version
 
     def learn(self, rows: np.ndarray) -> dict[str, float]:
         if rows.ndim != 2 or rows.shape[1] != self.package.sample_dim:
@@ -129,20 +88,40 @@ class PackageTrainee:
         return {PACKAGE_LEARN_PREFIX + key: value for key, value in values.items()}
 
     def publish_due(self, step: int) -> bool:
-        return self.model_version == step  # a checkpoint was just written at this step
+        """A checkpoint was just written at this step, or a publication is due by the step count
+        (then the package saves into the staging directory for it)."""
+        if self.model_version == step and self._pool_files:
+            return True
+        if self.publish_freq and step % self.publish_freq == 0:
+            self._stage(step)
+            return True
+        return False
+
+    def _stage(self, step: int) -> None:
+        if self.staging_dir.exists():
+            shutil.rmtree(self.staging_dir)
+        self.staging_dir.mkdir(parents=True)
+        self.agent.save_model(path=str(self.staging_dir), id=step)
+        self._pool_files = self._written(self.staging_dir, step)
+        self.model_version = step
+
+    def _written(self, directory: Path, step: int) -> list[Path]:
+        files = ckpt_files.checkpoint_files(directory, step)
+        if not files:
+            raise PackageError(f"{self.package.algo} Agent.save_model(path={str(directory)!r}, id={step}) wrote no "
+                               f"file named model.ckpt-{step}... (the platform's rule for checkpoint files)")
+        return files
 
     def pool_item(self) -> dict[str, np.ndarray]:
-        files = ckpt_files.checkpoint_files(self.ckpts.ckpt_dir, self.model_version)
-        return {path.name: np.frombuffer(path.read_bytes(), dtype=np.uint8) for path in files}
+        if not self._pool_files:  # nothing written by this process yet (a resume): publish what it loaded
+            self._stage(self.train_step)
+        return {path.name: np.frombuffer(path.read_bytes(), dtype=np.uint8) for path in self._pool_files}
 
     def checkpoint(self, extra: dict, recent_score: float | None) -> Path:
         step, directory = self.train_step, self.ckpts.ckpt_dir
         directory.mkdir(parents=True, exist_ok=True)
         self.agent.save_model(path=str(directory), id=step)
-        files = ckpt_files.checkpoint_files(directory, step)
-        if not files:
-            raise PackageError(f"{self.package.algo} Agent.save_model(path={str(directory)!r}, id={step}) wrote no "
-                               f"file named model.ckpt-{step}... (the platform's rule for checkpoint files)")
+        files = self._pool_files = self._written(directory, step)
         self.model_version = step
         state = self._read_state()
         state[str(step)] = extra

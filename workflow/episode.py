@@ -1,0 +1,126 @@
+"""The one episode runner: training, evaluation and rendering step episodes through it.
+
+`EpisodeRunner` holds K envs in lockstep. Each `step()` turns every env's observation into the
+package's ObsData (`observation_process`), asks the agent once for all of them (`predict` while
+training, `exploit` when evaluating), turns each answer into the env's action
+(`action_process`) and steps the envs. What happens with a step (reward shaping, samples, a
+video frame) is the caller's. `EpisodeStats` is the one summary of a finished episode.
+
+It takes the protocol functions as arguments, so it runs any Kaiwu package's agent, and it
+imports nothing of the toolkit: it ships inside the exported package with train_workflow.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Callable, Sequence
+
+
+@dataclass
+class EpisodeStats:
+    """A finished episode as the game scored it."""
+
+    total_score: float  # the final score (0 when the step limit ran out)
+    chests: int
+    steps: int
+    win: bool  # reached the end within max_step
+    buff_count: int
+    flash_count: int
+
+    @classmethod
+    def from_score(cls, score, steps: int, terminated: bool) -> "EpisodeStats":
+        return cls(total_score=float(score.total_score), chests=int(score.treasure_count), steps=int(steps),
+                   win=bool(terminated), buff_count=int(score.buff_count), flash_count=int(score.talent_count))
+
+    def report(self) -> dict[str, float]:
+        """As numbers, for a monitor or a metrics row."""
+        return {key: float(value) for key, value in asdict(self).items()}
+
+
+@dataclass
+class Transition:
+    """What one env did in one `step()`."""
+
+    index: int  # which env
+    before: Any  # the ObsData the action was chosen from
+    act: Any  # the agent's answer (ActData)
+    action: int  # what the env was given
+    obs: Any = None  # the env's outputs after the step
+    score: Any = None
+    terminated: bool = False
+    truncated: bool = False
+    env_info: Any = None
+    obs_data: Any = None  # observation_process(obs, env_info): what the next action is chosen from
+    error: Exception | None = None  # env.step raised: the episode is lost, reset the env
+
+    @property
+    def ended(self) -> bool:
+        return self.terminated or self.truncated
+
+    def stats(self, steps: int) -> EpisodeStats:
+        return EpisodeStats.from_score(self.score, steps, self.terminated)
+
+
+class _Slot:
+    def __init__(self, env):
+        self.env = env
+        self.obs_data = None
+        self.steps = 0
+
+
+class EpisodeRunner:
+    def __init__(self, envs: Sequence[Any], act: Callable[[list], list], observation_process: Callable,
+                 action_process: Callable):
+        """`act(list_obs_data) -> list_act_data` is the agent's predict or exploit."""
+        self.slots = [_Slot(env) for env in envs]
+        self.act = act
+        self.observation_process = observation_process
+        self.action_process = action_process
+
+    def obs_data(self, index: int):
+        return self.slots[index].obs_data
+
+    def steps(self, index: int) -> int:
+        return self.slots[index].steps
+
+    def reset(self, index: int, usr_conf: dict | None, **kwargs):
+        """Start an episode on env `index` (kwargs go to env.reset, e.g. a seed); returns the
+        observation. A reset returns no env_info, so the first ObsData is made without it."""
+        slot = self.slots[index]
+        obs = slot.env.reset(usr_conf=usr_conf, **kwargs)
+        slot.obs_data = self.observation_process(obs, None)
+        slot.steps = 0
+        return obs
+
+    def step(self, indices: Sequence[int] | None = None) -> list[Transition]:
+        """One action on each env of `indices` (default all), chosen in one batched call."""
+        indices = range(len(self.slots)) if indices is None else indices
+        befores = [self.slots[i].obs_data for i in indices]
+        acts = self.act(befores)
+        out = []
+        for i, before, act in zip(indices, befores, acts):
+            slot, action = self.slots[i], int(self.action_process(act))
+            try:
+                _, obs, score, terminated, truncated, env_info = slot.env.step(action)
+            except Exception as e:  # one env failing ends its episode only
+                out.append(Transition(i, before, act, action, error=e))
+                continue
+            slot.steps += 1
+            slot.obs_data = self.observation_process(obs, env_info)
+            out.append(Transition(i, before, act, action, obs, score, bool(terminated), bool(truncated), env_info,
+                                  slot.obs_data))
+        return out
+
+    def play(self, usr_conf: dict | None, index: int = 0, on_step: Callable[[Transition], None] | None = None,
+             **reset_kwargs) -> tuple[EpisodeStats, list[int]]:
+        """One whole episode on env `index`: (its stats, the actions taken). An env error is raised."""
+        self.reset(index, usr_conf, **reset_kwargs)
+        actions = []
+        while True:
+            (transition,) = self.step([index])
+            if transition.error is not None:
+                raise transition.error
+            actions.append(transition.action)
+            if on_step is not None:
+                on_step(transition)
+            if transition.ended:
+                return transition.stats(self.slots[index].steps), actions
