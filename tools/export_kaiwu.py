@@ -1,0 +1,214 @@
+"""Export the project's agent and one of its checkpoints as a Kaiwu platform code package.
+
+    python tools/export_kaiwu.py --ckpt runs/<run>/ckpt/back_to_the_realm_ppo/model.ckpt-1000.pkl --out out/kaiwu
+
+writes, in the platform's layout:
+    conf/configure_app.toml   the platform's [app] keys (training keys from the run; algo; eval_model_id)
+    <algo>/config.py          Config (SAMPLE_DIM, ...) and the settings loader
+    <algo>/settings.json      the run's [model] [ppo] [reward] [curriculum], as the checkpoint was trained
+    <algo>/feature/           definition.py (data classes, protocol functions), layout, reward, curriculum, ...
+    <algo>/algorithm/         agent.py (the Agent), ppo.py (the update)
+    <algo>/model/model.py     the network
+    <algo>/train_workflow.py  workflow(envs, agents, logger, monitor), and episode.py, its runner
+    ckpt/model.ckpt-N.pkl     the checkpoint (and its training state, for training on from it)
+    kaiwu.json
+The code is the project's own files with their imports moved under `<algo>.`; the package
+imports only the platform's modules (kaiwu_agent, kaiwudrl), numpy, torch and the standard
+library, which this tool checks before it writes anything. `./train.sh --package DIR` trains it
+and `tools/evaluate.py --package DIR` scores its checkpoint. An existing non-empty --out is
+never overwritten. Bad input exits with code 2.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import re
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import toml
+
+from tool_args import REPO_ROOT, InputError, run_tool  # noqa: E402
+
+#: project file -> its place in the platform's layout ({algo} filled in)
+FILE_MAP = {
+    "agent/agent.py": "{algo}/algorithm/agent.py",
+    "agent/ppo.py": "{algo}/algorithm/ppo.py",
+    "agent/model.py": "{algo}/model/model.py",
+    "agent/config.py": "{algo}/config.py",
+    "workflow/train_workflow.py": "{algo}/train_workflow.py",
+    "workflow/episode.py": "{algo}/episode.py",
+}
+FEATURE_DIR = "feature"  # every module of it goes to {algo}/feature/
+PACKAGE_DIRS = ("{algo}", "{algo}/algorithm", "{algo}/model", "{algo}/feature")
+ALLOWED_TOP_LEVEL = {"numpy", "torch", "kaiwu_agent", "kaiwudrl"}  # beside the standard library and {algo}
+#: The platform's [app] keys the export writes; the training ones take the run's values.
+RUN_KEYS = ("algorithm_on_policy_or_off_policy", "learner_train_by_while_true", "learner_train_sleep_seconds",
+            "replay_buffer_capacity", "preload_ratio", "train_batch_size", "production_consume_ratio",
+            "reverb_remover", "reverb_sampler", "dump_model_freq", "torch_num_threads", "user_save_mode_max_count")
+ALGO_RE = re.compile(r"^[a-z_][a-z0-9_]*$")
+
+
+def module_map(algo: str) -> dict[str, str]:
+    """Dotted project module -> dotted module in the exported package."""
+    out = {path.removesuffix(".py").replace("/", "."): target.format(algo=algo).removesuffix(".py").replace("/", ".")
+           for path, target in FILE_MAP.items()}
+    for path in sorted((REPO_ROOT / FEATURE_DIR).glob("*.py")):
+        if path.name != "__init__.py":
+            out[f"{FEATURE_DIR}.{path.stem}"] = f"{algo}.feature.{path.stem}"
+    return out
+
+
+def source_files(algo: str) -> dict[str, Path]:
+    """Exported relative path -> project file."""
+    files = {target.format(algo=algo): REPO_ROOT / path for path, target in FILE_MAP.items()}
+    for path in sorted((REPO_ROOT / FEATURE_DIR).glob("*.py")):
+        if path.name != "__init__.py":
+            files[f"{algo}/feature/{path.name}"] = path
+    return files
+
+
+def rewrite_imports(text: str, modules: dict[str, str], where: str) -> str:
+    """Move `from X import ...` / `import X` of the project's modules under the package."""
+    def replace(match: re.Match) -> str:
+        name = match.group("module")
+        if name not in modules:
+            raise InputError(f"{where}: imports {name}, which is not part of the exported package")
+        return f"{match.group('lead')}{modules[name]}"
+
+    pattern = re.compile(r"^(?P<lead>\s*(?:from|import)\s+)(?P<module>(?:feature|agent|workflow|realm|tools)(?:\.\w+)*)",
+                         re.MULTILINE)
+    return pattern.sub(replace, text)
+
+
+def foreign_imports(text: str, algo: str) -> list[str]:
+    """Top-level modules a file imports that the platform would not have."""
+    allowed = ALLOWED_TOP_LEVEL | set(sys.stdlib_module_names) | {algo, "__future__"}
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        else:
+            continue
+        found += [name for name in names if name.split(".")[0] not in allowed]
+    return found
+
+
+def platform_app(run_app: dict, algo: str, ckpt_id: int, sample_dim: int) -> dict:
+    """conf/configure_app.toml's [app]: the platform's keys, the training ones from the run."""
+    app = {key: run_app[key] for key in RUN_KEYS if key in run_app}
+    sync = run_app.get("model_file_sync_per_minutes") or 0
+    app.update({
+        "app": "back_to_the_realm",
+        "algo": algo,
+        "run_mode": "train",
+        "sample_dim": sample_dim,
+        "model_file_sync_per_minutes": max(1, int(round(sync))),  # the platform's unit: whole minutes, >= 1
+        "preload_model": False,
+        "preload_model_dir": f"/data/ckpt/back_to_the_realm_{algo}/",
+        "preload_model_id": ckpt_id,
+        "eval_model_dir": f"/data/ckpt/back_to_the_realm_{algo}/",
+        "eval_model_id": ckpt_id,
+        "use_which_deep_learning_framework": "pytorch",
+        "predict_local_or_remote": "local",
+        "wrapper_type": "remote",
+        "copy_dir": f"conf,{algo}",
+        "modelpool_max_save_model_count": 1,
+    })
+    return app
+
+
+def export(ckpt: Path, out: Path, algo: str, config: Path | None) -> list[Path]:
+    from agent.config import Settings
+    from feature.definition import SAMPLE_DIM
+    from workflow.ckpt_files import checkpoint_files, parse_ckpt_id
+    from workflow.eval_workflow import CheckpointError, load_agent, project_settings, run_config_file
+
+    if not ALGO_RE.match(algo):
+        raise InputError(f"--algo {algo!r}: a lower-case Python identifier, e.g. ppo")
+    ckpt_id = parse_ckpt_id(ckpt)
+    if ckpt_id is None or not ckpt.is_file() or not ckpt.name.endswith(".pkl"):
+        raise InputError(f"--ckpt: not a checkpoint file (model.ckpt-N.pkl): {ckpt}")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise InputError(f"--out {out}: exists and is not empty; give a new directory")
+    try:
+        load_agent(ckpt, config)  # the checkpoint must load into the agent it is exported with
+        settings = Settings.from_dict(project_settings(ckpt, config))
+    except (CheckpointError, ValueError) as e:
+        raise InputError(f"--ckpt {ckpt}: {e}") from e
+    run_config = config or run_config_file(ckpt)
+    run_app = toml.loads(run_config.read_text()).get("app", {}) if run_config else {}
+
+    modules = module_map(algo)
+    texts = {}
+    for target, source in source_files(algo).items():
+        text = rewrite_imports(source.read_text(), modules, str(source.relative_to(REPO_ROOT)))
+        foreign = foreign_imports(text, algo)
+        if foreign:
+            raise InputError(f"{source.relative_to(REPO_ROOT)} imports {', '.join(foreign)}: the platform has only "
+                             "its own modules, numpy and torch")
+        texts[target] = text
+
+    staging = Path(tempfile.mkdtemp(prefix=".export-", dir=out.parent if out.parent.exists() else None))
+    try:
+        for directory in PACKAGE_DIRS:
+            (staging / directory.format(algo=algo)).mkdir(parents=True, exist_ok=True)
+            (staging / directory.format(algo=algo) / "__init__.py").write_text("")
+        for target, text in texts.items():
+            (staging / target).write_text(text)
+        (staging / algo / "settings.json").write_text(json.dumps(settings.to_dict(), indent=1, sort_keys=True) + "\n")
+        (staging / "conf").mkdir()
+        (staging / "conf" / "__init__.py").write_text("")
+        (staging / "conf" / "configure_app.toml").write_text(
+            "# Exported by tools/export_kaiwu.py from " + ckpt.name + "\n"
+            + toml.dumps({"app": platform_app(run_app, algo, ckpt_id, SAMPLE_DIM)}))
+        (staging / "kaiwu.json").write_text(json.dumps({"version": toolkit_version(), "project_code": "back_to_the_realm"},
+                                                       indent=1) + "\n")
+        (staging / "ckpt").mkdir()
+        for file in checkpoint_files(ckpt.parent, ckpt_id):
+            if file.name == ckpt.name or file.name.endswith(".train.pt"):
+                shutil.copy2(file, staging / "ckpt" / file.name)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if out.exists():
+            out.rmdir()  # empty, checked above
+        staging.rename(out)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging)
+    return sorted(p for p in out.rglob("*") if p.is_file())
+
+
+def toolkit_version() -> str:
+    project = toml.loads((REPO_ROOT / "pyproject.toml").read_text()).get("project", {})
+    return str(project.get("version", "0"))
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--ckpt", type=Path, required=True, help="the project agent's checkpoint (model.ckpt-N.pkl)")
+    parser.add_argument("--out", type=Path, required=True, help="the package directory to write (new or empty)")
+    parser.add_argument("--algo", default="ppo", help="the algorithm folder's name (default ppo)")
+    parser.add_argument("--config", type=Path, default=None,
+                        help="the run's config (default: the checkpoint's run, log/effective_config.toml)")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    def action(args: argparse.Namespace) -> int:
+        if args.config is not None and not args.config.is_file():
+            raise InputError(f"--config: file not found: {args.config}")
+        files = export(args.ckpt, args.out, args.algo, args.config)
+        print(f"wrote {len(files)} files to {args.out}")
+        print(f"train it:  ./train.sh --package {args.out}")
+        print(f"score it:  python tools/evaluate.py --package {args.out}")
+        return 0
+    return run_tool(action, parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
