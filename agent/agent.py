@@ -37,6 +37,8 @@ from kaiwu_agent.utils.common_func import attached
 CKPT_PATTERN = re.compile(r"^model\.ckpt-(\d+)\.pkl$")
 TRAIN_STATE_SUFFIX = ".train.pt"
 COUNTERS = ("train_step", "samples_learned", "model_version")
+#: learn()'s statistics as metric names ("<group>/<name>"); the rest go under "ppo/"
+METRIC_NAMES = {"policy_loss": "loss/policy", "value_loss": "loss/value"}
 
 
 class CheckpointError(RuntimeError):
@@ -148,7 +150,8 @@ class Agent(BaseAgent):
 
     @learn_wrapper
     def learn(self, list_sample_data: Sequence[SampleData] | np.ndarray) -> dict[str, float]:
-        """One PPO update on a batch: a list of SampleData or the (N, SAMPLE_DIM) rows they pack to."""
+        """One PPO update on a batch: a list of SampleData or the (N, SAMPLE_DIM) rows they pack to.
+        Returns its statistics named as metrics ("loss/policy", "ppo/approx_kl", ...)."""
         rows = list_sample_data if isinstance(list_sample_data, np.ndarray) else samples_to_numpy(list_sample_data)
         if len(rows) == 0:
             raise ValueError("learn() got an empty batch")
@@ -162,8 +165,8 @@ class Agent(BaseAgent):
         self.train_step += 1
         self.samples_learned += len(rows)
         self.model_version += 1
-        metrics.update(train_step=float(self.train_step), batch_size=float(len(rows)))
-        return metrics
+        metrics.update(batch_size=float(len(rows)))
+        return {METRIC_NAMES.get(name, "ppo/" + name): value for name, value in metrics.items()}
 
     # --- checkpoints --------------------------------------------------------------------------------
 

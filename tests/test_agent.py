@@ -1,11 +1,12 @@
-"""Agent: masking, predict/exploit, learn, weights, checkpoints."""
+"""Agent: masking, predict/exploit, learn, checkpoints (state dicts, exact resume)."""
 import os
 
 import numpy as np
 import pytest
 import torch
 
-from agent.agent import Agent, CheckpointError, latest_checkpoint_id
+from agent.agent import Agent, CheckpointError, latest_checkpoint_id, train_state_file
+from agent.config import Settings
 from agent.model import ActorCritic, ModelConfig
 from agent.ppo import PPOConfig
 from feature.definition import ActData, Frame, ObsData, sample_process
@@ -13,6 +14,10 @@ from feature.layout import MAP_SHAPE, NUM_MOVES, STATE_DIM, legal_mask
 
 TINY = ModelConfig(channels=[4, 8], kernel_sizes=[5, 3], strides=[4, 2], hidden_size=16)
 PPO = PPOConfig(update_epochs=2, num_minibatches=2)
+
+
+def make(model=TINY, ppo=PPO, seed=None) -> Agent:
+    return Agent(agent_type="learner", settings=Settings(model=model, ppo=ppo), seed=seed)
 
 
 def obs_batch(n, seed=0, flash_ready=True) -> list[ObsData]:
@@ -25,7 +30,7 @@ def samples(agent, n=24, seed=0):
     obs = obs_batch(n, seed)
     acts = agent.predict(obs)
     rewards = np.random.default_rng(seed).normal(size=n)
-    frames = [Frame(o, a, float(r), False) for o, a, r in zip(obs, acts, rewards)]
+    frames = [Frame(obs=o, act=a, reward=float(r), terminated=False) for o, a, r in zip(obs, acts, rewards)]
     return sample_process(frames, 0.0, 0.99, 0.95)
 
 
@@ -35,7 +40,7 @@ def favour_flashes(agent):
 
 
 def test_predict_returns_act_data_with_consistent_log_prob():
-    agent = Agent(TINY, PPO, seed=0)
+    agent = make(seed=0)
     obs = obs_batch(5)
     acts = agent.predict(obs)
     assert len(acts) == 5 and all(isinstance(a, ActData) and 0 <= a.action < 16 for a in acts)
@@ -48,7 +53,7 @@ def test_predict_returns_act_data_with_consistent_log_prob():
 
 
 def test_no_flash_is_sampled_or_chosen_during_cooldown():
-    agent = Agent(TINY, PPO, seed=0)
+    agent = make(seed=0)
     favour_flashes(agent)
     cooling = obs_batch(64, flash_ready=False)
     sampled = [a.action for _ in range(30) for a in agent.predict(cooling)]
@@ -61,7 +66,7 @@ def test_no_flash_is_sampled_or_chosen_during_cooldown():
 
 
 def test_exploit_is_greedy():
-    agent = Agent(TINY, PPO, seed=0)
+    agent = make(seed=0)
     obs = obs_batch(6)
     logits, _ = agent.model(*agent._obs_tensors(obs))
     assert [a.action for a in agent.exploit(obs)] == logits.argmax(-1).tolist()
@@ -85,49 +90,66 @@ def test_model_config_rejects_a_tower_that_eats_the_map():
 
 
 def test_learn_updates_and_counts():
-    agent = Agent(TINY, PPO, seed=0)
+    agent = make(seed=0)
     before = {k: v.clone() for k, v in agent.model.state_dict().items()}
     metrics = agent.learn(samples(agent))
     assert agent.train_step == 1 and agent.model_version == 1 and agent.samples_learned == 24
-    assert metrics["batch_size"] == 24 and np.isfinite(metrics["policy_loss"])
+    assert metrics["ppo/batch_size"] == 24 and np.isfinite(metrics["loss/policy"])
     assert any(not torch.equal(before[k], v) for k, v in agent.model.state_dict().items())
 
 
 def test_same_seed_same_losses():
-    a, b = Agent(TINY, PPO, seed=3), Agent(TINY, PPO, seed=3)
+    a, b = make(seed=3), make(seed=3)
     for step in range(2):
         assert a.learn(samples(a, seed=step)) == b.learn(samples(b, seed=step))
 
 
-def test_weights_round_trip_with_value_norm():
-    cfg = PPOConfig(value_norm=True, update_epochs=1, num_minibatches=1)
-    src, dst = Agent(TINY, cfg, seed=0), Agent(TINY, cfg, seed=1)
+def test_checkpoint_is_a_state_dict_the_platform_loads(tmp_path):
+    src = make(ppo=PPOConfig(value_norm=True, update_epochs=1), seed=0)
     src.learn(samples(src))
-    weights = src.get_weights()
-    assert all(isinstance(v, np.ndarray) for v in weights.values())
-    dst.set_weights(weights, version=7)
-    obs = obs_batch(4, seed=9)
-    assert [a.value for a in dst.exploit(obs)] == [a.value for a in src.exploit(obs)]
-    assert dst.model_version == 7
-    with pytest.raises(CheckpointError, match="value_norm"):
-        Agent(TINY, PPO).set_weights(weights)
+    file = src.save_model(tmp_path, 5)
+    assert file.name == "model.ckpt-5.pkl"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.ckpt-5.pkl", "model.ckpt-5.train.pt"]  # no temp file
+    model = ActorCritic(TINY)
+    model.load_state_dict(torch.load(file))  # what the platform's own agents do
+    assert float(model.value_norm.count) == 24  # the return statistics travel with the weights
+    obs = obs_batch(8, seed=4)
+    logits, _ = model(*src._obs_tensors(obs))
+    assert logits.argmax(-1).tolist() == [a.action for a in src.exploit(obs)]
+
+    weights_only = tmp_path / "upload"  # a package uploaded with the .pkl alone still acts
+    weights_only.mkdir()
+    (weights_only / file.name).write_bytes(file.read_bytes())
+    dst = make(seed=99)
+    dst.load_model(str(weights_only), 5)
+    assert [(a.action, a.value) for a in dst.exploit(obs)] == [(a.action, a.value) for a in src.exploit(obs)]
+    assert dst.train_step == 0
+
+
+def test_resume_is_exact(tmp_path):
+    """Save, load into a fresh agent, learn the same batches: identical losses and weights."""
+    cfg = PPOConfig(value_norm=True, update_epochs=2, num_minibatches=3, lr_schedule="linear", schedule_samples=100)
+    src = make(ppo=cfg, seed=0)
+    src.learn(samples(src, seed=1))
+    src.save_model(tmp_path, 1)
+    batches = [samples(src, seed=s) for s in (2, 3)]
+    dst = make(ppo=cfg, seed=42)
+    dst.load_model(tmp_path, "latest")
+    assert (dst.train_step, dst.samples_learned, dst.model_version) == (src.train_step, src.samples_learned, 1)
+    for batch in batches:
+        assert dst.learn(batch) == src.learn(batch)
+    for key, value in src.model.state_dict().items():
+        assert torch.equal(value, dst.model.state_dict()[key]), key
 
 
 def test_save_load_round_trip_gives_identical_actions(tmp_path):
-    src = Agent(TINY, PPOConfig(value_norm=True, update_epochs=1), seed=0)
+    src = make(ppo=PPOConfig(value_norm=True, update_epochs=1), seed=0)
     src.learn(samples(src))
-    rng_state = torch.get_rng_state()
-    file = src.save_model(tmp_path, 5, extra={"env_steps": 1234, "rng": rng_state, "np_rng": np.random.default_rng(
-        3).bit_generator.state})
-    assert file.name == "model.ckpt-5.pkl"
-    assert [p.name for p in tmp_path.iterdir()] == ["model.ckpt-5.pkl"]  # no temp file left behind
+    src.save_model(tmp_path, 5)
     src.save_model(tmp_path, 12)
     assert latest_checkpoint_id(tmp_path) == 12
-
-    dst = Agent(TINY, PPOConfig(value_norm=True, update_epochs=1), seed=99)
-    extra = dst.load_model(tmp_path, 5)
-    assert extra["env_steps"] == 1234 and torch.equal(extra["rng"], rng_state)
-    assert extra["np_rng"] == np.random.default_rng(3).bit_generator.state
+    dst = make(ppo=PPOConfig(value_norm=True, update_epochs=1), seed=99)
+    dst.load_model(tmp_path, 5)
     obs = obs_batch(16, seed=4)
     assert [(a.action, a.log_prob, a.value) for a in dst.exploit(obs)] == \
            [(a.action, a.log_prob, a.value) for a in src.exploit(obs)]
@@ -141,14 +163,22 @@ def test_save_load_round_trip_gives_identical_actions(tmp_path):
     assert dst.train_step == src.train_step
 
 
-def test_extra_that_could_not_be_loaded_is_refused_at_save(tmp_path):
-    with pytest.raises(TypeError, match=r"extra\['rng'\]\[1\]: ndarray"):
-        Agent(TINY, PPO).save_model(tmp_path, 1, extra={"rng": np.random.get_state()})
-    assert not list(tmp_path.iterdir())
+def test_a_bad_training_state_leaves_the_agent_as_it_was(tmp_path):
+    agent = make(seed=0)
+    agent.learn(samples(agent))
+    agent.save_model(tmp_path, 1)
+    state = torch.load(train_state_file(tmp_path, 1))
+    state["train_step"] = -3
+    torch.save(state, train_state_file(tmp_path, 1))
+    other = make(seed=5)
+    before = {k: v.clone() for k, v in other.model.state_dict().items()}
+    with pytest.raises(CheckpointError, match="train_step"):
+        other.load_model(tmp_path, 1)
+    assert all(torch.equal(v, other.model.state_dict()[k]) for k, v in before.items()) and other.train_step == 0
 
 
 def test_corrupt_checkpoint_names_the_file(tmp_path):
-    agent = Agent(TINY, PPO, seed=0)
+    agent = make(seed=0)
     file = agent.save_model(tmp_path, 1)
     file.write_bytes(file.read_bytes()[: os.path.getsize(file) // 2])  # truncated write
     with pytest.raises(CheckpointError, match="model.ckpt-1.pkl"):
@@ -163,9 +193,9 @@ def test_corrupt_checkpoint_names_the_file(tmp_path):
 
 
 def test_foreign_architecture_is_refused_naming_tensors(tmp_path):
-    Agent(TINY, PPO, seed=0).save_model(tmp_path, 1)
+    make(seed=0).save_model(tmp_path, 1)
     other_cfg = ModelConfig(channels=[8, 8], kernel_sizes=[5, 3], strides=[4, 2], hidden_size=16, share_backbone=True)
-    other = Agent(other_cfg, PPO)
+    other = make(model=other_cfg)
     with pytest.raises(CheckpointError) as err:
         other.load_model(tmp_path, 1)
     message = str(err.value)

@@ -4,6 +4,7 @@ aisrv played and what metrics.csv lists; a --resume session plays new episodes (
 from __future__ import annotations
 
 import csv
+import json
 import os
 import re
 import signal
@@ -48,8 +49,9 @@ def episode_rows(run: Path) -> int:
 
 
 def final_counters(run: Path) -> dict:
-    newest = ckpt_files.latest_checkpoint(run / "ckpt" / "back_to_the_realm_ppo")
-    return torch.load(newest.path, weights_only=True)["extra"]["counters"]
+    directory = run / "ckpt" / "back_to_the_realm_ppo"
+    newest = ckpt_files.latest_checkpoint(directory)
+    return json.loads((directory / "run_state.json").read_text())[str(newest.id)]["counters"]
 
 
 def counters_while_training(run: Path) -> dict:
@@ -57,7 +59,7 @@ def counters_while_training(run: Path) -> dict:
     for _ in range(20):
         try:
             return final_counters(run)
-        except (FileNotFoundError, RuntimeError):
+        except (FileNotFoundError, RuntimeError, KeyError, ValueError):
             time.sleep(0.1)
     return final_counters(run)
 

@@ -8,7 +8,8 @@ from feature.curriculum import CurriculumConfig, CurriculumSampler, CurriculumSt
 from feature.definition import (SAMPLE_DIM, ActData, Frame, NumpyData2SampleData, ObsData, SampleData,
                                 SampleData2NumpyData, action_process, numpy_to_batch, numpy_to_samples,
                                 observation_process, sample_process, samples_to_numpy)
-from feature.unpack import step_view, unpack_env_info, unpack_obs, unpack_score
+from feature.unpack import step_view
+from realm.unpack import unpack_env_info, unpack_obs, unpack_score
 
 
 # --- layout -----------------------------------------------------------------------------------
@@ -250,3 +251,56 @@ def test_curriculum_random_positions_are_distinct_and_seeded():
 def test_curriculum_rejects_bad_settings(kwargs, message):
     with pytest.raises(ValueError, match=message):
         CurriculumConfig(**kwargs).validate()
+
+
+# --- the package's own constants and imports -------------------------------------------------------
+
+def test_feature_constants_are_the_simulators():
+    import realm.constants as game
+    from feature import constants as mine
+    from realm.env import UNIT_VECTORS
+    from realm.maps import cell_of
+
+    for name in ("CELL_WIDTH", "ORIGIN_X", "ORIGIN_Z", "WORLD_SIZE", "NUM_POSITIONS", "NUM_TREASURE_SLOTS", "STEP_LENGTH",
+                 "BUFF_STEP_LENGTH", "FLASH_DISTANCE", "TALENT_TYPE_SUPER_FLASH", "NUM_ACTIONS", "DEFAULT_MAX_STEP",
+                 "VIEW_SIZE", "VIEW_RADIUS", "GRID_DISTANCE_SCALE"):
+        assert getattr(mine, name) == getattr(game, name), name
+    assert mine.UNIT_VECTORS == UNIT_VECTORS
+    for point in ((0.0, 0.0), (-2250.0, -5250.0), (31999.9, 12345.6), (-9999.0, 70000.0)):
+        assert mine.cell_of(*point) == cell_of(*point)
+
+
+def test_null_is_read_from_the_protocols_own_fields():
+    from feature.constants import is_null
+
+    obs = make_obs(chest_cells={5: 10.0}, buff_cells=None)
+    assert not is_null(obs.feature.treasure_pos[4]) and is_null(obs.feature.buff_pos)
+    assert all(is_null(r) == r.is_null for r in obs.feature.treasure_pos)
+
+
+def test_package_code_imports_nothing_of_the_simulator_or_the_training_system():
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    files = sorted((root / "feature").glob("*.py")) + sorted((root / "agent").glob("*.py")) + [
+        root / "workflow" / "train_workflow.py", root / "workflow" / "episode.py"]
+    for file in files:
+        for node in ast.walk(ast.parse(file.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
+            for name in names:
+                top = name.split(".")[0]
+                allowed = name in ("workflow.episode",) or top not in ("realm", "workflow", "tools")
+                assert allowed, f"{file.relative_to(root)} imports {name}"
+
+
+def test_data_classes_are_the_platforms_create_cls_and_registered():
+    from kaiwu_agent.agent.protocol import protocol
+
+    for cls in (ObsData, ActData, SampleData):
+        assert getattr(protocol, cls.__name__) is cls
+    with pytest.raises(AttributeError):
+        ObsData(mapp=1)
+    for fn in (observation_process, action_process, sample_process, SampleData2NumpyData, NumpyData2SampleData):
+        assert getattr(protocol, fn.__name__) is fn

@@ -1,19 +1,23 @@
-"""The episode loop and the local trainer on the real simulator, ending with a learning test."""
+"""The package's episode loop and the local trainer on the real simulator, ending with a learning test."""
 import dataclasses
 import logging
 
 import pytest
 
 from agent.agent import Agent
+from agent.config import Settings
 from agent.model import ModelConfig
 from agent.ppo import PPOConfig
-from feature.curriculum import CurriculumConfig, CurriculumSampler
-from feature.definition import observation_process
-from feature.reward import TERMS, RewardConfig
+from feature.curriculum import CurriculumConfig
+from feature.definition import ActData, observation_process
+from feature.reward import TERMS
+from kaiwudrl.common.config.config_control import CONFIG
 from realm import make_env
+from workflow.adder import Stopped
 from workflow.config import AppConfig
 from workflow.local_trainer import EpisodeLog, train_local
-from workflow.train_workflow import LoopSettings, LoopStats, workflow
+from workflow.package_aisrv import LoopStats, PlatformEnv
+from workflow.train_workflow import workflow
 
 # Generated map 0: ids 5 and 8 are 40 BFS cells apart. Within 100 steps a uniformly random
 # policy essentially never gets there; a trained one needs about 30.
@@ -23,23 +27,33 @@ TINY = ModelConfig(channels=[4], kernel_sizes=[5], strides=[4], hidden_size=16)
 
 def config(seed=0, **ppo) -> AppConfig:
     cfg = AppConfig()
-    cfg.app = dataclasses.replace(cfg.app, seed=seed, envs_per_aisrv=4, train_batch_size=8, torch_num_threads=1)
+    cfg.app = dataclasses.replace(cfg.app, seed=seed, envs_per_aisrv=4, train_batch_size=512, torch_num_threads=1)
     cfg.curriculum = CurriculumConfig(chest_num=0, max_step=100, **NEAR)
     cfg.ppo = PPOConfig(**{"num_steps": 64, "learning_rate": 5e-4, **ppo})
     return cfg
 
 
-class Recorder:
-    """Agent stand-in for the loop: predicts with a real agent, records the chunks it is handed."""
+class Recording:
+    """The agent's framework in these tests: the package's own predict, and `learn` keeps the
+    chunks it is handed (as an aisrv would send them)."""
 
-    def __init__(self, agent):
-        self.agent, self.chunks = agent, []
+    def __init__(self):
+        self.chunks = []
 
-    def predict(self, obs):
-        return self.agent.predict(obs)
+    def predict(self, agent, method, obs):
+        return method(agent, obs)
 
-    def learn(self, samples):
+    def learn(self, agent, method, samples):
         self.chunks.append(samples)
+
+
+class Sink:
+    def __init__(self, log):
+        self.log = log
+
+    def send(self, kind, values):
+        if kind == "episode":
+            self.log.put(values)
 
 
 class FlakyEnv:
@@ -51,10 +65,6 @@ class FlakyEnv:
     def reset(self, **kw):
         return self.env.reset(**kw)
 
-    @property
-    def env_info(self):
-        return self.env.env_info
-
     def step(self, act):
         self.calls += 1
         if self.calls == self.fail_at:
@@ -62,25 +72,37 @@ class FlakyEnv:
         return self.env.step(act)
 
 
+def run_package_loop(envs, handler, stop, num_steps=16, max_step=30, chest_num=2):
+    """The package's workflow on `envs` (as an aisrv runs it) until `stop(stats, log)`."""
+    settings = Settings(model=TINY, ppo=PPOConfig(num_steps=num_steps),
+                        curriculum=CurriculumConfig(chest_num=chest_num, max_step=max_step, **NEAR))
+    CONFIG.load({"package_settings": settings.to_dict()})
+    agent = Agent(agent_type="aisrv", seed=0)
+    agent.framework_handler = handler
+    log, stats = EpisodeLog(), LoopStats()
+    wrapped = [PlatformEnv(env, stats, Sink(log), lambda: stop(stats, log)) for env in envs]
+    with pytest.raises(Stopped):
+        workflow(wrapped, [agent], logging.getLogger("test"), log)
+    CONFIG.load({})
+    return log, stats
+
+
 def run_loop(envs, steps, num_steps=16, max_step=30):
-    agent = Recorder(Agent(TINY, PPOConfig(), seed=0))
-    monitor = EpisodeLog()
-    stats = LoopStats()
-    settings = LoopSettings(CurriculumSampler(CurriculumConfig(chest_num=2, max_step=max_step, **NEAR), seed=0),
-                            RewardConfig(), num_steps=num_steps, gamma=0.99, gae_lambda=0.95)
-    workflow(envs, [agent], logging.getLogger("test"), monitor, settings, lambda: stats.env_steps >= steps, stats)
-    return agent, monitor, stats
+    handler = Recording()
+    log, stats = run_package_loop(envs, handler, lambda stats, log: stats.env_steps >= steps, num_steps, max_step)
+    return handler, log, stats
 
 
 def test_loop_chunks_and_reports_episodes():
     agent, monitor, stats = run_loop([make_env(seed=i) for i in range(3)], steps=300)
     assert stats.env_steps == 300 and stats.env_errors == 0
-    assert stats.samples == sum(len(c) for c in agent.chunks) and all(1 <= len(c) <= 16 for c in agent.chunks)
+    samples = sum(len(c) for c in agent.chunks)
+    assert all(1 <= len(c) <= 16 for c in agent.chunks)
     # every step of every finished episode went into a chunk; what is left is the unfinished tails
-    assert 300 - 3 * 16 <= stats.samples <= 300
+    assert 300 - 3 * 16 <= samples <= 300
     assert stats.episodes == len(monitor.episodes) >= 9  # 30-step episodes on 3 envs
     report = monitor.episodes[0]
-    for key in ("total_score", "chests", "steps", "win", "buff_count", "flash_count", "reward"):
+    for key in ("total_score", "chests", "steps", "win", "buff_count", "flash_count", "reward", "chests_total"):
         assert key in report
     assert {f"reward/{t}" for t in TERMS} <= set(report)
     assert report["reward"] == pytest.approx(sum(report[f"reward/{t}"] for t in TERMS))
@@ -88,7 +110,7 @@ def test_loop_chunks_and_reports_episodes():
     assert timeouts and all(r["steps"] == 30 and r["total_score"] == 0 for r in timeouts)
 
 
-class RouteAgent:
+class RouteHandler(Recording):
     """Walks each env to its end with the route planner and claims V(s) = 100 everywhere, so
     every chunk's last return shows whether the loop bootstrapped it: r + γ·100, or r alone."""
 
@@ -97,38 +119,33 @@ class RouteAgent:
     def __init__(self, envs):
         from realm.planner import RouteController
 
-        self.controllers, self.chunks = [RouteController(env) for env in envs], []
+        super().__init__()
+        self.controllers = [RouteController(env) for env in envs]
 
-    def predict(self, obs):
-        from feature.definition import ActData
-
+    def predict(self, agent, method, obs):
         if len(obs) == len(self.controllers):  # the step's batch: one per env, in order
             actions = [c.choose_action(c.env.episode.end) for c in self.controllers]
         else:  # a bootstrap request: only the value is used
             actions = [0] * len(obs)
         return [ActData(action=a, log_prob=0.0, value=self.VALUE) for a in actions]
 
-    def learn(self, samples):
-        self.chunks.append(samples)
-
 
 @pytest.mark.parametrize("max_step, wins", [(60, True), (12, False)])
 def test_loop_bootstraps_cut_and_timed_out_chunks_but_not_won_ones(max_step, wins):
     envs = [make_env(seed=i) for i in range(2)]
-    agent, monitor, stats = RouteAgent(envs), EpisodeLog(), LoopStats()
+    handler = RouteHandler(envs)
     gamma = 0.99
-    settings = LoopSettings(CurriculumSampler(CurriculumConfig(chest_num=0, max_step=max_step, **NEAR), seed=0),
-                            RewardConfig(), num_steps=16, gamma=gamma, gae_lambda=0.95)
-    workflow(envs, [agent], logging.getLogger("test"), monitor, settings, lambda: stats.episodes >= 4, stats)
+    monitor, stats = run_package_loop(envs, handler, lambda stats, log: stats.episodes >= 4, max_step=max_step,
+                                      chest_num=0)
     won = sum(int(r["win"]) for r in monitor.episodes)
     assert (won == len(monitor.episodes)) if wins else won == 0
-    last_returns = [float(chunk[-1].ret) for chunk in agent.chunks]
-    bootstrapped = [r for r in last_returns if r > gamma * RouteAgent.VALUE / 2]
+    last_returns = [float(chunk[-1].ret) for chunk in handler.chunks]
+    bootstrapped = [r for r in last_returns if r > gamma * RouteHandler.VALUE / 2]
     # Shaped rewards are far below 50, so a return above it carries the bootstrap value.
     assert len(last_returns) - len(bootstrapped) == won
-    assert all(abs(r - gamma * RouteAgent.VALUE) < 20 for r in bootstrapped)
+    assert all(abs(r - gamma * RouteHandler.VALUE) < 20 for r in bootstrapped)
     if not wins:
-        assert len(bootstrapped) == len(agent.chunks)  # every timeout bootstraps
+        assert len(bootstrapped) == len(handler.chunks)  # every timeout bootstraps
 
 
 def test_env_exception_ends_only_that_episode(caplog):

@@ -83,8 +83,8 @@ def metric_rows(run: Path) -> list[dict]:
         return []
 
 
-EXPECTED_KEYS = {"episode/total_score", "episode/steps", "episode/win", "episode/chests", "episode/reward",
-                 "episode/buff_count", "episode/flash_count", "episode/reward/win", "loss/policy", "loss/value",
+EXPECTED_KEYS = {"episode/total_score", "episode/steps", "episode/win", "episode/chests", "monitor/reward",
+                 "episode/buff_count", "episode/flash_count", "monitor/reward/win", "loss/policy", "loss/value",
                  "ppo/approx_kl", "ppo/clip_frac", "ppo/explained_variance", "system/env_sps", "system/policy_lag",
                  "replay/size", "model/pickup_latency_s", "episode/win_rate_recent"}
 
@@ -103,7 +103,7 @@ def test_train_crash_restart_kill_and_resume(tmp_path):
                  "--set", "app.heartbeat_timeout_seconds=12", "--set", "app.max_minutes=4"]
     proc = start_launcher(run_dir, *overrides, log_name="first.out")
     try:
-        wait_until(lambda: checkpoint_ids(run) and all("running episodes" in read(run / "log" / f"aisrv-{i}.log")
+        wait_until(lambda: checkpoint_ids(run) and all("running its workflow" in read(run / "log" / f"aisrv-{i}.log")
                                                        for i in (0, 1)), 150, "aisrv running, a checkpoint", proc)
 
         # SIGKILL one aisrv and freeze the other: the launcher restarts both and training goes on.

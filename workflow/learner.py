@@ -380,7 +380,7 @@ def make_trainee(ctx: ChildContext, learner_ref: list) -> Trainee:
     package = KaiwuPackage.of_run(cfg, "learner", paths)
     monitor = WriterMonitor(lambda values: learner_ref[0].write_learner(values) if learner_ref else None)
     agent = package.make_agent("learner", logger, monitor, device=app.device)
-    trainee = Trainee(package, agent, ckpts, app.model_pool_publish_freq, paths.ckpt_root / POOL_STAGING_DIR)
+    trainee = Trainee(package, agent, ckpts, app.model_pool_publish_freq, paths.root / "pool" / POOL_STAGING_DIR)
     agent.framework_handler = LearnerHandler(paths.user_ckpt / f"{app.app}_{package.algo}", app.user_save_mode_max_count,
                                              lambda: trainee.train_step)
     return trainee

@@ -1,28 +1,15 @@
 """Names of the keys in metrics.csv / TensorBoard, shared by the writers and the tools that read
 them. A key's prefix is its group ("episode/...", "loss/...") so plots can group without a list.
 
-Episode reports from the episode loop are written under `episode/` with their own names
-(`episode/total_score`, `episode/reward/<term>` ...): the training system never lists them.
+The game's episode reports are written under `episode/`; what a package's workflow reports with
+`monitor.put_data` under `monitor/` (`monitor/reward/<term>` ...) and what its `Agent.learn`
+returns under its own names: the training system never lists them.
 """
 from __future__ import annotations
 
 EPISODE_PREFIX = "episode/"
 EPISODE_SCORE_KEY = EPISODE_PREFIX + "total_score"
 EPISODE_WIN_KEY = EPISODE_PREFIX + "win"
-
-# Learner: PPO statistics returned by Agent.learn are written as "<group>/<name>".
-LEARNER_GROUPS = {
-    "policy_loss": "loss/policy",
-    "value_loss": "loss/value",
-    "entropy": "ppo/entropy",
-    "approx_kl": "ppo/approx_kl",
-    "clip_frac": "ppo/clip_frac",
-    "explained_variance": "ppo/explained_variance",
-    "grad_norm": "ppo/grad_norm",
-    "lr": "ppo/lr",
-    "ent_coef": "ppo/ent_coef",
-}
-LEARNER_OTHER_PREFIX = "ppo/"
 
 # Throughput and health of the system.
 ENV_SPS = "system/env_sps"  # env steps per second produced by all aisrv
@@ -42,11 +29,10 @@ MEAN_SCORE_RECENT = "episode/mean_total_score_recent"  # over the last 100 episo
 WIN_RATE_RECENT = "episode/win_rate_recent"
 
 
-PACKAGE_LEARN_PREFIX = "learner/"  # what a Kaiwu package's Agent.learn returns (a dict of numbers)
+PACKAGE_LEARN_PREFIX = "learner/"  # what a package's Agent.learn returns, when its names carry no group
 
 
 def learner_key(name: str) -> str:
-    """A learner statistic's metric name; names that carry a group ("learner/loss") keep it."""
-    if "/" in name:
-        return name
-    return LEARNER_GROUPS.get(name, LEARNER_OTHER_PREFIX + name)
+    """A statistic Agent.learn returned, as a metric name: names with a group ("loss/policy") keep
+    it, bare ones ("loss") go under "learner/"."""
+    return name if "/" in name else PACKAGE_LEARN_PREFIX + name

@@ -19,10 +19,10 @@ from loguru import logger
 from workflow import ckpt_files
 from workflow.checkpoint import CheckpointManager, check_counters, prune_user_saves
 from workflow.kaiwu_package import KaiwuPackage, PackageError, numeric_values
-from workflow.metrics_keys import PACKAGE_LEARN_PREFIX
+from workflow.metrics_keys import learner_key
 
 RUN_STATE_FILE = "run_state.json"
-POOL_STAGING_DIR = ".pool"  # under the run's checkpoint root: saves made only to be published
+POOL_STAGING_DIR = "learner"  # <run>/pool/learner: saves made only to be published (aisrv unpack theirs beside it)
 
 
 class LearnerHandler:
@@ -85,7 +85,7 @@ class Trainee:
         result = self.agent.learn(samples)
         self.train_step += 1
         values = numeric_values(result) if isinstance(result, dict) else {}
-        return {PACKAGE_LEARN_PREFIX + key: value for key, value in values.items()}
+        return {learner_key(key): value for key, value in values.items()}
 
     def publish_due(self, step: int) -> bool:
         """A checkpoint was just written at this step, or a publication is due by the step count
