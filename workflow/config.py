@@ -16,10 +16,7 @@ from typing import Any, Literal
 
 import toml
 
-from agent.model import ModelConfig
-from agent.ppo import PPOConfig
-from feature.curriculum import CurriculumConfig
-from feature.reward import RewardConfig
+from agent.config import Settings
 from workflow import ckpt_files
 from workflow.schema import ConfigError, build, closest_key, to_dict
 
@@ -214,13 +211,12 @@ class FrameworkConfig:
 
 
 @dataclass
-class AppConfig:
+class AppConfig(Settings):
+    """The training system's sections ([app], [env]) over the project package's own ([model],
+    [ppo], [reward], [curriculum]: agent.config.Settings, which it hands to the package)."""
+
     app: FrameworkConfig = field(default_factory=FrameworkConfig)
     env: EnvConfig = field(default_factory=EnvConfig)
-    curriculum: CurriculumConfig = field(default_factory=CurriculumConfig)
-    reward: RewardConfig = field(default_factory=RewardConfig)
-    model: ModelConfig = field(default_factory=ModelConfig)
-    ppo: PPOConfig = field(default_factory=PPOConfig)
     #: [app] keys only the platform's servers read (PLATFORM_ONLY_KEYS), as the file gave them
     platform_keys: dict[str, Any] = field(default_factory=dict, init=False)
 
@@ -228,7 +224,7 @@ class AppConfig:
         out = to_dict(self)
         platform = out.pop("platform_keys", {})
         out["app"].update(platform)
-        return out
+        return {"app": out.pop("app"), "env": out.pop("env"), **out}  # the system's sections first
 
     def to_toml(self) -> str:
         return toml.dumps(self.to_dict())
