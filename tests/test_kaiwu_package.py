@@ -136,9 +136,12 @@ def test_a_misspelt_key_is_still_an_error_naming_it(package, tmp_path):
     bad.write_text((package / "conf" / "configure_app.toml").read_text() + "\nreplay_bufer_capacity = 8\n")
     with pytest.raises(ConfigError, match="replay_bufer_capacity.*did you mean 'replay_buffer_capacity'"):
         load_config(bad, base=PACKAGE_DEFAULTS)
-    with pytest.raises(ConfigError, match="envs_per_aisrv"):
-        load_config(package / "conf" / "configure_app.toml", [f'app.package="{package}"', "app.envs_per_aisrv=4"],
-                    base=PACKAGE_DEFAULTS)
+    # A bad value is named too. envs_per_aisrv > 1 is no longer refused for a package (its workflow gets
+    # them all; a platform package uses envs[0]).
+    conf = package / "conf" / "configure_app.toml"
+    assert load_config(conf, [f'app.package="{package}"', "app.envs_per_aisrv=4"], base=PACKAGE_DEFAULTS).app.envs_per_aisrv == 4
+    with pytest.raises(ConfigError, match="envs_per_aisrv must be >= 1, got 0"):
+        load_config(conf, [f'app.package="{package}"', "app.envs_per_aisrv=0"], base=PACKAGE_DEFAULTS)
 
 
 def test_a_missing_algorithm_folder_stops_before_anything_starts(package, tmp_path):

@@ -126,7 +126,7 @@ def test_agent_policy_modes(run_dir, official_map_paths):
     greedy_actions = greedy.play(env, conf, 3).actions
     assert len(set(greedy_actions[:50])) < len(set(first[:50]))  # argmax of an untrained net barely varies
     with pytest.raises(ValueError, match="greedy, sample"):
-        AgentPolicy(sample.agent, mode="best")
+        AgentPolicy(sample.loaded, mode="best")
 
 
 def test_evaluate_planner_alone(map_args, tmp_path):
@@ -194,8 +194,8 @@ def test_plot_draws_curves_from_the_metrics_writer(tmp_path):
             keys.EPISODE_SCORE_KEY: 100.0 + 5 * step + rng.normal(0, 20),
             keys.EPISODE_WIN_KEY: float(rng.random() < step / 40),
             "episode/reward/chest": rng.random(),
-            keys.learner_key("policy_loss"): rng.normal(),
-            keys.learner_key("value_loss"): 1.0 / step,
+            keys.learner_key("loss/policy"): rng.normal(),  # the names the project's Agent.learn returns
+            keys.learner_key("loss/value"): 1.0 / step,
             keys.ENV_SPS: 900 + rng.normal(0, 10),
             keys.POLICY_LAG: float(rng.integers(0, 3)),
         })

@@ -99,10 +99,10 @@ class FrameworkConfig:
     algo: str = "ppo"
     package: str = ""  # a Kaiwu code package directory (./train.sh --package); empty = the project's agent
     # --- replay buffer (reverb) ---
-    replay_buffer_capacity: int = 32  # chunks the sample table holds (on-policy: queue bound)
-    preload_ratio: float = 1.0  # off-policy: training starts once capacity / preload_ratio chunks are in
-    train_batch_size: int = 16  # chunks per train step
-    production_consume_ratio: float = 1.0  # consumed / produced: times each chunk is sampled on average
+    replay_buffer_capacity: int = 4096  # samples the sample table holds (one item each; on-policy: queue bound)
+    preload_ratio: float = 1.0  # off-policy: training starts once capacity / preload_ratio samples are in
+    train_batch_size: int = 2048  # samples per train step (one Agent.learn call)
+    production_consume_ratio: float = 1.0  # consumed / produced: times each sample is trained on on average
     reverb_remover: str = "reverb.selectors.Fifo"
     reverb_sampler: str = "reverb.selectors.Fifo"
     reverb_port: int = 0  # 0 = any free port; set a fixed one when aisrv join from other machines
@@ -206,7 +206,7 @@ class FrameworkConfig:
 
     @property
     def min_items_to_train(self) -> int:
-        """Kaiwu's preload size: capacity / preload_ratio chunks (at least one batch)."""
+        """Kaiwu's preload size: capacity / preload_ratio samples (at least one batch)."""
         return max(self.train_batch_size, int(self.replay_buffer_capacity / self.preload_ratio))
 
 
