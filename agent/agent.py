@@ -215,17 +215,28 @@ class Agent(BaseAgent):
         train = _read(train_file, self.device) if train_file.is_file() else None
         if train is not None:
             self._check_train_state(train, train_file)
+            self._try_train_state(train, train_file)
         self.model.load_state_dict(state)
         if train is None:
             self.model_version += 1
             return
-        try:
-            self.optimizer.load_state_dict(train["optimizer"])
-        except (ValueError, KeyError) as e:
-            raise CheckpointError(f"{train_file}: optimizer state does not fit this model: {e}") from e
+        self.optimizer.load_state_dict(train["optimizer"])
         self.shuffle_generator.set_state(train["shuffle_rng"])
         for name in COUNTERS:
             setattr(self, name, int(train[name]))
+
+    def _try_train_state(self, train: dict, file: Path) -> None:
+        """Load the optimizer and RNG states into throwaway copies: what fails there fails before
+        the agent changes."""
+        try:
+            torch.Generator().set_state(train["shuffle_rng"].cpu())
+        except RuntimeError as e:
+            raise CheckpointError(f"checkpoint {file}: shuffle_rng is not a generator state: {e}") from e
+        probe = torch.optim.Adam(self.model.parameters(), lr=self.ppo_cfg.learning_rate, eps=self.ppo_cfg.adam_eps)
+        try:
+            probe.load_state_dict(train["optimizer"])
+        except (ValueError, KeyError, TypeError, RuntimeError, IndexError) as e:
+            raise CheckpointError(f"checkpoint {file}: optimizer state does not fit this model: {e}") from e
 
     def _check_model_state(self, state, file: Path) -> None:
         if not isinstance(state, dict):

@@ -163,18 +163,33 @@ def test_save_load_round_trip_gives_identical_actions(tmp_path):
     assert dst.train_step == src.train_step
 
 
-def test_a_bad_training_state_leaves_the_agent_as_it_was(tmp_path):
+def _negative_counter(state):
+    state["train_step"] = -3
+
+
+def _short_rng(state):
+    state["shuffle_rng"] = torch.zeros(5, dtype=torch.uint8)
+
+
+def _no_param_groups(state):
+    state["optimizer"]["param_groups"] = []
+
+
+@pytest.mark.parametrize("corrupt, message", [(_negative_counter, "train_step"), (_short_rng, "shuffle_rng"),
+                                              (_no_param_groups, "optimizer state does not fit")])
+def test_a_bad_training_state_leaves_the_agent_as_it_was(tmp_path, corrupt, message):
     agent = make(seed=0)
     agent.learn(samples(agent))
     agent.save_model(tmp_path, 1)
     state = torch.load(train_state_file(tmp_path, 1))
-    state["train_step"] = -3
+    corrupt(state)
     torch.save(state, train_state_file(tmp_path, 1))
     other = make(seed=5)
     before = {k: v.clone() for k, v in other.model.state_dict().items()}
-    with pytest.raises(CheckpointError, match="train_step"):
+    with pytest.raises(CheckpointError, match=message):
         other.load_model(tmp_path, 1)
     assert all(torch.equal(v, other.model.state_dict()[k]) for k, v in before.items()) and other.train_step == 0
+    assert not other.optimizer.state_dict()["state"]
 
 
 def test_corrupt_checkpoint_names_the_file(tmp_path):

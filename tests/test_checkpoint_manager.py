@@ -1,47 +1,101 @@
-"""The learner's checkpoint manager: keeps the newest K plus the best, user saves apart, never
-prunes what it cannot vouch for, and resumes from the newest checkpoint whose content is sound."""
+"""The learner's checkpoints, written by the real Trainee over the project's package: the newest K
+plus the best are kept, user saves apart, nothing is pruned that the run cannot vouch for, and a
+resume starts from the newest checkpoint whose content is sound."""
+import json
+
 import numpy as np
 import pytest
 import torch
 
-from agent.agent import Agent
+from agent.agent import train_state_file
+from agent.config import Settings
 from agent.model import ModelConfig
+from agent.ppo import PPOConfig
+from feature.definition import Frame, ObsData, sample_process, samples_to_numpy
+from feature.layout import MAP_SHAPE, STATE_DIM, legal_mask
+from kaiwudrl.common.config.config_control import CONFIG
 from workflow import ckpt_files
-from feature.definition import SAMPLE_DIM
 from workflow.checkpoint import CheckpointManager
+from workflow.kaiwu_package import PROJECT_ALGO, PROJECT_LAYOUT, REPO_ROOT, KaiwuPackage
+from workflow.trainee import RUN_STATE_FILE, LearnerHandler, Trainee
+
+SETTINGS = Settings(model=ModelConfig(channels=[4], kernel_sizes=[5], strides=[5], hidden_size=8),
+                    ppo=PPOConfig(update_epochs=2, num_minibatches=2))
 
 
-def small_agent() -> Agent:
-    return Agent(ModelConfig(channels=[4], kernel_sizes=[5], strides=[5], hidden_size=8), seed=0)
+@pytest.fixture(autouse=True)
+def restore_platform_config():
+    """Loading a package fills the process-wide CONFIG: leave it as the next test expects it."""
+    saved = CONFIG.to_dict()
+    yield
+    CONFIG.load(saved)
+
+
+def make_trainee(tmp_path, keep: int, keep_best: bool = False, user_keep: int = 2, seed: int = 0) -> Trainee:
+    """The learner's trainee over the project's package, wired as workflow.learner.make_trainee
+    wires it, with its checkpoints in tmp_path/ckpt and user saves in tmp_path/user."""
+    values = {"app": "back_to_the_realm", "algo": PROJECT_ALGO, "svr_name": "learner",
+              "package_settings": SETTINGS.to_dict()}
+    package = KaiwuPackage.load(REPO_ROOT, PROJECT_ALGO, values, PROJECT_LAYOUT)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        agent = package.make_agent("learner", None, None)
+    ckpts = CheckpointManager(tmp_path / "ckpt", keep=keep, keep_best=keep_best, user_dir=tmp_path / "user",
+                              user_keep=user_keep)
+    trainee = Trainee(package, agent, ckpts, publish_freq=0, staging_dir=tmp_path / "pool")
+    agent.framework_handler = LearnerHandler(tmp_path / "user", user_keep, lambda: trainee.train_step)
+    return trainee
+
+
+def checkpoint_at(trainee: Trainee, step: int, score=None, extra=None) -> None:
+    trainee.train_step = step
+    trainee.checkpoint(extra if extra is not None else {}, score)
+
+
+def rows_from(agent, n=16, seed=0) -> np.ndarray:
+    """Replay rows as an aisrv makes them: the agent acts, sample_process, SampleData2NumpyData."""
+    rng = np.random.default_rng(seed)
+    obs = [ObsData(map=rng.random(MAP_SHAPE, dtype=np.float32), state=rng.random(STATE_DIM, dtype=np.float32),
+                   legal=legal_mask([1, 1])) for _ in range(n)]
+    frames = [Frame(obs=o, act=a, reward=float(r), terminated=False)
+              for o, a, r in zip(obs, agent.predict(obs), rng.normal(size=n))]
+    return samples_to_numpy(sample_process(frames, 0.0, 0.99, 0.95))
 
 
 def ids(path):
     return [c.id for c in ckpt_files.list_checkpoints(path)]
 
 
+def run_state(ckpt_dir) -> dict:
+    return json.loads((ckpt_dir / RUN_STATE_FILE).read_text())
+
+
 def test_keeps_newest_k_plus_best(tmp_path):
-    manager = CheckpointManager(tmp_path / "ckpt", keep=5, keep_best=True, user_dir=tmp_path / "user", user_keep=2)
-    agent = small_agent()
+    trainee = make_trainee(tmp_path, keep=5, keep_best=True)
     scores = {10: 50.0, 20: 900.0, 30: 100.0, 40: 120.0, 50: 130.0, 60: 140.0, 70: 150.0, 80: 160.0}
     for step, score in scores.items():
-        manager.save(agent, step, extra={}, recent_score=score)
-    assert ids(tmp_path / "ckpt") == [20, 40, 50, 60, 70, 80]  # 20 is the best, then the newest five
+        checkpoint_at(trainee, step, score, {"counters": {"env_steps": step}})
+    kept = [20, 40, 50, 60, 70, 80]  # 20 is the best, then the newest five
+    assert ids(tmp_path / "ckpt") == kept
+    # a pruned checkpoint leaves nothing behind: neither of its files, nor its counters
+    assert sorted(p.name for p in (tmp_path / "ckpt").iterdir()) == sorted(
+        [f"model.ckpt-{i}.pkl" for i in kept] + [f"model.ckpt-{i}.train.pt" for i in kept] + [RUN_STATE_FILE])
+    assert sorted(int(k) for k in run_state(tmp_path / "ckpt")) == kept
 
 
 def test_keeps_newest_k_without_scores(tmp_path):
-    manager = CheckpointManager(tmp_path / "ckpt", keep=3, keep_best=True, user_dir=tmp_path / "user", user_keep=2)
-    agent = small_agent()
+    trainee = make_trainee(tmp_path, keep=3, keep_best=True)
     for step in range(1, 8):
-        manager.save(agent, step, extra={}, recent_score=None)
+        checkpoint_at(trainee, step)
     assert ids(tmp_path / "ckpt") == [5, 6, 7]
 
 
 def test_user_saves_obey_their_own_cap(tmp_path):
-    manager = CheckpointManager(tmp_path / "ckpt", keep=3, keep_best=False, user_dir=tmp_path / "user", user_keep=2)
-    agent = small_agent()
+    trainee = make_trainee(tmp_path, keep=3, keep_best=False, user_keep=2)
     for step in range(4):
-        manager.save_user(agent, step)
-    manager.save(agent, 100, extra={}, recent_score=None)
+        trainee.train_step = step
+        trainee.save_user()  # the package's save_model() without a path: the user directory
+    checkpoint_at(trainee, 100)
     assert ids(tmp_path / "user") == [2, 3]
     assert ids(tmp_path / "ckpt") == [100]
 
@@ -50,55 +104,77 @@ def test_stray_files_with_higher_ids_never_cost_a_good_checkpoint(tmp_path):
     """A resumed run next to garbage named like a newer checkpoint: pruning keeps the run's own
     newest K and never deletes the garbage it cannot vouch for (nor lets it count as one of K)."""
     ckpt = tmp_path / "ckpt"
-    first = CheckpointManager(ckpt, keep=2, keep_best=False, user_dir=tmp_path / "user", user_keep=2)
-    agent = small_agent()
-    for step in (1, 2, 3):
-        first.save(agent, step, extra={}, recent_score=None)
+    first = make_trainee(tmp_path, keep=2)
+    rows = rows_from(first.agent)
+    for _ in range(3):
+        first.learn(rows)
+        first.checkpoint({"counters": {"env_steps": first.train_step}}, None)
     (ckpt / "model.ckpt-99993.pkl").write_bytes(b"not a checkpoint")
-    resumed = CheckpointManager(ckpt, keep=2, keep_best=False, user_dir=tmp_path / "user", user_keep=2)
-    assert resumed.restore_newest(small_agent())[0] == 3
-    for step in range(4, 10):
-        resumed.save(agent, step, extra={}, recent_score=None)
+    resumed = make_trainee(tmp_path, keep=2, seed=1)
+    assert resumed.restore_newest() == (3, {"counters": {"env_steps": 3}})
+    for _ in range(4, 10):
+        resumed.learn(rows)
+        resumed.checkpoint({"counters": {"env_steps": resumed.train_step}}, None)
     assert ids(ckpt) == [8, 9, 99993]
-    assert "rng" in small_agent().load_model(ckpt, 9)  # the newest is a real, loadable checkpoint
+    loaded = make_trainee(tmp_path, keep=2, seed=2).agent
+    loaded.load_model(path=str(ckpt), id=9)  # the newest is a real, loadable checkpoint
+    assert loaded.train_step == 9
 
 
-def _corrupt_rng(payload):
-    payload["extra"]["rng"]["numpy"] = "not a state"
+def _corrupt_shuffle_rng(ckpt, _):
+    _edit(train_state_file(ckpt, 2), lambda train: train.__setitem__("shuffle_rng", torch.zeros(8)))
 
 
-def _corrupt_counters(payload):
-    payload["extra"]["counters"] = {"env_steps": "many"}
+def _corrupt_agent_counters(ckpt, _):
+    _edit(train_state_file(ckpt, 2), lambda train: train.__setitem__("samples_learned", -16))
 
 
-def _corrupt_optimizer(payload):
-    state = payload["optimizer"]["state"]
-    first = next(iter(state))
-    state[first]["exp_avg"] = state[first]["exp_avg"].flatten()[:3].clone()
+def _corrupt_run_counters(ckpt, _):
+    state = run_state(ckpt)
+    state["2"]["counters"] = {"env_steps": "many"}
+    (ckpt / RUN_STATE_FILE).write_text(json.dumps(state))
 
 
-def _corrupt_weights(payload):
-    name = next(k for k, v in payload["model"].items() if v.is_floating_point())
-    payload["model"][name] = payload["model"][name].clone().fill_(float("nan"))
+def _corrupt_optimizer(ckpt, _):
+    def shrink(train):
+        state = train["optimizer"]["state"]
+        first = next(iter(state))
+        state[first]["exp_avg"] = state[first]["exp_avg"].flatten()[:3].clone()
+    _edit(train_state_file(ckpt, 2), shrink)
 
 
-@pytest.mark.parametrize("corrupt", [_corrupt_rng, _corrupt_counters, _corrupt_optimizer, _corrupt_weights],
-                         ids=["rng", "counters", "optimizer-shape", "nan-weights"])
+def _corrupt_weights(ckpt, newest):
+    def poison(model):
+        name = next(k for k, v in model.items() if v.is_floating_point())
+        model[name] = model[name].clone().fill_(float("nan"))
+    _edit(newest, poison)
+
+
+def _edit(file, change):
+    payload = torch.load(file, weights_only=True)
+    change(payload)
+    torch.save(payload, file)
+
+
+@pytest.mark.parametrize("corrupt", [_corrupt_shuffle_rng, _corrupt_agent_counters, _corrupt_run_counters,
+                                     _corrupt_optimizer, _corrupt_weights],
+                         ids=["rng", "agent-counters", "run-counters", "optimizer-shape", "nan-weights"])
 def test_a_checkpoint_that_reads_but_holds_bad_content_falls_back_to_the_older_one(tmp_path, corrupt):
     ckpt = tmp_path / "ckpt"
-    manager = CheckpointManager(ckpt, keep=3, keep_best=False, user_dir=tmp_path / "user", user_keep=2)
-    agent = small_agent()
-    rows = np.zeros((4, SAMPLE_DIM), dtype=np.float32)
-    agent.learn(rows)  # optimizer moments exist
-    manager.save(agent, 1, extra={"counters": {"env_steps": 10}}, recent_score=None)
-    manager.save(agent, 2, extra={"counters": {"env_steps": 20}}, recent_score=None)
-    newest = ckpt / "model.ckpt-2.pkl"
-    payload = torch.load(newest, weights_only=True)
-    corrupt(payload)
-    torch.save(payload, newest)
-    restored = small_agent()
-    ckpt_id, extra = CheckpointManager(ckpt, keep=3, keep_best=False, user_dir=tmp_path / "user",
-                                       user_keep=2).restore_newest(restored)
+    trainee = make_trainee(tmp_path, keep=3)
+    rows = rows_from(trainee.agent)
+    trainee.learn(rows)  # optimizer moments exist
+    trainee.checkpoint({"counters": {"env_steps": 10}}, None)
+    at_one = {k: v.clone() for k, v in trainee.agent.model.state_dict().items()}
+    trainee.learn(rows)
+    trainee.checkpoint({"counters": {"env_steps": 20}}, None)
+    corrupt(ckpt, ckpt / "model.ckpt-2.pkl")
+
+    restored = make_trainee(tmp_path, keep=3, seed=1)
+    ckpt_id, extra = restored.restore_newest()
     assert ckpt_id == 1 and extra["counters"] == {"env_steps": 10}
-    assert all(torch.isfinite(p).all() for p in restored.model.parameters())
+    assert restored.train_step == 1 and restored.agent.train_step == 1 and restored.agent.samples_learned == len(rows)
+    state = restored.agent.model.state_dict()
+    assert all(torch.equal(state[k], v) for k, v in at_one.items())  # all of checkpoint 1, nothing of 2
     restored.learn(rows)  # the restored optimizer state fits: training goes on
+    assert all(torch.isfinite(p).all() for p in restored.agent.model.parameters())

@@ -3,6 +3,7 @@ the model pool, the rate limiters behind Kaiwu's training trigger, and checkpoin
 from __future__ import annotations
 
 import time
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -10,8 +11,8 @@ import pytest
 reverb = pytest.importorskip("reverb")
 
 from agent.agent import Agent  # noqa: E402
+from workflow import ckpt_files  # noqa: E402
 from workflow.adder import ChunkAdder, TelemetrySender  # noqa: E402
-from workflow.checkpoint import CheckpointManager  # noqa: E402
 from workflow.config import load_config  # noqa: E402
 from workflow.learner import TrainTrigger  # noqa: E402
 from workflow.model_pool import ModelPoolReader, ModelPublisher  # noqa: E402
@@ -143,39 +144,124 @@ def test_model_pool_delivers_each_publication_once(server_for):
     assert reader.fetch_if_new().version == 6
 
 
+TINY_MODEL = ["model.channels=[4]", "model.kernel_sizes=[5]", "model.strides=[5]", "model.hidden_size=8"]
+
+
+@pytest.fixture
+def restore_platform_config():
+    """Loading a package fills the process-wide CONFIG: leave it as the next test expects it."""
+    from kaiwudrl.common.config.config_control import CONFIG
+
+    saved = CONFIG.to_dict()
+    yield
+    CONFIG.load(saved)
+
+
+@pytest.fixture
+def learner_run(tmp_path, restore_platform_config):
+    """`make(*overrides)`: a fresh run under tmp_path and its learner's trainee (the project's
+    package), built by workflow.learner.make_trainee as the learner process builds it. Returns
+    (ctx, trainee, learner_ref); `trainee_of(ctx)` builds another over the same run (a resume)."""
+    from workflow.learner import make_trainee
+
+    def make(*overrides):
+        cfg = load_config(overrides=[*TINY_MODEL, f'app.run_dir="{tmp_path / "runs"}"', *overrides])
+        paths = resolve_run(cfg.app, resume=False)
+        ctx = SimpleNamespace(config=cfg, paths=paths, resume=False, secret=None, post=lambda kind, payload: None)
+        learner_ref = []
+        return ctx, make_trainee(ctx, learner_ref), learner_ref
+
+    return make
+
+
+def trainee_of(ctx, resume=True):
+    from workflow.learner import make_trainee
+
+    return make_trainee(SimpleNamespace(**{**vars(ctx), "resume": resume}), [])
+
+
+def learner_of(ctx, client, trainee, learner_ref):
+    from workflow.learner import Learner, RunCounters
+    from workflow.metrics import MetricsWriter
+
+    learner = Learner(ctx, client, trainee, RunCounters(), MetricsWriter(ctx.paths.metrics_csv, ctx.paths.tb))
+    learner_ref.append(learner)  # the package's monitor writes through it, as in workflow.learner.main
+    return learner
+
+
+def rows_from(agent, n=16, seed=0) -> np.ndarray:
+    """Replay rows as an aisrv makes them: the agent acts, sample_process, SampleData2NumpyData."""
+    from feature.definition import Frame, ObsData, sample_process, samples_to_numpy
+    from feature.layout import MAP_SHAPE, STATE_DIM, legal_mask
+
+    rng = np.random.default_rng(seed)
+    obs = [ObsData(map=rng.random(MAP_SHAPE, dtype=np.float32), state=rng.random(STATE_DIM, dtype=np.float32),
+                   legal=legal_mask([1, 1])) for _ in range(n)]
+    frames = [Frame(obs=o, act=a, reward=float(r), terminated=False)
+              for o, a, r in zip(obs, agent.predict(obs), rng.normal(size=n))]
+    return samples_to_numpy(sample_process(frames, 0.0, 0.99, 0.95))
+
+
+def weights(agent) -> dict:
+    return {k: v.clone() for k, v in agent.model.state_dict().items()}
+
+
+def same_weights(a: dict, b: dict) -> bool:
+    import torch
+
+    return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
 def tiny_agent(seed=0) -> Agent:
-    cfg = load_config(overrides=["model.channels=[4]", "model.kernel_sizes=[5]", "model.strides=[5]",
-                                 "model.hidden_size=8"])
-    return Agent(cfg.model, cfg.ppo, seed=seed)
+    from agent.config import Settings
+
+    cfg = load_config(overrides=TINY_MODEL)
+    return Agent(agent_type="learner", settings=Settings(model=cfg.model, ppo=cfg.ppo), seed=seed)
 
 
-def test_checkpoints_prune_keep_best_and_skip_a_corrupt_newest(tmp_path):
-    agent = tiny_agent()
-    ckpts = CheckpointManager(tmp_path / "ckpt", keep=2, keep_best=True, user_dir=tmp_path / "user", user_keep=1)
+def test_checkpoints_prune_keep_best_and_skip_a_corrupt_newest(learner_run):
+    ctx, trainee, _ = learner_run("app.max_ckpt_keep=2", "app.keep_best_ckpt=true", "app.user_save_mode_max_count=1")
+    ckpt = ctx.paths.ckpt
     for step, score in [(10, 500.0), (20, 100.0), (30, 200.0), (40, 300.0)]:
-        agent.train_step = step
-        ckpts.save(agent, step, {"counters": {"env_steps": step * 100}}, score)
-    assert sorted(p.name for p in (tmp_path / "ckpt").iterdir()) == [
-        "model.ckpt-10.pkl", "model.ckpt-30.pkl", "model.ckpt-40.pkl"]  # newest 2 + best
-    (tmp_path / "ckpt" / "model.ckpt-40.pkl").write_bytes(b"truncated")
-    fresh = tiny_agent(seed=1)
-    ckpt_id, extra = ckpts.restore_newest(fresh)
+        trainee.train_step = step
+        trainee.checkpoint({"counters": {"env_steps": step * 100}}, score)
+    assert sorted(p.name for p in ckpt.iterdir()) == [  # newest 2 + best, the run's counters beside them
+        "model.ckpt-10.pkl", "model.ckpt-10.train.pt", "model.ckpt-30.pkl", "model.ckpt-30.train.pt",
+        "model.ckpt-40.pkl", "model.ckpt-40.train.pt", "run_state.json"]
+    (ckpt / "model.ckpt-40.pkl").write_bytes(b"truncated")
+    assert resolve_run(ctx.config.app, resume=True).root == ctx.paths.root
+    fresh = trainee_of(ctx)
+    assert not same_weights(weights(fresh.agent), weights(trainee.agent))
+    ckpt_id, extra = fresh.restore_newest()
     assert ckpt_id == 30 and fresh.train_step == 30 and extra["counters"] == {"env_steps": 3000}
+    assert same_weights(weights(fresh.agent), weights(trainee.agent))
     for step in (1, 2):
-        ckpts.save_user(agent, step)
-    assert [p.name for p in (tmp_path / "user").iterdir()] == ["model.ckpt-2.pkl"]
+        trainee.train_step = step
+        trainee.save_user()
+    user_dir = trainee.agent.framework_handler.user_dir
+    assert user_dir.parent == ctx.paths.user_ckpt
+    assert sorted(p.name for p in user_dir.iterdir()) == ["model.ckpt-2.pkl", "model.ckpt-2.train.pt"]
 
 
-def test_rng_states_are_restored(tmp_path):
-    agent = tiny_agent()
-    ckpts = CheckpointManager(tmp_path / "ckpt", keep=1, keep_best=False, user_dir=tmp_path / "u", user_keep=1)
-    ckpts.save(agent, 1, {}, None)
-    expected = (np.random.rand(), agent.shuffle_generator.get_state().clone())
-    fresh = tiny_agent(seed=3)
-    np.random.rand(5)
-    ckpts.restore_newest(fresh)
-    assert np.random.rand() == expected[0]
-    assert bool((fresh.shuffle_generator.get_state() == expected[1]).all())
+def test_resume_restores_the_agents_counters_and_shuffle_rng_so_training_goes_on_identically(learner_run):
+    """What the python/numpy RNG states in a checkpoint used to guarantee is now the agent's own
+    training state (.train.pt): a resumed learner gives the same losses and weights as one that
+    never stopped."""
+    ctx, trainee, _ = learner_run("ppo.update_epochs=2", "ppo.num_minibatches=3", 'ppo.lr_schedule="linear"',
+                                  "ppo.schedule_samples=100", "ppo.value_norm=true")
+    batches = [rows_from(trainee.agent, n=24, seed=s) for s in (1, 2, 3)]
+    trainee.learn(batches[0])
+    trainee.checkpoint({"counters": {"env_steps": 24}}, None)
+    shuffle_state = trainee.agent.shuffle_generator.get_state().clone()
+    expected = [trainee.learn(rows) for rows in batches[1:]]
+
+    fresh = trainee_of(ctx)
+    assert fresh.restore_newest() == (1, {"counters": {"env_steps": 24}})
+    agent = fresh.agent
+    assert (fresh.train_step, agent.train_step, agent.samples_learned, agent.model_version) == (1, 1, 24, 1)
+    assert bool((agent.shuffle_generator.get_state() == shuffle_state).all())
+    assert [fresh.learn(rows) for rows in batches[1:]] == expected
+    assert same_weights(weights(agent), weights(trainee.agent))
 
 
 def test_run_naming_and_resume_selection(tmp_path):
@@ -194,77 +280,71 @@ def test_run_naming_and_resume_selection(tmp_path):
     assert resolve_run(named, resume=True).root == first.root
 
 
-def test_learner_turns_telemetry_into_counters_metrics_and_user_saves(server_for, tmp_path):
+def test_learner_turns_telemetry_into_counters_metrics_and_user_saves(server_for, learner_run):
     import csv
-    from types import SimpleNamespace
 
-    from workflow.learner import Learner, RunCounters
-    from workflow.metrics import MetricsWriter
-    from workflow.trainee import PPOTrainee
-
-    cfg = load_config(overrides=["model.channels=[4]", "model.kernel_sizes=[5]", "model.strides=[5]",
-                                 "model.hidden_size=8", "app.user_save_mode_max_count=2"])
+    ctx, trainee, learner_ref = learner_run("app.user_save_mode_max_count=2")
     app, client = server_for()
-    ctx = SimpleNamespace(config=cfg, resume=False, secret=None, post=lambda kind, payload: None)
-    ckpts = CheckpointManager(tmp_path / "ckpt", keep=2, keep_best=True, user_dir=tmp_path / "user", user_keep=2)
-    trainee = PPOTrainee(Agent(cfg.model, cfg.ppo, seed=0), ckpts, publish_freq=1)
-    learner = Learner(ctx, client, trainee, RunCounters(), MetricsWriter(tmp_path / "metrics.csv", tmp_path / "tb"))
+    learner = learner_of(ctx, client, trainee, learner_ref)
     learner.handle({"kind": "progress", "values": {"env_steps": 300, "episodes": 2, "env_errors": 1}})
     for score, win in ((150.0, 1.0), (0.0, 0.0)):
         learner.handle({"kind": "episode", "source": "aisrv-0", "values": {"total_score": score, "win": win,
                                                                          "reward/step": -1.5}})
     learner.handle({"kind": "model", "values": {"version": 4, "pickup_latency_s": 0.25}})
     learner.handle({"kind": "monitor", "source": "aisrv-0", "values": {"q_value": 2.5}})
+    assert trainee.agent.monitor.put_data({0: {"grad_scale": 0.5}})  # the package's own monitor on the learner
     for step in (1, 2, 3):
-        trainee.agent.train_step = step
+        trainee.train_step = step
         learner.handle({"kind": "save_model", "source": "aisrv-1", "values": {}})
     assert (learner.counters.env_steps, learner.counters.episodes, learner.counters.env_errors) == (300, 2, 1)
     assert learner.mean_recent_score() == 75.0
-    assert sorted(p.name for p in (tmp_path / "user").iterdir()) == ["model.ckpt-2.pkl", "model.ckpt-3.pkl"]
+    user_dir = ctx.paths.user_ckpt / f"{ctx.config.app.app}_{trainee.package.algo}"
+    assert sorted(p.name for p in user_dir.iterdir()) == [
+        "model.ckpt-2.pkl", "model.ckpt-2.train.pt", "model.ckpt-3.pkl", "model.ckpt-3.train.pt"]
     learner.maybe_report(force=True)
     learner.writer.close()
-    with open(tmp_path / "metrics.csv", newline="") as f:
+    with open(ctx.paths.metrics_csv, newline="") as f:
         rows = list(csv.DictReader(f))
     values = {(r["role"], r["key"]): float(r["value"]) for r in rows}
     assert values[("aisrv", "episode/reward/step")] == -1.5
     assert values[("aisrv", "model/pickup_latency_s")] == 0.25 and values[("aisrv", "aisrv/env_errors")] == 1
     assert values[("learner", "episode/win_rate_recent")] == 0.5
     assert values[("aisrv", "monitor/q_value")] == 2.5
+    assert values[("learner", "monitor/grad_scale")] == 0.5
     assert {r["env_steps"] for r in rows if r["role"] == "learner"} == {"300"}
 
 
-def test_preload_starts_from_weights_with_fresh_counters(tmp_path):
-    from workflow.checkpoint import preload
-
-    trained = tiny_agent(seed=5)
-    trained.train_step = trained.model_version = 40
-    trained.save_model(tmp_path, 40)
-    fresh = tiny_agent(seed=9)
-    assert preload(fresh, str(tmp_path), "latest") == 40
+def test_preload_starts_from_weights_with_fresh_counters(learner_run, tmp_path):
+    """Kaiwu's preload_model: the other run's model (for the project's agent with its optimizer
+    and schedule progress, docs/TRAINING.md); the new run's own counters start at 0 and its first
+    checkpoint is model.ckpt-0."""
+    _, trained, _ = learner_run()
+    for seed in (1, 2):
+        trained.learn(rows_from(trained.agent, seed=seed))
+    trained.agent.save_model(path=str(tmp_path / "other_run"), id=40)
+    ctx, fresh, _ = learner_run()
+    assert not same_weights(weights(fresh.agent), weights(trained.agent))
+    assert fresh.preload(str(tmp_path / "other_run"), "latest") == 40
     assert fresh.train_step == 0 and fresh.model_version == 0
-    for key, value in trained.get_weights().items():
-        assert np.array_equal(fresh.get_weights()[key], value), key
+    assert same_weights(weights(fresh.agent), weights(trained.agent))
+    assert fresh.agent.samples_learned == trained.agent.samples_learned == 32
+    fresh.checkpoint({"counters": {}}, None)
+    assert [c.id for c in ckpt_files.list_checkpoints(ctx.paths.ckpt)] == [0]
 
 
-def test_a_failed_checkpoint_write_is_retried_and_only_repeated_failures_end_the_run(server_for, tmp_path, monkeypatch):
-    from types import SimpleNamespace
-
-    from workflow import ckpt_files
+def test_a_failed_checkpoint_write_is_retried_and_only_repeated_failures_end_the_run(server_for, learner_run,
+                                                                                      tmp_path, monkeypatch):
     from workflow import learner as learner_module
-    from workflow.learner import CheckpointWriteError, Learner, RunCounters
-    from workflow.metrics import MetricsWriter
-    from workflow.trainee import PPOTrainee
+    from workflow.learner import CheckpointWriteError
 
-    cfg = load_config(overrides=["model.channels=[4]", "model.kernel_sizes=[5]", "model.strides=[5]", "model.hidden_size=8"])
+    ctx, trainee, learner_ref = learner_run("app.max_ckpt_keep=2", "app.keep_best_ckpt=false")
     app, client = server_for()
-    ckpt_dir = tmp_path / "ckpt"
-    trainee = PPOTrainee(Agent(cfg.model, cfg.ppo, seed=0),
-                         CheckpointManager(ckpt_dir, keep=2, keep_best=False, user_dir=tmp_path / "user", user_keep=2), 1)
-    ctx = SimpleNamespace(config=cfg, resume=False, secret=None, post=lambda kind, payload: None)
-    learner = Learner(ctx, client, trainee, RunCounters(), MetricsWriter(tmp_path / "metrics.csv", tmp_path / "tb"))
+    learner = learner_of(ctx, client, trainee, learner_ref)
+    ckpt_dir = ctx.paths.ckpt
     monkeypatch.setattr(learner_module, "CKPT_RETRY_FIRST_S", 0.0)
+    ckpt_dir.parent.mkdir(parents=True)
     ckpt_dir.write_text("the disk is not what it was")  # every write into ckpt_dir now fails (OSError)
-    trainee.agent.train_step = 5
+    trainee.train_step = 5
     assert learner.checkpoint() is False and learner.write_failures == 1 and learner.retry_due()
     ckpt_dir.unlink()  # the disk recovers: the retry writes and the failure count resets
     assert learner.checkpoint() is True and learner.write_failures == 0 and not learner.retry_due()
@@ -278,43 +358,31 @@ def test_a_failed_checkpoint_write_is_retried_and_only_repeated_failures_end_the
     learner.writer.close()
 
 
-def test_bad_replay_items_and_telemetry_are_dropped_and_counted_never_fatal(server_for, tmp_path):
+def test_bad_replay_items_and_telemetry_are_dropped_and_counted_never_fatal(server_for, learner_run):
     """What anyone who reaches the port (or a faulty SampleData2NumpyData) can send: a row with
     NaN, a row of the wrong width, a record with a non-numeric field. The learner trains on the
     good rows only, counts the rest, and keeps going."""
-    from types import SimpleNamespace
-
-    from feature.definition import SAMPLE_DIM
-    from workflow.learner import Learner, RunCounters
-    from workflow.metrics import MetricsWriter
-    from workflow.trainee import PPOTrainee
-
-    cfg = load_config(overrides=["model.channels=[4]", "model.kernel_sizes=[5]", "model.strides=[5]",
-                                 "model.hidden_size=8", "app.replay_buffer_capacity=8", "app.train_batch_size=4"])
-    app, client = server_for("app.replay_buffer_capacity=8", "app.train_batch_size=4")
-    trainee = PPOTrainee(tiny_agent(), CheckpointManager(tmp_path / "ckpt", keep=2, keep_best=False,
-                                                         user_dir=tmp_path / "user", user_keep=2), 1)
-    ctx = SimpleNamespace(config=cfg, resume=False, secret=None, post=lambda kind, payload: None)
-    learner = Learner(ctx, client, trainee, RunCounters(), MetricsWriter(tmp_path / "metrics.csv", tmp_path / "tb"))
-    good = np.zeros((2, SAMPLE_DIM), dtype=np.float32)
-    nan = good.copy()
-    nan[1, 5] = np.nan
-    ChunkAdder(client, chunk_len=2, wait_ms=200, on_wait=never_stop).add(good, model_version=0)
-    ChunkAdder(client, chunk_len=2, wait_ms=200, on_wait=never_stop).add(good, model_version=0)
-    ChunkAdder(client, chunk_len=2, wait_ms=200, on_wait=never_stop).add(nan, model_version=0)
-    ChunkAdder(client, chunk_len=2, wait_ms=200, on_wait=never_stop).add(np.zeros((2, 7), np.float32), model_version=0)
+    limits = ("app.replay_buffer_capacity=8", "app.train_batch_size=6")  # samples: one item each, as aisrv send them
+    ctx, trainee, learner_ref = learner_run(*limits)
+    app, client = server_for(*limits)
+    learner = learner_of(ctx, client, trainee, learner_ref)
+    good = rows_from(trainee.agent, n=4)
+    nan = good[:1].copy()
+    nan[0, 5] = np.nan
+    for rows in (good, nan, np.zeros((1, 7), np.float32)):  # a writer per sender: a column keeps one shape
+        ChunkAdder(client, chunk_len=1, wait_ms=200, on_wait=never_stop).add(rows, model_version=0)
     telemetry = TelemetrySender(client, "intruder", 200, never_stop)
     telemetry.send("episode", {"total_score": "lots", "win": [1]})
     telemetry.send("progress", {"env_steps": "x"})
     telemetry.send("episode", {"total_score": 5.0, "win": 1.0})
     learner.drain_telemetry()
     assert learner.train_once(client.server_info()[SAMPLE_TABLE]) is True
-    assert trainee.train_step == 1 and learner.counters.consumed_rows == 4  # the two good chunks
+    assert trainee.train_step == 1 and learner.counters.consumed_rows == 4  # the four good samples
     assert learner.refused.counts == {"replay": 2, "telemetry": 2}
     assert learner.counters.episodes == 1 and learner.mean_recent_score() == 5.0
     learner.maybe_report(force=True)
     learner.writer.close()
-    assert "refused/replay,2.0" in (tmp_path / "metrics.csv").read_text()
+    assert "refused/replay,2.0" in ctx.paths.metrics_csv.read_text()
 
 
 def test_a_minibatch_with_a_non_finite_loss_is_skipped_not_applied():
@@ -327,7 +395,7 @@ def test_a_minibatch_with_a_non_finite_loss_is_skipped_not_applied():
     rows = np.zeros((8, SAMPLE_DIM), dtype=np.float32)
     rows[:, SAMPLE_SLICES["ret"]] = 3e38  # finite, but its squared error overflows to inf
     stats = agent.learn(rows)
-    assert stats["skipped_minibatches"] > 0 and stats["minibatches"] == 0
+    assert stats["ppo/skipped_minibatches"] > 0 and stats["ppo/minibatches"] == 0
     assert all(torch.equal(before[k], v) for k, v in agent.model.state_dict().items())
 
 
