@@ -16,7 +16,7 @@ import importlib
 import numbers
 import sys
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -98,6 +98,9 @@ class KaiwuPackage:
     workflow: Callable
     sample_dim: int
     layout: Layout = PLATFORM_LAYOUT
+    #: the package's own data classes and protocol functions, taken when it is imported (the
+    #: registry is per process; a second package loaded in the same process must not change them)
+    protocols: dict[str, Callable] = field(default_factory=dict)
 
     @classmethod
     def load(cls, package_dir: str | Path, algo: str, config_values: dict[str, Any],
@@ -111,7 +114,7 @@ class KaiwuPackage:
             sys.path.insert(0, str(root))
         try:
             config = importlib.import_module(layout.module("config", algo))
-            importlib.import_module(layout.module("definition", algo))  # registers the protocol functions
+            definition = importlib.import_module(layout.module("definition", algo))  # registers the protocol functions
             agent_module = importlib.import_module(layout.module("agent", algo))
             workflow_module = importlib.import_module(layout.module("workflow", algo))
         except Exception as e:
@@ -126,7 +129,7 @@ class KaiwuPackage:
             raise PackageError(f"{layout.file('config', algo)}: Config.SAMPLE_DIM must be a positive int (the width "
                                f"of SampleData2NumpyData's rows), got {sample_dim!r}")
         return cls(root=root, algo=algo, agent_class=agent_class, workflow=workflow, sample_dim=int(sample_dim),
-                   layout=layout)
+                   layout=layout, protocols=_protocols(definition))
 
     @classmethod
     def of_run(cls, cfg, role: str, paths) -> "KaiwuPackage":
@@ -136,9 +139,11 @@ class KaiwuPackage:
             return cls.load(cfg.app.package, cfg.app.algo, values)
         return cls.load(REPO_ROOT, PROJECT_ALGO, values, PROJECT_LAYOUT)
 
-    @staticmethod
-    def protocol(name: str) -> Callable:
-        """A registered protocol function (`SampleData2NumpyData`, `NumpyData2SampleData`, ...)."""
+    def protocol(self, name: str) -> Callable:
+        """The package's protocol function or data class (`SampleData2NumpyData`, `ObsData`, ...):
+        as its definition.py defines it, else as registered."""
+        if name in self.protocols:
+            return self.protocols[name]
         from kaiwu_agent.agent.protocol import protocol
 
         return getattr(protocol, name)
@@ -156,6 +161,15 @@ class KaiwuPackage:
             where = self.where(e)
             raise PackageError(f"{self.algo} Agent(agent_type={agent_type!r}, ...) failed"
                                f"{' at ' + where if where else ''}: {type(e).__name__}: {e}") from e
+
+
+PROTOCOL_NAMES = ("ObsData", "ActData", "SampleData", "observation_process", "action_process", "sample_process",
+                  "SampleData2NumpyData", "NumpyData2SampleData")
+
+
+def _protocols(definition) -> dict[str, Callable]:
+    """What of the protocol a package's definition module defines itself."""
+    return {name: getattr(definition, name) for name in PROTOCOL_NAMES if getattr(definition, name, None) is not None}
 
 
 def _named(module, name: str, where: str):
