@@ -1,8 +1,9 @@
-"""The model pool: the learner publishes its newest weights into a one-item reverb table and
-every aisrv pulls them when the table's insert count moves.
+"""The model pool: the learner publishes its newest model (the package's checkpoint files, each a
+uint8 array named by its file name) into a one-item reverb table, and every aisrv pulls it when
+the table's insert count moves and loads it with the package's own load_model.
 
 A reverb table (not a shared directory) so that aisrv on other machines see the same pool.
-Checking for news costs one small `server_info` call; the weights travel only when they changed.
+Checking for news costs one small `server_info` call; the files travel only when they changed.
 Item layout: [version int64, publish wall time float64, meta (JSON as uint8: the arrays' names
 and the learner's run counters), sig (the run's HMAC over all the rest), *arrays]. A reader
 with the run's secret adopts nothing else (`forged` counts what it refused).
