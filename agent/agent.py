@@ -29,7 +29,7 @@ import torch
 from agent.config import Settings, load_settings
 from agent.model import ActorCritic
 from agent.ppo import ppo_update
-from feature.definition import ActData, ObsData, SampleData, numpy_to_batch, samples_to_numpy
+from feature.definition import SAMPLE_LAYOUT, ActData, ObsData, SampleData, numpy_to_batch
 from kaiwu_agent.agent.base_agent import (BaseAgent, exploit_wrapper, learn_wrapper, load_model_wrapper,
                                           predict_wrapper, save_model_wrapper)
 from kaiwu_agent.utils.common_func import attached
@@ -152,10 +152,15 @@ class Agent(BaseAgent):
     def learn(self, list_sample_data: Sequence[SampleData] | np.ndarray) -> dict[str, float]:
         """One PPO update on a batch: a list of SampleData or the (N, SAMPLE_DIM) rows they pack to.
         Returns its statistics named as metrics ("loss/policy", "ppo/approx_kl", ...)."""
-        rows = list_sample_data if isinstance(list_sample_data, np.ndarray) else samples_to_numpy(list_sample_data)
-        if len(rows) == 0:
+        if len(list_sample_data) == 0:
             raise ValueError("learn() got an empty batch")
-        batch = {k: torch.from_numpy(np.ascontiguousarray(v)).to(self.device) for k, v in numpy_to_batch(rows).items()}
+        if isinstance(list_sample_data, np.ndarray):
+            fields = {k: np.ascontiguousarray(v) for k, v in numpy_to_batch(list_sample_data).items()}
+        else:  # one copy per field, straight from the samples
+            fields = {name: np.stack([np.asarray(getattr(s, name), dtype=np.float32) for s in list_sample_data])
+                      for name, _ in SAMPLE_LAYOUT}
+        rows = fields["action"]
+        batch = {k: torch.from_numpy(v).to(self.device) for k, v in fields.items()}
         batch["action"] = batch["action"].long()
         progress = self.samples_learned / self.ppo_cfg.schedule_samples
         self.model.train()

@@ -7,7 +7,7 @@ from kaiwu_agent.agent.protocol import protocol as _protocol
 
 def _init(self, **kwargs):
     for key, value in kwargs.items():
-        if key not in dir(self):
+        if not hasattr(self, key):  # a name the class does not declare (the platform checks dir(self))
             raise AttributeError(f"{type(self).__name__} object has no attribute '{key}'")
         setattr(self, key, value)
 
