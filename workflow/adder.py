@@ -42,10 +42,10 @@ class _FlushingWriter:
         self._writer = client.trajectory_writer(num_keep_alive_refs=1)
         self.seconds_waited = 0.0
 
-    def write(self, table: str, step: dict) -> None:
+    def write(self, table: str, step: dict, priority: float = 1.0) -> None:
         self._writer.append(step)
         history = self._writer.history
-        self._writer.create_item(table, priority=1.0, trajectory={key: history[key][-1] for key in step})
+        self._writer.create_item(table, priority=float(priority), trajectory={key: history[key][-1] for key in step})
         start = time.monotonic()
         while True:
             try:
@@ -81,18 +81,20 @@ class ChunkAdder:
         """Time spent waiting for the replay's rate limiter (the learner is behind)."""
         return self._writer.seconds_waited
 
-    def add(self, rows: np.ndarray, model_version: int) -> None:
-        """Send `rows` (N, SAMPLE_DIM) as ceil(N / chunk_len) items."""
+    def add(self, rows: np.ndarray, model_version: int, priorities=None) -> None:
+        """Send `rows` (N, SAMPLE_DIM) as ceil(N / chunk_len) items; `priorities`: one per item
+        (a Prioritized table samples by them), default 1."""
         rows = np.asarray(rows, dtype=np.float32)
-        for start in range(0, len(rows), self._chunk_len):
-            self._send(rows[start:start + self._chunk_len], model_version)
+        for i, start in enumerate(range(0, len(rows), self._chunk_len)):
+            self._send(rows[start:start + self._chunk_len], model_version,
+                       1.0 if priorities is None else float(priorities[i]))
 
-    def _send(self, rows: np.ndarray, model_version: int) -> None:
+    def _send(self, rows: np.ndarray, model_version: int, priority: float = 1.0) -> None:
         padded = np.zeros((self._chunk_len, rows.shape[1]), dtype=np.float32)
         padded[:len(rows)] = rows
         length, version = np.int32(len(rows)), np.int64(model_version)
         self._writer.write(SAMPLE_TABLE, {"rows": padded, "length": length, "model_version": version,
-                                          "sig": self._signer.sign(length, version, padded)})
+                                          "sig": self._signer.sign(length, version, padded)}, priority)
         self.items_sent += 1
         self.rows_sent += len(rows)
 

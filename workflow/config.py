@@ -105,6 +105,11 @@ class FrameworkConfig:
     production_consume_ratio: float = 1.0  # consumed / produced: times each sample is trained on on average
     reverb_remover: str = "reverb.selectors.Fifo"
     reverb_sampler: str = "reverb.selectors.Fifo"
+    # --- prioritized replay (reverb_sampler = "reverb.selectors.Prioritized") ---
+    priority_alpha: float = 0.6  # P(i) = p_i^alpha / sum_k p_k^alpha
+    priority_beta: float = 0.4  # importance-sampling exponent at the start
+    priority_beta_steps: int = 0  # train steps over which beta anneals linearly to 1; 0 = constant
+    priority_epsilon: float = 1e-6  # added to |priority| when Agent.learn returns new ones
     reverb_port: int = 0  # 0 = any free port; set a fixed one when aisrv join from other machines
     sign_replay: bool = True  # HMAC-sign weights, replay items and telemetry (workflow.signing)
     shared_secret: str = ""  # the signing key across machines (or REALM_SHARED_SECRET); one machine: generated per run
@@ -163,6 +168,14 @@ class FrameworkConfig:
             raise ValueError(f"reverb_sampler: got {self.reverb_sampler!r}, allowed: {', '.join(SAMPLERS)}")
         if self.reverb_remover not in REMOVERS:
             raise ValueError(f"reverb_remover: got {self.reverb_remover!r}, allowed: {', '.join(REMOVERS)}")
+        if self.priority_alpha < 0:
+            raise ValueError(f"priority_alpha must be >= 0 (0: uniform), got {self.priority_alpha}")
+        if not 0 <= self.priority_beta <= 1:
+            raise ValueError(f"priority_beta must be in [0, 1], got {self.priority_beta}")
+        if self.priority_beta_steps < 0:
+            raise ValueError(f"priority_beta_steps must be >= 0 (0: beta stays priority_beta), got {self.priority_beta_steps}")
+        if self.priority_epsilon <= 0:
+            raise ValueError(f"priority_epsilon must be > 0, got {self.priority_epsilon}")
         if isinstance(self.preload_model_id, str) and self.preload_model_id != "latest":
             raise ValueError(f"preload_model_id: got {self.preload_model_id!r}, allowed: a number or 'latest'")
         if self.preload_model and not self.preload_model_dir:
@@ -196,6 +209,16 @@ class FrameworkConfig:
                 raise ValueError(f"preload_model_dir / preload_model_id: {e}") from None
         if self.run_name and (Path(self.run_name).name != self.run_name or self.run_name in (".", "..")):
             raise ValueError(f"run_name must be a plain directory name, got {self.run_name!r}")
+
+    @property
+    def prioritized(self) -> bool:
+        return self.reverb_sampler == "reverb.selectors.Prioritized"
+
+    def priority_beta_at(self, train_step: int) -> float:
+        """beta after `train_step` train steps: linear from priority_beta to 1 over priority_beta_steps."""
+        if self.priority_beta_steps == 0:
+            return self.priority_beta
+        return self.priority_beta + (1.0 - self.priority_beta) * min(1.0, train_step / self.priority_beta_steps)
 
     @property
     def model_sync_seconds(self) -> float:

@@ -24,7 +24,8 @@ from workflow.kaiwu_package import KaiwuPackage, PackageError
 from workflow.metrics import MetricsWriter
 from workflow.model_pool import ModelPublisher
 from workflow.processes import STATUS_INTERVAL_S, ChildContext
-from workflow.replay import SAMPLE_TABLE, TELEMETRY_TABLE, can_sample, inserts_completed, start_server
+from workflow.replay import (SAMPLE_TABLE, TELEMETRY_TABLE, can_sample, importance_weights, inserts_completed,
+                             start_server)
 from workflow.sampler import BatchSampler, TelemetryReceiver
 from workflow.signing import Signer
 from workflow.trainee import POOL_STAGING_DIR, LearnerHandler, Trainee, WriterMonitor
@@ -159,13 +160,23 @@ class Learner:
         self.buffer_size = 0
         self._window_start = (time.monotonic(), counters.env_steps, counters.consumed_rows, trainee.train_step)
         self._last_status = 0.0
+        self.max_priority = 1.0  # the largest replay priority written back (prioritized replay)
         self.write_failures = 0  # checkpoint writes that failed in a row
         self.retry_at: float | None = None  # when a failed checkpoint write is tried again
 
     # --- model pool and checkpoints ---------------------------------------------------------------
 
     def publish(self) -> None:
-        self.publisher.publish(self.trainee.pool_item(), self.trainee.model_version, asdict(self.counters))
+        counters = {**asdict(self.counters), "max_priority": self.max_priority}  # new samples enter with it
+        self.publisher.publish(self.trainee.pool_item(), self.trainee.model_version, counters)
+
+    def write_priorities(self, keys: np.ndarray, priorities: np.ndarray) -> None:
+        """Prioritized replay: the samples' new priorities |p| + epsilon (items evicted meanwhile
+        are skipped by reverb)."""
+        values = priorities + self.app.priority_epsilon
+        self.client.mutate_priorities(SAMPLE_TABLE, updates={int(k): float(v) for k, v in zip(keys, values)})
+        self.max_priority = max(self.max_priority, float(values.max()))
+        self.window.add({K.PRIORITY_MEAN: float(values.mean())})
 
     def checkpoint(self) -> bool:
         """Write a checkpoint. A failed write (disk full, read-only, gone) does not stop training:
@@ -257,7 +268,14 @@ class Learner:
         if len(batch.rows) == 0:
             return True
         behaviour_lag = self.trainee.model_version - batch.model_versions
-        stats = self.trainee.learn(batch.rows)
+        weights = None
+        if self.app.prioritized:
+            beta = self.app.priority_beta_at(self.trainee.train_step)
+            weights = importance_weights(batch.probabilities, batch.table_sizes, beta)
+            self.window.add({K.PRIORITY_BETA: beta})
+        stats, priorities = self.trainee.learn(batch.rows, weights)
+        if priorities is not None and len(batch.keys) == len(priorities):
+            self.write_priorities(batch.keys, priorities)
         self.counters.consumed_rows += len(batch.rows)
         self.window.add({K.learner_key(k): v for k, v in stats.items()})
         self.window.add({K.POLICY_LAG: float(np.mean(behaviour_lag))})

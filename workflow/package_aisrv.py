@@ -111,6 +111,7 @@ class AisrvHandler:
         self._last_sync = 0.0
         self._pickup_pending: PublishedModel | None = None
         self.model_version = -1  # the pool checkpoint (train step) the agent holds; -1 none yet
+        self.max_priority = 1.0  # the largest replay priority the learner has written (it comes with each model)
 
     # --- the five methods -----------------------------------------------------------------------
 
@@ -129,8 +130,17 @@ class AisrvHandler:
             if row.ndim != 1 or row.shape[0] != self._package.sample_dim:
                 raise PackageError(f"SampleData2NumpyData returned shape {row.shape} for sample {i}; "
                                    f"{self._package.algo}/config.py Config.SAMPLE_DIM = {self._package.sample_dim}")
-        self._adder.add(np.stack(rows).astype(np.float32, copy=False), max(self.model_version, 0))
+        priorities = [self._priority(sample) for sample in list_sample_data]
+        self._adder.add(np.stack(rows).astype(np.float32, copy=False), max(self.model_version, 0), priorities)
         return None
+
+    def _priority(self, sample) -> float:
+        """A sample's replay priority: its own `priority` attribute when the package set a finite
+        positive one, else the largest the learner has written so far (new samples are seen soon)."""
+        own = getattr(sample, "priority", None)
+        if isinstance(own, (int, float, np.number)) and not isinstance(own, bool) and np.isfinite(own) and own > 0:
+            return float(own)
+        return self.max_priority
 
     def save_model(self, agent, method, path=None, id=None, *args, **kwargs):
         """As on the platform, an aisrv's save goes to the learner (saved in the run's user dir)."""
@@ -175,6 +185,9 @@ class AisrvHandler:
         for name, data in model.weights.items():
             (self._pool_dir / Path(name).name).write_bytes(np.asarray(data, dtype=np.uint8).tobytes())
         undecorated(agent, "load_model")(agent, path=str(self._pool_dir), id=model.version)
+        max_priority = model.counters.get("max_priority")
+        if isinstance(max_priority, (int, float)) and np.isfinite(max_priority) and max_priority > 0:
+            self.max_priority = float(max_priority)
         if self.model_version >= 0:  # the first model waited for start-up: no latency to report
             self._pickup_pending = model
         self.model_version = model.version

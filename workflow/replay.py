@@ -28,15 +28,25 @@ _SELECTORS = {
     "reverb.selectors.Lifo": reverb.selectors.Lifo,
     "reverb.selectors.MaxHeap": reverb.selectors.MaxHeap,
     "reverb.selectors.MinHeap": reverb.selectors.MinHeap,
-    "reverb.selectors.Prioritized": lambda: reverb.selectors.Prioritized(priority_exponent=1.0),
 }
+PRIORITIZED = "reverb.selectors.Prioritized"
 
 
-def selector(name: str):
-    """A reverb selector from its dotted name in the config ("reverb.selectors.Fifo")."""
+def selector(name: str, priority_exponent: float = 1.0):
+    """A reverb selector from its dotted name in the config ("reverb.selectors.Fifo");
+    Prioritized samples with P(i) ∝ priority_i^priority_exponent."""
+    if name == PRIORITIZED:
+        return reverb.selectors.Prioritized(priority_exponent=priority_exponent)
     if name not in _SELECTORS:
-        raise ValueError(f"unknown reverb selector {name!r}; allowed: {', '.join(_SELECTORS)}")
+        raise ValueError(f"unknown reverb selector {name!r}; allowed: {', '.join([*_SELECTORS, PRIORITIZED])}")
     return _SELECTORS[name]()
+
+
+def importance_weights(probabilities: np.ndarray, table_size: np.ndarray, beta: float) -> np.ndarray:
+    """Prioritized replay's importance-sampling weights, (N·P(i))^-β / max_j (N·P(j))^-β over the
+    batch: 1 for the least likely sample, smaller for the ones drawn more often than uniform."""
+    scaled = (np.asarray(table_size, dtype=np.float64) * np.asarray(probabilities, dtype=np.float64)) ** -beta
+    return (scaled / scaled.max()).astype(np.float32) if scaled.size else scaled.astype(np.float32)
 
 
 def sample_rate_limiter(app) -> reverb.rate_limiters.RateLimiter:
@@ -67,7 +77,7 @@ def sample_table(app) -> reverb.Table:
     on_policy = app.algorithm_on_policy_or_off_policy == "on-policy"
     return reverb.Table(
         name=SAMPLE_TABLE,
-        sampler=selector(app.reverb_sampler),
+        sampler=selector(app.reverb_sampler, app.priority_alpha),
         remover=selector(app.reverb_remover),
         max_size=app.replay_buffer_capacity,
         max_times_sampled=1 if on_policy else 0,

@@ -22,6 +22,9 @@ class Batch:
     model_versions: np.ndarray  # (items,) version that produced each chunk
     lengths: np.ndarray  # (items,) rows per chunk
     dropped: dict[str, int]  # items refused, by reason
+    keys: np.ndarray = None  # (items,) uint64 reverb keys (to write priorities back)
+    probabilities: np.ndarray = None  # (items,) the probability each was sampled with
+    table_sizes: np.ndarray = None  # (items,) the table's size when each was sampled
 
 
 def item_problem(data, row_width: int, signer: Signer) -> str | None:
@@ -46,7 +49,7 @@ def item_problem(data, row_width: int, signer: Signer) -> str | None:
 
 
 def _to_batch(samples: list, row_width: int, signer: Signer) -> Batch:
-    rows, versions, lengths, dropped = [], [], [], {}
+    rows, versions, lengths, dropped, keys, probabilities, sizes = [], [], [], {}, [], [], []
     for sample in samples:
         data = sample.data  # flat columns in sorted key order: length, model_version, rows
         problem = item_problem(data, row_width, signer)
@@ -57,9 +60,13 @@ def _to_batch(samples: list, row_width: int, signer: Signer) -> Batch:
         rows.append(padded[:length])
         versions.append(version)
         lengths.append(length)
+        keys.append(int(sample.info.key))
+        probabilities.append(float(sample.info.probability))
+        sizes.append(int(sample.info.table_size))
     return Batch(rows=np.concatenate(rows) if rows else np.zeros((0, row_width), np.float32),
                  model_versions=np.asarray(versions, dtype=np.int64), lengths=np.asarray(lengths, dtype=np.int64),
-                 dropped=dropped)
+                 dropped=dropped, keys=np.asarray(keys, dtype=np.uint64),
+                 probabilities=np.asarray(probabilities, dtype=np.float64), table_sizes=np.asarray(sizes, dtype=np.int64))
 
 
 class BatchSampler:

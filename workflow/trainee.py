@@ -77,15 +77,35 @@ class Trainee:
         self._from_numpy = package.protocol("NumpyData2SampleData")
         self._pool_files: list[Path] = []  # the files of model_version
 
-    def learn(self, rows: np.ndarray) -> dict[str, float]:
+    def learn(self, rows: np.ndarray, is_weights: np.ndarray | None = None) -> tuple[dict[str, float], np.ndarray | None]:
+        """Rows -> SampleData -> Agent.learn. With prioritized replay each sample carries its
+        importance-sampling weight as `is_weight`. Returns (statistics as metrics, the new
+        priorities when learn returned {"priority": [one per sample]}, else None)."""
         if rows.ndim != 2 or rows.shape[1] != self.package.sample_dim:
             raise PackageError(f"replay rows of shape {rows.shape}; {self.package.algo}/config.py "
                                f"Config.SAMPLE_DIM = {self.package.sample_dim}")
         samples = [self._from_numpy(row) for row in rows]
+        if is_weights is not None:
+            for sample, weight in zip(samples, is_weights):
+                sample.is_weight = float(weight)
         result = self.agent.learn(samples)
         self.train_step += 1
-        values = numeric_values(result) if isinstance(result, dict) else {}
-        return {learner_key(key): value for key, value in values.items()}
+        if not isinstance(result, dict):
+            return {}, None
+        priorities = self._priorities(result.get("priority"), len(samples))
+        return {learner_key(key): value for key, value in numeric_values(result).items()}, priorities
+
+    def _priorities(self, value, count: int) -> np.ndarray | None:
+        if value is None:
+            return None
+        try:
+            priorities = np.abs(np.asarray(value, dtype=np.float64).reshape(-1))
+        except (TypeError, ValueError) as e:
+            raise PackageError(f"{self.package.algo} Agent.learn returned priority {value!r}: not numbers") from e
+        if priorities.shape != (count,) or not np.isfinite(priorities).all():
+            raise PackageError(f"{self.package.algo} Agent.learn returned {priorities.size} priorities for {count} "
+                               "samples (one finite number per sample, in the order given)")
+        return priorities
 
     def publish_due(self, step: int) -> bool:
         """A checkpoint was just written at this step, or a publication is due by the step count
