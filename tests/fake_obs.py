@@ -48,3 +48,18 @@ def make_env_info(pos=(10000.0, 20000.0), speed_up: bool = False, step_no: int =
     game = GameInfo(score=0.0, total_score=0.0, step_no=step_no, pos=Position(*pos), treasure_count=0,
                     treasure_score=0.0, buff_count=0, talent_count=0, buff_remain_time=0, buff_duration=10000)
     return EnvInfo(frame_state=FrameState(frame_no=3 * step_no + 1, heroes=[hero], organs=[]), game_info=game)
+
+
+def rows_from(agent, n=16, seed=0):
+    """Replay rows as an aisrv makes them: the agent acts, sample_process, SampleData2NumpyData."""
+    import numpy as np
+
+    from feature.definition import Frame, ObsData, sample_process, samples_to_numpy
+    from feature.layout import MAP_SHAPE, STATE_DIM, legal_mask
+
+    rng = np.random.default_rng(seed)
+    obs = [ObsData(map=rng.random(MAP_SHAPE, dtype=np.float32), state=rng.random(STATE_DIM, dtype=np.float32),
+                   legal=legal_mask([1, 1])) for _ in range(n)]
+    frames = [Frame(obs=o, act=a, reward=float(r), terminated=False)
+              for o, a, r in zip(obs, agent.predict(obs), rng.normal(size=n))]
+    return samples_to_numpy(sample_process(frames, 0.0, 0.99, 0.95))

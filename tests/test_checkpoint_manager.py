@@ -3,21 +3,20 @@ plus the best are kept, user saves apart, nothing is pruned that the run cannot 
 resume starts from the newest checkpoint whose content is sound."""
 import json
 
-import numpy as np
 import pytest
 import torch
 
 from agent.agent import train_state_file
+from fake_obs import rows_from
 from agent.config import Settings
 from agent.model import ModelConfig
 from agent.ppo import PPOConfig
-from feature.definition import Frame, ObsData, sample_process, samples_to_numpy
-from feature.layout import MAP_SHAPE, STATE_DIM, legal_mask
 from kaiwudrl.common.config.config_control import CONFIG
 from workflow import ckpt_files
 from workflow.checkpoint import CheckpointManager
 from workflow.kaiwu_package import PROJECT_ALGO, PROJECT_LAYOUT, REPO_ROOT, KaiwuPackage
 from workflow.trainee import RUN_STATE_FILE, LearnerHandler, Trainee
+
 
 SETTINGS = Settings(model=ModelConfig(channels=[4], kernel_sizes=[5], strides=[5], hidden_size=8),
                     ppo=PPOConfig(update_epochs=2, num_minibatches=2))
@@ -50,16 +49,6 @@ def make_trainee(tmp_path, keep: int, keep_best: bool = False, user_keep: int = 
 def checkpoint_at(trainee: Trainee, step: int, score=None, extra=None) -> None:
     trainee.train_step = step
     trainee.checkpoint(extra if extra is not None else {}, score)
-
-
-def rows_from(agent, n=16, seed=0) -> np.ndarray:
-    """Replay rows as an aisrv makes them: the agent acts, sample_process, SampleData2NumpyData."""
-    rng = np.random.default_rng(seed)
-    obs = [ObsData(map=rng.random(MAP_SHAPE, dtype=np.float32), state=rng.random(STATE_DIM, dtype=np.float32),
-                   legal=legal_mask([1, 1])) for _ in range(n)]
-    frames = [Frame(obs=o, act=a, reward=float(r), terminated=False)
-              for o, a, r in zip(obs, agent.predict(obs), rng.normal(size=n))]
-    return samples_to_numpy(sample_process(frames, 0.0, 0.99, 0.95))
 
 
 def ids(path):

@@ -19,6 +19,7 @@ from workflow.model_pool import ModelPoolReader, ModelPublisher  # noqa: E402
 from workflow.replay import SAMPLE_TABLE, TELEMETRY_TABLE, can_sample, start_server  # noqa: E402
 from workflow.runs import RunError, resolve_run  # noqa: E402
 from workflow.sampler import BatchSampler, TelemetryReceiver  # noqa: E402
+from fake_obs import rows_from
 
 DIM = 6
 
@@ -187,19 +188,6 @@ def learner_of(ctx, client, trainee, learner_ref):
     learner = Learner(ctx, client, trainee, RunCounters(), MetricsWriter(ctx.paths.metrics_csv, ctx.paths.tb))
     learner_ref.append(learner)  # the package's monitor writes through it, as in workflow.learner.main
     return learner
-
-
-def rows_from(agent, n=16, seed=0) -> np.ndarray:
-    """Replay rows as an aisrv makes them: the agent acts, sample_process, SampleData2NumpyData."""
-    from feature.definition import Frame, ObsData, sample_process, samples_to_numpy
-    from feature.layout import MAP_SHAPE, STATE_DIM, legal_mask
-
-    rng = np.random.default_rng(seed)
-    obs = [ObsData(map=rng.random(MAP_SHAPE, dtype=np.float32), state=rng.random(STATE_DIM, dtype=np.float32),
-                   legal=legal_mask([1, 1])) for _ in range(n)]
-    frames = [Frame(obs=o, act=a, reward=float(r), terminated=False)
-              for o, a, r in zip(obs, agent.predict(obs), rng.normal(size=n))]
-    return samples_to_numpy(sample_process(frames, 0.0, 0.99, 0.95))
 
 
 def weights(agent) -> dict:
