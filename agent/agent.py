@@ -226,7 +226,7 @@ class Agent(BaseAgent):
             self.model_version += 1
             return
         self.optimizer.load_state_dict(train["optimizer"])
-        self.shuffle_generator.set_state(train["shuffle_rng"])
+        self.shuffle_generator.set_state(train["shuffle_rng"].cpu())
         for name in COUNTERS:
             setattr(self, name, int(train[name]))
 
