@@ -29,7 +29,7 @@ import torch
 from agent.config import Settings, load_settings
 from agent.model import ActorCritic
 from agent.ppo import ppo_update
-from feature.definition import SAMPLE_LAYOUT, ActData, ObsData, SampleData, numpy_to_batch
+from feature.definition import SAMPLE_ROWS, ActData, ObsData, SampleData
 from kaiwu_agent.agent.base_agent import (BaseAgent, exploit_wrapper, learn_wrapper, load_model_wrapper,
                                           predict_wrapper, save_model_wrapper)
 from kaiwu_agent.utils.common_func import attached
@@ -155,10 +155,9 @@ class Agent(BaseAgent):
         if len(list_sample_data) == 0:
             raise ValueError("learn() got an empty batch")
         if isinstance(list_sample_data, np.ndarray):
-            fields = {k: np.ascontiguousarray(v) for k, v in numpy_to_batch(list_sample_data).items()}
+            fields = {k: np.ascontiguousarray(v) for k, v in SAMPLE_ROWS.to_batch(list_sample_data).items()}
         else:  # one copy per field, straight from the samples
-            fields = {name: np.stack([np.asarray(getattr(s, name), dtype=np.float32) for s in list_sample_data])
-                      for name, _ in SAMPLE_LAYOUT}
+            fields = SAMPLE_ROWS.stack(list_sample_data)
         rows = fields["action"]
         batch = {k: torch.from_numpy(v).to(self.device) for k, v in fields.items()}
         batch["action"] = batch["action"].long()

@@ -18,6 +18,8 @@ from typing import Sequence
 import numpy as np
 
 from feature.layout import MAP_LAYOUT, MAP_SHAPE, NUM_ACTIONS, STATE_DIM, STATE_LAYOUT, STATE_SLICES, legal_mask
+from feature.rows import RowLayout
+
 from kaiwu_agent.utils.common_func import Frame, attached, create_cls
 
 #: What the network sees at one step: `map` MAP_SHAPE float32 (obstacle, memory, treasure, end
@@ -40,9 +42,8 @@ SampleData = create_cls("SampleData", map=None, state=None, legal=None, action=N
 # Frame(obs=ObsData, act=ActData, reward=shaped reward after `act`, terminated=the episode
 # reached a terminal state after this step, so nothing is bootstrapped past it).
 
-
 # Flat float32 layout of one SampleData: (field, shape) in order; derived from feature.layout.
-SAMPLE_LAYOUT: tuple[tuple[str, tuple[int, ...]], ...] = (
+SAMPLE_ROWS = RowLayout((
     ("map", MAP_SHAPE),
     ("state", (STATE_DIM,)),
     ("legal", (NUM_ACTIONS,)),
@@ -51,22 +52,10 @@ SAMPLE_LAYOUT: tuple[tuple[str, tuple[int, ...]], ...] = (
     ("value", ()),
     ("advantage", ()),
     ("ret", ()),
-)
-
-
-def _sample_slices() -> dict[str, slice]:
-    out, start = {}, 0
-    for name, shape in SAMPLE_LAYOUT:
-        size = int(np.prod(shape, dtype=np.int64))
-        out[name] = slice(start, start + size)
-        start += size
-    return out
-
-
-SAMPLE_SLICES: dict[str, slice] = _sample_slices()
-SAMPLE_DIM: int = SAMPLE_SLICES[SAMPLE_LAYOUT[-1][0]].stop
-_SHAPES = dict(SAMPLE_LAYOUT)
-
+), int_fields=("action",))
+SAMPLE_LAYOUT = SAMPLE_ROWS.fields
+SAMPLE_SLICES: dict[str, slice] = SAMPLE_ROWS.slices
+SAMPLE_DIM: int = SAMPLE_ROWS.dim
 
 # --- protocol functions -----------------------------------------------------------------------------
 
@@ -87,12 +76,10 @@ def observation_process(raw_obs, env_info=None) -> ObsData:
         state[STATE_SLICES[block.name]] = values
     return ObsData(map=map_tensor, state=state, legal=legal_mask(obs.legal_act))
 
-
 @attached
 def action_process(act_data: ActData) -> int:
     """ActData -> the int action env.step takes."""
     return int(act_data.action)
-
 
 @attached
 def sample_process(list_game_data: Sequence[Frame], bootstrap_value: float = 0.0, gamma: float = 0.99,
@@ -134,34 +121,17 @@ def sample_process(list_game_data: Sequence[Frame], bootstrap_value: float = 0.0
         ))
     return samples
 
-
 # --- SampleData <-> flat float32 ------------------------------------------------------------------
 
 @attached
 def SampleData2NumpyData(sample: SampleData) -> np.ndarray:
     """SampleData -> (SAMPLE_DIM,) float32 in SAMPLE_LAYOUT order."""
-    out = np.empty(SAMPLE_DIM, dtype=np.float32)
-    for name, shape in SAMPLE_LAYOUT:
-        value = np.asarray(getattr(sample, name), dtype=np.float32)
-        if value.shape != shape:
-            raise ValueError(f"SampleData.{name}: shape {value.shape}, layout declares {shape}")
-        out[SAMPLE_SLICES[name]] = value.reshape(-1)
-    return out
-
+    return SAMPLE_ROWS.to_row(sample)
 
 @attached
 def NumpyData2SampleData(arr: np.ndarray) -> SampleData:
     """Exact inverse of SampleData2NumpyData (arrays are copies, not views of `arr`)."""
-    arr = np.asarray(arr)
-    if arr.shape != (SAMPLE_DIM,) or arr.dtype != np.float32:
-        raise ValueError(f"expected a ({SAMPLE_DIM},) float32 row, got {arr.shape} {arr.dtype}")
-    fields = {}
-    for name, shape in SAMPLE_LAYOUT:
-        part = arr[SAMPLE_SLICES[name]]
-        fields[name] = part.reshape(shape).copy() if shape else part[0]
-    fields["action"] = int(fields["action"])
-    return SampleData(**fields)
-
+    return SAMPLE_ROWS.from_row(arr, SampleData)
 
 def samples_to_numpy(samples: Sequence[SampleData]) -> np.ndarray:
     """Batched SampleData2NumpyData: list -> (N, SAMPLE_DIM) float32."""
@@ -170,15 +140,10 @@ def samples_to_numpy(samples: Sequence[SampleData]) -> np.ndarray:
         out[i] = SampleData2NumpyData(sample)
     return out
 
-
 def numpy_to_samples(arr: np.ndarray) -> list[SampleData]:
     """Batched NumpyData2SampleData: (N, SAMPLE_DIM) -> list."""
     return [NumpyData2SampleData(row) for row in np.asarray(arr)]
 
-
 def numpy_to_batch(arr: np.ndarray) -> dict[str, np.ndarray]:
     """(N, SAMPLE_DIM) float32 -> {field: (N, *shape)} views, the learner's input without copies."""
-    arr = np.asarray(arr, dtype=np.float32)
-    if arr.ndim != 2 or arr.shape[1] != SAMPLE_DIM:
-        raise ValueError(f"expected (N, {SAMPLE_DIM}) rows, got {arr.shape}")
-    return {name: arr[:, SAMPLE_SLICES[name]].reshape((arr.shape[0],) + _SHAPES[name]) for name, _ in SAMPLE_LAYOUT}
+    return SAMPLE_ROWS.to_batch(arr)
