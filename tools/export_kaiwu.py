@@ -39,6 +39,7 @@ FILE_MAP = {
     "agent/ppo.py": "{algo}/algorithm/ppo.py",
     "agent/model.py": "{algo}/model/model.py",
     "agent/config.py": "{algo}/config.py",
+    "agent/settings.py": "{algo}/algorithm/settings.py",
     "workflow/train_workflow.py": "{algo}/train_workflow.py",
     "workflow/episode.py": "{algo}/episode.py",
 }

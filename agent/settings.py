@@ -1,0 +1,77 @@
+"""The sections of the run's TOML an algorithm package reads, and where it finds them.
+
+Each algorithm's `config.py` declares a dataclass of sections (PPO: [model] [ppo] [reward]
+[curriculum]; DQN: [model] [dqn] [reward] [curriculum]) on `PackageSettings`, and reads them
+with `read_settings`:
+1. hosted by this toolkit's training system: the platform's CONFIG carries the run's sections
+   as `CONFIG.package_settings` (the TOML and its --set overrides, already validated);
+2. exported (tools/export_kaiwu.py): `settings.json` beside the package's config.py, written from
+   the run the checkpoint came from;
+3. otherwise the defaults of the dataclasses.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import typing
+from pathlib import Path
+from typing import TypeVar
+
+from feature.curriculum import CurriculumConfig, CurriculumStage
+from kaiwudrl.common.config.config_control import CONFIG
+
+SETTINGS_FILE = "settings.json"
+S = TypeVar("S", bound="PackageSettings")
+
+
+@dataclasses.dataclass
+class PackageSettings:
+    """Base of an algorithm's settings: every field is one TOML section (a dataclass with validate())."""
+
+    @classmethod
+    def sections(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in dataclasses.fields(cls) if f.init)
+
+    @classmethod
+    def from_dict(cls: type[S], data: dict) -> S:
+        """Sections as plain dicts (validated TOML, or settings.json) -> settings."""
+        allowed = cls.sections()
+        unknown = sorted(set(data) - set(allowed))
+        if unknown:
+            raise ValueError(f"package settings: unknown section(s) {', '.join(unknown)}; allowed: {', '.join(allowed)}")
+        hints = typing.get_type_hints(cls)
+        sections = {}
+        for name in allowed:
+            values = dict(data.get(name) or {})
+            if hints[name] is CurriculumConfig and "stages" in values:
+                values["stages"] = [CurriculumStage(**stage) for stage in values["stages"]]
+            try:
+                sections[name] = hints[name](**values)
+            except TypeError as e:
+                raise ValueError(f"package settings [{name}]: {e}") from e
+            sections[name].validate()
+        return cls(**sections)
+
+    def to_dict(self) -> dict:
+        """JSON-ready sections (None values dropped, as TOML has no null)."""
+        def plain(value):
+            if isinstance(value, dict):
+                return {k: plain(v) for k, v in value.items() if v is not None}
+            if isinstance(value, (list, tuple)):
+                return [plain(v) for v in value]
+            return value
+        return {name: plain(dataclasses.asdict(getattr(self, name))) for name in self.sections()}
+
+
+def read_settings(cls: type[S], settings_file: Path) -> S:
+    """The settings of this process (see the module docstring for where they come from)."""
+    hosted = CONFIG.package_settings
+    if isinstance(hosted, dict) and hosted:
+        return cls.from_dict({name: hosted[name] for name in cls.sections() if name in hosted})
+    if settings_file.is_file():
+        try:
+            data = json.loads(settings_file.read_text())
+        except ValueError as e:
+            raise ValueError(f"{settings_file}: not valid JSON: {e}") from e
+        return cls.from_dict(data)
+    return cls()
