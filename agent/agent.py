@@ -7,25 +7,20 @@ to the replay buffer, the learner's `learn` runs the PPO update below, an aisrv'
 `load_model(id="latest")` loads the model pool's newest checkpoint. Without a framework (a
 tool, a test) every method runs as written.
 
-A checkpoint is two files, both read with `torch.load(weights_only=True)` (tensors and plain
-values only, never code), written atomically (temp file, fsync, rename):
-- `model.ckpt-{id}.pkl`: `model.state_dict()`, which `model.load_state_dict(torch.load(f))`
-  reads as the platform's own agents do (the value-normalisation statistics are buffers of the
-  model, so they travel with it);
-- `model.ckpt-{id}.train.pt`, beside it: optimizer, counters and the minibatch RNG, for an exact
-  resume. `load_model` reads it when it is there; a package uploaded without it still acts.
+A checkpoint (agent.checkpoint_io) is `model.ckpt-{id}.pkl`, the model's state dict (the
+value-normalisation statistics are buffers of the model, so they travel with it), and
+`model.ckpt-{id}.train.pt` beside it: optimizer, counters and the minibatch RNG.
 """
 from __future__ import annotations
 
 import dataclasses
-import os
-import re
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 import torch
 
+from agent import checkpoint_io as ckpt_io
+from agent.checkpoint_io import CheckpointError, checkpoint_file, latest_checkpoint_id, train_state_file  # noqa: F401
 from agent.config import Settings, load_settings
 from agent.model import ActorCritic
 from agent.ppo import ppo_update
@@ -34,56 +29,9 @@ from kaiwu_agent.agent.base_agent import (BaseAgent, exploit_wrapper, learn_wrap
                                           predict_wrapper, save_model_wrapper)
 from kaiwu_agent.utils.common_func import attached
 
-CKPT_PATTERN = re.compile(r"^model\.ckpt-(\d+)\.pkl$")
-TRAIN_STATE_SUFFIX = ".train.pt"
 COUNTERS = ("train_step", "samples_learned", "model_version")
 #: learn()'s statistics as metric names ("<group>/<name>"); the rest go under "ppo/"
 METRIC_NAMES = {"policy_loss": "loss/policy", "value_loss": "loss/value"}
-
-
-class CheckpointError(RuntimeError):
-    """A checkpoint that is missing, unreadable or made for another model."""
-
-
-def checkpoint_file(path: str | Path, id: int | str) -> Path:
-    return Path(path) / f"model.ckpt-{id}.pkl"
-
-
-def train_state_file(path: str | Path, id: int | str) -> Path:
-    return Path(path) / f"model.ckpt-{id}{TRAIN_STATE_SUFFIX}"
-
-
-def latest_checkpoint_id(path: str | Path) -> int | None:
-    ids = [int(m.group(1)) for p in Path(path).glob("model.ckpt-*.pkl") if (m := CKPT_PATTERN.match(p.name))]
-    return max(ids) if ids else None
-
-
-def _architecture_mismatch(expected: dict[str, torch.Tensor], got: dict) -> list[str]:
-    """Human-readable differences between a model's state dict and a loaded one."""
-    problems = [f"missing {k} {tuple(v.shape)}" for k, v in expected.items() if k not in got]
-    problems += [f"unexpected {k} {tuple(np.shape(got[k]))}" for k in got if k not in expected]
-    problems += [f"{k}: checkpoint {tuple(np.shape(got[k]))} vs model {tuple(v.shape)}"
-                 for k, v in expected.items() if k in got and tuple(np.shape(got[k])) != tuple(v.shape)]
-    return problems
-
-
-def _save_atomically(payload, final: Path) -> None:
-    tmp = final.with_name(f".{final.name}.tmp-{os.getpid()}")
-    try:
-        with open(tmp, "wb") as f:
-            torch.save(payload, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, final)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def _read(file: Path, device) -> object:
-    try:
-        return torch.load(file, map_location=device, weights_only=True)
-    except Exception as e:  # truncated, overwritten, or not a torch file at all
-        raise CheckpointError(f"cannot read checkpoint {file}: {type(e).__name__}: {e}") from e
 
 
 @attached
@@ -103,8 +51,7 @@ class Agent(BaseAgent):
                 torch.manual_seed(seed)
             self.model = ActorCritic(self.model_cfg).to(self.device)
             generator_seeds = torch.randint(0, 2**62, (2,)).tolist()
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=self.ppo_cfg.learning_rate,
-                                          eps=self.ppo_cfg.adam_eps)
+        self.optimizer = self._new_optimizer()
         self.sample_generator = torch.Generator(device=self.device)  # action sampling (this process's own)
         self.sample_generator.manual_seed(generator_seeds[0])
         self.shuffle_generator = torch.Generator()  # minibatch order (saved for an exact resume)
@@ -175,27 +122,16 @@ class Agent(BaseAgent):
     # --- checkpoints --------------------------------------------------------------------------------
 
     @save_model_wrapper
-    def save_model(self, path=None, id="1") -> Path:
+    def save_model(self, path=None, id="1"):
         """Write `path/model.ckpt-{id}.pkl` (the model's state dict) and, beside it, the training
         state; both atomically. Returns the .pkl path."""
-        if path is None:
-            raise CheckpointError("save_model(path=None): without the platform's framework, give a directory")
-        path = Path(path)
-        path.mkdir(parents=True, exist_ok=True)
-        _save_atomically({k: v.detach().cpu() for k, v in self.model.state_dict().items()}, checkpoint_file(path, id))
-        _save_atomically({
+        return ckpt_io.save_pair(path, id, self.model, {
             "format": 2,
             "model_config": dataclasses.asdict(self.model_cfg),
             "optimizer": self.optimizer.state_dict(),
             "shuffle_rng": self.shuffle_generator.get_state(),
             **{name: int(getattr(self, name)) for name in COUNTERS},
-        }, train_state_file(path, id))
-        dir_fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)  # make the renames themselves durable
-        finally:
-            os.close(dir_fd)
-        return checkpoint_file(path, id)
+        })
 
     @load_model_wrapper
     def load_model(self, path=None, id="1") -> None:
@@ -203,23 +139,18 @@ class Agent(BaseAgent):
         the training state. Everything is checked before anything is applied: a checkpoint that
         reads but would poison training (non-finite values, another architecture, optimizer
         moments that do not fit) raises CheckpointError and leaves the agent as it was."""
-        if path is None:
-            raise CheckpointError("load_model(path=None): without the platform's framework, give a directory")
-        path = Path(path)
-        if id == "latest":
-            id = latest_checkpoint_id(path)
-            if id is None:
-                raise CheckpointError(f"no checkpoint model.ckpt-*.pkl in {path}")
+        path, id = ckpt_io.resolve(path, id)
         file = checkpoint_file(path, id)
-        if not file.is_file():
-            raise CheckpointError(f"checkpoint not found: {file}")
-        state = _read(file, self.device)
-        self._check_model_state(state, file)
+        state = ckpt_io.read(file, self.device)
+        try:
+            ckpt_io.check_state_dict(self.model.state_dict(), state, file)
+        except CheckpointError as e:
+            raise CheckpointError(f"{e} (model config {dataclasses.asdict(self.model_cfg)})") from None
         train_file = train_state_file(path, id)
-        train = _read(train_file, self.device) if train_file.is_file() else None
+        train = ckpt_io.read(train_file, self.device) if train_file.is_file() else None
         if train is not None:
-            self._check_train_state(train, train_file)
-            self._try_train_state(train, train_file)
+            ckpt_io.check_train_state(train, train_file, (), COUNTERS, list(self.model.parameters()),
+                                      self._new_optimizer, generators=("shuffle_rng",))
         self.model.load_state_dict(state)
         if train is None:
             self.model_version += 1
@@ -229,56 +160,5 @@ class Agent(BaseAgent):
         for name in COUNTERS:
             setattr(self, name, int(train[name]))
 
-    def _try_train_state(self, train: dict, file: Path) -> None:
-        """Load the optimizer and RNG states into throwaway copies: what fails there fails before
-        the agent changes."""
-        try:
-            torch.Generator().set_state(train["shuffle_rng"].cpu())
-        except RuntimeError as e:
-            raise CheckpointError(f"checkpoint {file}: shuffle_rng is not a generator state: {e}") from e
-        probe = torch.optim.Adam(self.model.parameters(), lr=self.ppo_cfg.learning_rate, eps=self.ppo_cfg.adam_eps)
-        try:
-            probe.load_state_dict(train["optimizer"])
-        except (ValueError, KeyError, TypeError, RuntimeError, IndexError) as e:
-            raise CheckpointError(f"checkpoint {file}: optimizer state does not fit this model: {e}") from e
-
-    def _check_model_state(self, state, file: Path) -> None:
-        if not isinstance(state, dict):
-            raise CheckpointError(f"{file} is not a model state dict (it holds a {type(state).__name__})")
-        problems = _architecture_mismatch(self.model.state_dict(), state)
-        if problems:
-            raise CheckpointError(f"checkpoint {file} does not fit this model (model config "
-                                  f"{dataclasses.asdict(self.model_cfg)}): " + "; ".join(problems))
-        for key, value in state.items():
-            if not isinstance(value, torch.Tensor):
-                raise CheckpointError(f"checkpoint {file}: {key} is a {type(value).__name__}, not a tensor")
-            if value.is_floating_point() and not bool(torch.isfinite(value).all()):
-                raise CheckpointError(f"checkpoint {file}: {key} holds NaN or infinite values")
-
-    def _check_train_state(self, train, file: Path) -> None:
-        def bad(why: str) -> CheckpointError:
-            return CheckpointError(f"checkpoint {file}: {why}")
-
-        if not isinstance(train, dict) or not all(k in train for k in ("optimizer", "shuffle_rng", *COUNTERS)):
-            raise bad("not this agent's training state (optimizer, shuffle_rng, counters)")
-        for key in COUNTERS:
-            value = train[key]
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise bad(f"{key} = {value!r} is not a non-negative integer")
-        if not isinstance(train["shuffle_rng"], torch.Tensor) or train["shuffle_rng"].dtype != torch.uint8:
-            raise bad("shuffle_rng is not a generator state")
-        optimizer = train["optimizer"]
-        if not isinstance(optimizer, dict) or not isinstance(optimizer.get("state"), dict):
-            raise bad("optimizer is not an optimizer state dict")
-        params = list(self.model.parameters())
-        for index, moments in optimizer["state"].items():
-            if not isinstance(index, int) or not 0 <= index < len(params) or not isinstance(moments, dict):
-                raise bad(f"optimizer state for parameter {index!r} does not belong to this model")
-            for name, value in moments.items():
-                if not isinstance(value, torch.Tensor):
-                    raise bad(f"optimizer state {index}.{name} is not a tensor")
-                if name != "step" and tuple(value.shape) != tuple(params[index].shape):
-                    raise bad(f"optimizer state {index}.{name} has shape {tuple(value.shape)}, "
-                              f"parameter {tuple(params[index].shape)}")
-                if value.is_floating_point() and not bool(torch.isfinite(value).all()):
-                    raise bad(f"optimizer state {index}.{name} holds NaN or infinite values")
+    def _new_optimizer(self) -> torch.optim.Optimizer:
+        return torch.optim.Adam(self.model.parameters(), lr=self.ppo_cfg.learning_rate, eps=self.ppo_cfg.adam_eps)

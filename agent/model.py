@@ -1,4 +1,5 @@
-"""Actor-critic network: CNN over the local maps, state vector joined after the conv tower.
+"""The networks: CNN over the local maps, state vector joined after the conv tower (PPO's
+ActorCritic, the DQN package's QNetwork).
 
     map (C, 51, 51) -> conv tower -> flatten -+
                                               +-> concat -> Linear(hidden) -> ReLU -> head
@@ -89,3 +90,26 @@ class ActorCritic(nn.Module):
         logits = self.policy_head(actor_features)
         logits = torch.where(legal > 0.5, logits, torch.full_like(logits, MASKED_LOGIT))
         return logits, self.value_head(critic_features).squeeze(-1)
+
+
+class QNetwork(nn.Module):
+    """Action values for the DQN package: one backbone, then a dueling head
+    Q(s, a) = V(s) + A(s, a) - mean_a A(s, a) (Wang et al. 2016), or a plain linear head.
+    Illegal actions are not masked here: the agent masks them where it takes a max or argmax."""
+
+    def __init__(self, cfg: ModelConfig, dueling: bool = True):
+        super().__init__()
+        cfg.validate()
+        self.cfg = cfg
+        self.dueling = dueling
+        self.backbone = Backbone(cfg)
+        self.advantage_head = layer_init(nn.Linear(cfg.hidden_size, NUM_ACTIONS), 0.01)
+        self.value_head = layer_init(nn.Linear(cfg.hidden_size, 1), 1.0) if dueling else None
+
+    def forward(self, map_tensor: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
+        """-> Q (B, NUM_ACTIONS)."""
+        features = self.backbone(map_tensor, state)
+        advantage = self.advantage_head(features)
+        if self.value_head is None:
+            return advantage
+        return self.value_head(features) + advantage - advantage.mean(dim=1, keepdim=True)

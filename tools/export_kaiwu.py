@@ -40,6 +40,7 @@ FILE_MAP = {
     "agent/model.py": "{algo}/model/model.py",
     "agent/config.py": "{algo}/config.py",
     "agent/settings.py": "{algo}/algorithm/settings.py",
+    "agent/checkpoint_io.py": "{algo}/algorithm/checkpoint_io.py",
     "workflow/train_workflow.py": "{algo}/train_workflow.py",
     "workflow/episode.py": "{algo}/episode.py",
 }
