@@ -19,7 +19,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from agent import checkpoint_io as ckpt_io
+import agent.checkpoint_io as ckpt_io
 from agent.checkpoint_io import CheckpointError, checkpoint_file, latest_checkpoint_id, train_state_file  # noqa: F401
 from agent.config import Settings, load_settings
 from agent.model import ActorCritic
