@@ -1,7 +1,7 @@
 """One TOML file -> one validated `AppConfig`.
 
 Sections: [app] (Kaiwu's framework keys from configure_app.toml, same names and meaning),
-[env], [curriculum], [reward], [model], [ppo]. A file may pull others in with
+[env], [curriculum], [reward], [model], [ppo], [dqn]. A file may pull others in with
 `include = ["ppo.toml", ...]` (paths relative to it; the including file wins).
 Command-line overrides: `--set ppo.learning_rate=1e-4` (the value is read as a TOML literal,
 so `--set env.map_file="maps/m.json"` and `--set model.channels=[16,32]` work).
@@ -17,7 +17,9 @@ from typing import Any, Literal
 import toml
 
 from agent.config import Settings
+from agent.dqn import DQNConfig
 from workflow import ckpt_files
+from workflow.kaiwu_package import PROJECT_ALGORITHMS
 from workflow.schema import ConfigError, build, closest_key, to_dict
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -150,6 +152,9 @@ class FrameworkConfig:
     max_minutes: float = 0.0
 
     def validate(self):
+        if not self.package and self.algo not in PROJECT_ALGORITHMS:
+            raise ValueError(f"algo: got {self.algo!r}; the project's algorithms are {', '.join(PROJECT_ALGORITHMS)} "
+                             "(a Kaiwu package's own: ./train.sh --package DIR)")
         if self.replay_buffer_capacity < 1:
             raise ValueError("replay_buffer_capacity must be >= 1")
         if self.preload_ratio < 1:
@@ -235,11 +240,13 @@ class FrameworkConfig:
 
 @dataclass
 class AppConfig(Settings):
-    """The training system's sections ([app], [env]) over the project package's own ([model],
-    [ppo], [reward], [curriculum]: agent.config.Settings, which it hands to the package)."""
+    """The training system's sections ([app], [env]) over the project packages' own ([model],
+    [ppo], [reward], [curriculum]: agent.config.Settings; [dqn] for `algo = "dqn_plus"`), of
+    which it hands each package the ones it reads (workflow.kaiwu_package.PROJECT_ALGORITHMS)."""
 
     app: FrameworkConfig = field(default_factory=FrameworkConfig)
     env: EnvConfig = field(default_factory=EnvConfig)
+    dqn: DQNConfig = field(default_factory=DQNConfig)
     #: [app] keys only the platform's servers read (PLATFORM_ONLY_KEYS), as the file gave them
     platform_keys: dict[str, Any] = field(default_factory=dict, init=False)
 

@@ -25,7 +25,7 @@ from realm.planner import run_planner
 from realm.protocol import EpisodeConfig
 from workflow.ckpt_files import parse_ckpt_id, run_dir_of
 from workflow.episode import EpisodeRunner
-from workflow.kaiwu_package import (PROJECT_ALGO, PROJECT_LAYOUT, PROJECT_SETTINGS_SECTIONS, REPO_ROOT, KaiwuPackage,
+from workflow.kaiwu_package import (PROJECT_ALGO, PROJECT_ALGORITHMS, KaiwuPackage,
                                     config_file)
 
 
@@ -197,12 +197,26 @@ def _read_toml(file: Path) -> dict:
         raise CheckpointError(f"cannot read config {file}: {e}") from e
 
 
+def project_algo(ckpt_file: Path, config: str | Path | None) -> str:
+    """Which of the project's agents made a checkpoint: the run's `app.algo` (`config`, else the
+    run's effective config); PPO when no config says."""
+    source = Path(config) if config else run_config_file(ckpt_file)
+    algo = (_read_toml(source).get("app") or {}).get("algo") if source is not None else None
+    if algo is None:
+        return PROJECT_ALGO
+    if algo not in PROJECT_ALGORITHMS:
+        raise CheckpointError(f"{source}: app.algo = {algo!r} is not one of the project's agents "
+                              f"({', '.join(PROJECT_ALGORITHMS)}); a Kaiwu package's checkpoint needs --package DIR")
+    return algo
+
+
 def project_settings(ckpt_file: Path, config: str | Path | None) -> dict:
     """The project agent's sections for a checkpoint: from `config`, else the run's effective
     config; the network's shape from the checkpoint's training state when it has one."""
     source = Path(config) if config else run_config_file(ckpt_file)
     data = _read_toml(source) if source is not None else {}
-    settings = {name: dict(data[name]) for name in PROJECT_SETTINGS_SECTIONS if isinstance(data.get(name), dict)}
+    sections = PROJECT_ALGORITHMS[project_algo(ckpt_file, config)].sections
+    settings = {name: dict(data[name]) for name in sections if isinstance(data.get(name), dict)}
     train_file = ckpt_file.with_name(ckpt_file.name.removesuffix(".pkl") + ".train.pt")
     if train_file.is_file():
         try:
@@ -239,9 +253,10 @@ def load_agent(ckpt_file: str | Path, config_file_path: str | Path | None = None
             algo = package_algo(Path(package_dir))
             package = KaiwuPackage.load(package_dir, algo, {"app": "back_to_the_realm", "algo": algo, "svr_name": "eval"})
         else:
-            values = {"app": "back_to_the_realm", "algo": PROJECT_ALGO, "svr_name": "eval",
+            algo = project_algo(ckpt_file, config_file_path)
+            values = {"app": "back_to_the_realm", "algo": algo, "svr_name": "eval",
                       "package_settings": project_settings(ckpt_file, config_file_path)}
-            package = KaiwuPackage.load(REPO_ROOT, PROJECT_ALGO, values, PROJECT_LAYOUT)
+            package = KaiwuPackage.project(algo, values)
         agent = package.make_agent("eval", None, None)
         agent.load_model(path=str(ckpt_file.parent), id=ckpt_id)
     except CheckpointError:

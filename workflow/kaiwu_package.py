@@ -5,9 +5,10 @@ A package is a directory with `conf/configure_app.toml` and one folder per algor
 `<algo>/train_workflow.py`), imported as the platform imports it: with the package directory
 first on `sys.path`, so `dqn.feature.definition` and `conf.usr_conf` resolve inside it.
 
-The project's own agent is a package too, laid out as this repository is (`PROJECT_LAYOUT`:
-`agent/config.py`, `feature/definition.py`, `agent/agent.py`, `workflow/train_workflow.py`);
-the training system hosts it by the same path. tools/export_kaiwu.py writes it out in the
+The project's own agents are packages too, laid out as this repository is (`PROJECT_ALGORITHMS`:
+PPO is `agent/config.py`, `feature/definition.py`, `agent/agent.py`, `workflow/train_workflow.py`;
+`dqn_plus` is `agent/dqn_config.py`, `feature/dqn_definition.py`, `agent/dqn_agent.py`,
+`workflow/dqn_workflow.py`); the training system hosts them by the same path, `app.algo` choosing. tools/export_kaiwu.py writes it out in the
 platform's layout.
 """
 from __future__ import annotations
@@ -47,10 +48,30 @@ class Layout:
 
 
 PLATFORM_LAYOUT = Layout()
-PROJECT_LAYOUT = Layout(config="agent.config", definition="feature.definition", agent="agent.agent",
-                        workflow="workflow.train_workflow",
-                        code=("agent/", "feature/", "workflow/train_workflow.py", "workflow/episode.py"))
-PROJECT_ALGO = "ppo"
+#: What of this repository is package code (the rest is the training system).
+PROJECT_CODE = ("agent/", "feature/", "workflow/train_workflow.py", "workflow/dqn_workflow.py", "workflow/episode.py",
+                "workflow/training_episodes.py")
+
+
+@dataclass(frozen=True)
+class ProjectAlgorithm:
+    """One of the project's own packages: where its modules are in this repository, and the
+    sections of the run's TOML it reads (handed over as CONFIG.package_settings)."""
+
+    layout: Layout
+    sections: tuple[str, ...]
+
+
+PROJECT_ALGORITHMS: dict[str, ProjectAlgorithm] = {
+    "ppo": ProjectAlgorithm(Layout(config="agent.config", definition="feature.definition", agent="agent.agent",
+                                   workflow="workflow.train_workflow", code=PROJECT_CODE),
+                            ("model", "ppo", "reward", "curriculum")),
+    "dqn_plus": ProjectAlgorithm(Layout(config="agent.dqn_config", definition="feature.dqn_definition",
+                                        agent="agent.dqn_agent", workflow="workflow.dqn_workflow", code=PROJECT_CODE),
+                                 ("model", "dqn", "reward", "curriculum")),
+}
+PROJECT_ALGO = "ppo"  # the default
+PROJECT_LAYOUT = PROJECT_ALGORITHMS[PROJECT_ALGO].layout
 
 
 class PackageError(RuntimeError):
@@ -133,11 +154,19 @@ class KaiwuPackage:
 
     @classmethod
     def of_run(cls, cfg, role: str, paths) -> "KaiwuPackage":
-        """The package a run trains: `app.package`, or the project's own agent."""
+        """The package a run trains: `app.package`, or the project's own `app.algo`."""
         values = platform_config(cfg, role, paths)
         if cfg.app.package:
             return cls.load(cfg.app.package, cfg.app.algo, values)
-        return cls.load(REPO_ROOT, PROJECT_ALGO, values, PROJECT_LAYOUT)
+        return cls.project(cfg.app.algo, values)
+
+    @classmethod
+    def project(cls, algo: str, config_values: dict[str, Any]) -> "KaiwuPackage":
+        """One of the project's own packages (PROJECT_ALGORITHMS)."""
+        if algo not in PROJECT_ALGORITHMS:
+            raise ConfigError(f"app.algo = {algo!r}: the project's algorithms are {', '.join(PROJECT_ALGORITHMS)} "
+                              "(a Kaiwu package's own: ./train.sh --package DIR)")
+        return cls.load(REPO_ROOT, algo, config_values, PROJECT_ALGORITHMS[algo].layout)
 
     def protocol(self, name: str) -> Callable:
         """The package's protocol function or data class (`SampleData2NumpyData`, `ObsData`, ...):
@@ -200,10 +229,7 @@ def platform_config(cfg, role: str, paths) -> dict[str, Any]:
     values["svr_name"] = role
     if paths is not None:  # a run on disk (not the in-process local mode)
         values.update(restore_dir=str(paths.ckpt_root), user_ckpt_dir=str(paths.user_ckpt))
-    if not cfg.app.package:  # the project's agent reads its own sections of the TOML (agent.config)
-        values["package_settings"] = {name: data[name] for name in PROJECT_SETTINGS_SECTIONS if name in data}
+    if not cfg.app.package and cfg.app.algo in PROJECT_ALGORITHMS:  # the project's agents read their TOML sections
+        values["package_settings"] = {name: data[name] for name in PROJECT_ALGORITHMS[cfg.app.algo].sections
+                                      if name in data}
     return values
-
-
-#: The run config's sections that belong to the project's package ([model], [ppo], ...).
-PROJECT_SETTINGS_SECTIONS = ("model", "ppo", "reward", "curriculum")

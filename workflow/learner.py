@@ -274,7 +274,7 @@ class Learner:
             weights = importance_weights(batch.probabilities, batch.table_sizes, beta)
             self.window.add({K.PRIORITY_BETA: beta})
         stats, priorities = self.trainee.learn(batch.rows, weights)
-        if priorities is not None and len(batch.keys) == len(priorities):
+        if self.app.prioritized and priorities is not None and len(batch.keys) == len(priorities):
             self.write_priorities(batch.keys, priorities)
         self.counters.consumed_rows += len(batch.rows)
         self.window.add({K.learner_key(k): v for k, v in stats.items()})

@@ -2,7 +2,8 @@
 
 No replay server, no processes: the package's own workflow runs as in an aisrv, and its
 `agent.learn(samples)` goes to `LocalHandler`, which trains the same agent once it holds
-`app.train_batch_size` samples, the batch the remote learner would sample. For debugging a
+`app.train_batch_size` samples, the batch the remote learner would sample (on-policy), or to
+`LocalReplayHandler`, a replay buffer sampled uniformly (off-policy). For debugging a
 change end to end and for the learning test. Seeded: the same config (including `app.seed`)
 gives the same losses.
 
@@ -53,6 +54,42 @@ class LocalHandler:
         return metrics
 
 
+class LocalReplayHandler(LocalHandler):
+    """Off-policy local mode: samples go into a bounded FIFO buffer; once it holds `min_items`,
+    every new sample earns production_consume_ratio / batch_size of a train step, each on a
+    batch drawn uniformly from the buffer (reverb.selectors.Uniform's way; prioritized replay
+    needs the replay server, so local mode samples uniformly)."""
+
+    def __init__(self, batch_size: int, capacity: int, min_items: int, consume_ratio: float, seed: int,
+                 on_update: Callable[[dict], None] | None = None):
+        super().__init__(batch_size, on_update)
+        self.capacity = capacity
+        self.min_items = min_items
+        self.steps_per_sample = consume_ratio / batch_size
+        self.rng = np.random.default_rng(seed)
+        self._next = 0  # where the next sample overwrites the oldest once the buffer is full
+        self._credit = 0.0
+
+    def learn(self, agent, method, list_sample_data, *args, **kwargs):
+        for sample in list_sample_data:
+            if len(self._samples) < self.capacity:
+                self._samples.append(sample)
+            else:
+                self._samples[self._next] = sample
+                self._next = (self._next + 1) % self.capacity
+        if len(self._samples) < self.min_items:
+            return None
+        self._credit += len(list_sample_data) * self.steps_per_sample
+        metrics = None
+        while self._credit >= 1.0:
+            self._credit -= 1.0
+            batch = [self._samples[i] for i in self.rng.integers(len(self._samples), size=self.batch_size)]
+            metrics = method(agent, batch, *args, **kwargs)
+            if self.on_update is not None:
+                self.on_update(metrics if isinstance(metrics, dict) else {})
+        return metrics
+
+
 class _EpisodeSink:
     """What PlatformEnv reports to: the episode log."""
 
@@ -90,10 +127,10 @@ class EpisodeLog:
         report.update(values)
         if self.log and self.every and len(self.episodes) % self.every == 0 and not self._awaiting:
             last = self.updates[-1] if self.updates else {}
-            nan = float("nan")
+            losses = "  ".join(f"{k} {v:.4f}" for k, v in last.items() if k.startswith("loss/") and isinstance(v, float))
             self.log(f"episodes {len(self.episodes)}  win {self.mean('win'):.2f}  score {self.mean('total_score'):.1f}  "
                      f"steps {self.mean('steps'):.0f}  reward {self.mean('reward'):.2f}  updates {len(self.updates)}  "
-                     f"entropy {last.get('entropy', nan):.3f}  value_loss {last.get('value_loss', nan):.4f}")
+                     f"{losses}")
         return bool(values)
 
     def mean(self, key: str) -> float:
@@ -139,7 +176,12 @@ def train_local(config: AppConfig, max_env_steps: int | None = None, max_updates
     package = KaiwuPackage.of_run(config, "local", None)
     episode_log = EpisodeLog(window=window, every=log_every, log=log)
     agent = package.make_agent("learner", logger, episode_log)
-    agent.framework_handler = LocalHandler(app.train_batch_size, on_update=episode_log.updates.append)
+    if app.algorithm_on_policy_or_off_policy == "off-policy":
+        agent.framework_handler = LocalReplayHandler(app.train_batch_size, app.replay_buffer_capacity,
+                                                     app.min_items_to_train, app.production_consume_ratio, app.seed,
+                                                     on_update=episode_log.updates.append)
+    else:
+        agent.framework_handler = LocalHandler(app.train_batch_size, on_update=episode_log.updates.append)
     stats = LoopStats()
     start = time.monotonic()
 

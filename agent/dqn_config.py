@@ -1,0 +1,36 @@
+"""`<algo>/config.py` of the DQN package (`dqn_plus`): the platform's `Config` class, and the
+settings the agent, the reward and the episode loop read ([model] [dqn] [reward] [curriculum];
+where they come from: agent.settings). [model] is the PPO package's backbone
+(channels, kernel_sizes, strides, hidden_size; share_backbone has no meaning for one network).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agent.config import Config as PPOPackageConfig
+from agent.dqn import DQNConfig
+from agent.model import ModelConfig
+from agent.settings import SETTINGS_FILE, PackageSettings, read_settings
+from feature.curriculum import CurriculumConfig
+from feature.dqn_definition import SAMPLE_DIM
+from feature.reward import RewardConfig
+
+
+class Config(PPOPackageConfig):
+    """The platform's per-algorithm constants: the PPO package's, with this package's row width."""
+
+    SAMPLE_DIM = SAMPLE_DIM  # width of SampleData2NumpyData's rows (the next observation included)
+
+
+@dataclass
+class Settings(PackageSettings):
+    model: ModelConfig = field(default_factory=ModelConfig)
+    dqn: DQNConfig = field(default_factory=DQNConfig)
+    reward: RewardConfig = field(default_factory=RewardConfig)
+    curriculum: CurriculumConfig = field(default_factory=CurriculumConfig)
+
+
+def load_settings() -> Settings:
+    """The DQN package's settings in this process (agent.settings.read_settings)."""
+    return read_settings(Settings, Path(__file__).with_name(SETTINGS_FILE))

@@ -1,0 +1,88 @@
+"""What every training workflow of the project does around an episode, whatever the algorithm:
+start episodes with the curriculum's settings (a failed reset is retried), shape each step's
+reward (feature.reward) and sum it per term, report each finished episode to the monitor.
+
+The algorithm's workflow (train_workflow.py for PPO, dqn_workflow.py for DQN) turns the frames
+into samples; this module knows nothing of samples.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from feature.curriculum import CurriculumSampler
+from feature.reward import reward_shaping
+from feature.unpack import step_view
+
+MAX_RESET_FAILURES = 3  # consecutive failed resets of one env before the loop gives up
+
+
+class _Episode:
+    """The running episode of one env: its settings, last view and reward sums."""
+
+    def __init__(self, usr_conf: dict, view):
+        self.usr_conf = usr_conf
+        self.view = view
+        self.reward_sum = 0.0
+        self.term_sums: dict[str, float] = {}
+
+
+class TrainingEpisodes:
+    def __init__(self, runner, agent, settings, logger, monitor=None):
+        """`runner`: the workflow's EpisodeRunner; `settings`: the package's (reads .reward, .curriculum)."""
+        self.runner = runner
+        self.agent = agent
+        self.reward_cfg = settings.reward
+        self.curriculum = CurriculumSampler(settings.curriculum, seed=int(np.random.randint(0, 2**31 - 1)))
+        self.logger = logger
+        self.monitor = monitor
+        self.episodes: list[_Episode | None] = [None] * len(runner.slots)
+        self.finished = 0
+
+    def start_all(self) -> None:
+        for i in range(len(self.episodes)):
+            self.reset(i)
+
+    def reset(self, i: int) -> None:
+        """Start a new episode on env i with the curriculum's settings for the run's progress."""
+        for _ in range(MAX_RESET_FAILURES):
+            usr_conf = self.curriculum.sample(self.finished, getattr(self.agent, "samples_learned", 0))
+            try:
+                obs = self.runner.reset(i, usr_conf)
+            except Exception:
+                self.logger.exception("env %d: reset failed with usr_conf %s", i, usr_conf)
+                continue
+            if obs is None:  # the platform answers an invalid usr_conf with None after a timeout
+                self.logger.error("env %d: reset returned no observation for usr_conf %s", i, usr_conf)
+                continue
+            self.episodes[i] = _Episode(usr_conf, step_view(obs))
+            return
+        raise RuntimeError(f"env {i}: reset failed {MAX_RESET_FAILURES} times in a row")
+
+    def failed(self, t) -> None:
+        """env.step raised: the episode is dropped and the env starts a new one."""
+        self.logger.error("env %d: step(%d) failed at step %d (%s: %s); episode dropped", t.index, t.action,
+                          self.runner.steps(t.index), type(t.error).__name__, t.error)
+        self.reset(t.index)
+
+    def reward(self, t) -> float:
+        """The shaped reward of transition t (its terms summed into the episode's report)."""
+        episode = self.episodes[t.index]
+        view = step_view(t.obs, t.score, t.env_info, t.terminated, t.truncated)
+        reward, terms = reward_shaping(episode.view, view, t.action, self.reward_cfg)
+        episode.view = view
+        episode.reward_sum += reward
+        for name, value in terms.items():
+            episode.term_sums[name] = episode.term_sums.get(name, 0.0) + value
+        return reward
+
+    def ended(self, i: int) -> None:
+        """Env i's episode is over: report it, start the next."""
+        self.finished += 1
+        if self.monitor is not None:
+            episode = self.episodes[i]
+            report = {"reward": episode.reward_sum, "chests_total": float(len(episode.usr_conf["diy"]["treasure_id"]))}
+            report.update({f"reward/{name}": value for name, value in episode.term_sums.items()})
+            self.monitor.put_data({os.getpid(): report})
+        self.reset(i)
