@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -243,21 +244,23 @@ def load_agent(ckpt_file: str | Path, config_file_path: str | Path | None = None
                package_dir: str | Path | None = None) -> LoadedAgent:
     """The agent of `ckpt_file` with that checkpoint loaded by its package's own load_model:
     the project's agent (settings from `config_file_path` or the run's effective config), or
-    the Kaiwu package at `package_dir`. Raises CheckpointError naming what is wrong."""
+    the Kaiwu package at `package_dir` (its algorithm: `app.algo` of `config_file_path` when
+    given, else the package's own conf/configure_app.toml). Raises CheckpointError naming what is wrong."""
     ckpt_file = Path(ckpt_file)
     ckpt_id = parse_ckpt_id(ckpt_file)
     if ckpt_id is None or not ckpt_file.is_file():
         raise CheckpointError(f"not a checkpoint file (model.ckpt-N...): {ckpt_file}")
     try:
-        if package_dir is not None:
-            algo = package_algo(Path(package_dir))
+        if package_dir is not None:  # the run's algorithm when its config is given, else the package's own
+            run_algo = (_read_toml(Path(config_file_path)).get("app") or {}).get("algo") if config_file_path else None
+            algo = run_algo if isinstance(run_algo, str) and run_algo else package_algo(Path(package_dir))
             package = KaiwuPackage.load(package_dir, algo, {"app": "back_to_the_realm", "algo": algo, "svr_name": "eval"})
         else:
             algo = project_algo(ckpt_file, config_file_path)
             values = {"app": "back_to_the_realm", "algo": algo, "svr_name": "eval",
                       "package_settings": project_settings(ckpt_file, config_file_path)}
             package = KaiwuPackage.project(algo, values)
-        agent = package.make_agent("eval", None, None)
+        agent = package.make_agent("eval", logging.getLogger("eval"), None)  # platform agents log as they load
         agent.load_model(path=str(ckpt_file.parent), id=ckpt_id)
     except CheckpointError:
         raise
