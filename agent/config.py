@@ -9,27 +9,16 @@ from pathlib import Path
 
 from agent.model import ModelConfig
 from agent.ppo import PPOConfig
-from agent.settings import SETTINGS_FILE, PackageSettings, read_settings
-from feature.constants import NUM_ACTIONS
+from agent.settings import SETTINGS_FILE, PackageSettings, PlatformConfig, read_settings
 from feature.curriculum import CurriculumConfig
 from feature.definition import SAMPLE_DIM
-from feature.layout import MAP_SHAPE, STATE_DIM
 from feature.reward import RewardConfig
 
 
-class Config:
+class Config(PlatformConfig):
     """The platform's per-algorithm constants (what its framework reads of this file)."""
 
     SAMPLE_DIM = SAMPLE_DIM  # width of SampleData2NumpyData's rows
-    DIM_OF_ACTION_DIRECTION = 8
-    DIM_OF_TALENT = 8
-    DESC_OBS_SPLIT = [STATE_DIM, MAP_SHAPE]
-    OBSERVATION_SHAPE = STATE_DIM + MAP_SHAPE[0] * MAP_SHAPE[1] * MAP_SHAPE[2]
-    ACTION_NUM = NUM_ACTIONS
-    LEGAL_ACTION_SHAPE = 2
-    SUB_ACTION_MASK_SHAPE = 0
-    LSTM_HIDDEN_SHAPE = 0
-    LSTM_CELL_SHAPE = 0
 
 
 @dataclass

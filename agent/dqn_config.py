@@ -8,17 +8,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent.config import Config as PPOPackageConfig
 from agent.dqn import DQNConfig
 from agent.model import ModelConfig
-from agent.settings import SETTINGS_FILE, PackageSettings, read_settings
+from agent.settings import SETTINGS_FILE, PackageSettings, PlatformConfig, read_settings
 from feature.curriculum import CurriculumConfig
 from feature.dqn_definition import SAMPLE_DIM
 from feature.reward import RewardConfig
 
 
-class Config(PPOPackageConfig):
-    """The platform's per-algorithm constants: the PPO package's, with this package's row width."""
+class Config(PlatformConfig):
+    """The platform's per-algorithm constants (what its framework reads of this file)."""
 
     SAMPLE_DIM = SAMPLE_DIM  # width of SampleData2NumpyData's rows (the next observation included)
 

@@ -18,9 +18,25 @@ from pathlib import Path
 from typing import TypeVar
 
 from feature.curriculum import CurriculumConfig, CurriculumStage
+from feature.layout import MAP_SHAPE, NUM_ACTIONS, NUM_FLASHES, NUM_MOVES, STATE_DIM
 from kaiwudrl.common.config.config_control import CONFIG
 
 SETTINGS_FILE = "settings.json"
+
+
+class PlatformConfig:
+    """The platform's per-algorithm constants both packages share; each `<algo>/config.py`
+    subclasses it as `Config` and adds its SAMPLE_DIM."""
+
+    DIM_OF_ACTION_DIRECTION = NUM_MOVES
+    DIM_OF_TALENT = NUM_FLASHES
+    DESC_OBS_SPLIT = [STATE_DIM, MAP_SHAPE]
+    OBSERVATION_SHAPE = STATE_DIM + MAP_SHAPE[0] * MAP_SHAPE[1] * MAP_SHAPE[2]
+    ACTION_NUM = NUM_ACTIONS
+    LEGAL_ACTION_SHAPE = 2
+    SUB_ACTION_MASK_SHAPE = 0
+    LSTM_HIDDEN_SHAPE = 0
+    LSTM_CELL_SHAPE = 0
 S = TypeVar("S", bound="PackageSettings")
 
 

@@ -3,8 +3,9 @@
 This is `<algo>/feature/definition.py` of a Kaiwu code package: the data classes are made with
 the platform's `create_cls` and the protocol functions registered with `@attached`, under the
 platform's names (`ObsData`, `ActData`, `SampleData`, `observation_process`, `action_process`,
-`sample_process`, `SampleData2NumpyData`, `NumpyData2SampleData`). What goes into the arrays is declared in
-`feature.layout`; this module only fills and moves them.
+`sample_process`, `SampleData2NumpyData`, `NumpyData2SampleData`). The observation
+(`ObsData`, `observation_process`) is feature.observation's, shared with the DQN package; what
+goes into its arrays is declared in `feature.layout`.
 
 Data flow of one step: Observation --observation_process--> ObsData --agent.predict--> ActData
 --action_process--> int action --env.step--> reward (feature.reward) --> Frame. A chunk of
@@ -17,15 +18,10 @@ from typing import Sequence
 
 import numpy as np
 
-from feature.layout import MAP_LAYOUT, MAP_SHAPE, NUM_ACTIONS, STATE_DIM, STATE_LAYOUT, STATE_SLICES, legal_mask
+from feature.layout import MAP_SHAPE, NUM_ACTIONS, STATE_DIM
+from feature.observation import ObsData, observation_process  # noqa: F401 (the protocol's names)
 from feature.rows import RowLayout
-
 from kaiwu_agent.utils.common_func import Frame, attached, create_cls
-
-#: What the network sees at one step: `map` MAP_SHAPE float32 (obstacle, memory, treasure, end
-#: windows), `state` (STATE_DIM,) float32 (blocks named in layout.STATE_LAYOUT), `legal`
-#: (NUM_ACTIONS,) float32, 1 = action allowed.
-ObsData = create_cls("ObsData", map=None, state=None, legal=None)
 
 #: The policy's answer for one observation: `action` 0..15 (sent to the env), `log_prob`
 #: log π(action | obs) under the policy that chose it, `value` the critic's estimate of the
@@ -58,23 +54,6 @@ SAMPLE_SLICES: dict[str, slice] = SAMPLE_ROWS.slices
 SAMPLE_DIM: int = SAMPLE_ROWS.dim
 
 # --- protocol functions -----------------------------------------------------------------------------
-
-@attached
-def observation_process(raw_obs, env_info=None) -> ObsData:
-    """The env's observation (+ env_info, None after a reset) -> ObsData, following the tables
-    in feature.layout."""
-    obs = raw_obs
-    f = obs.feature
-    map_tensor = np.empty(MAP_SHAPE, dtype=np.float32)
-    for i, channel in enumerate(MAP_LAYOUT):
-        map_tensor[i] = channel.fill(f, env_info)
-    state = np.empty(STATE_DIM, dtype=np.float32)
-    for block in STATE_LAYOUT:
-        values = np.asarray(block.fill(f, env_info), dtype=np.float32).reshape(-1)
-        if values.size != block.size:
-            raise ValueError(f"state block {block.name!r} filled {values.size} numbers, declared {block.size}")
-        state[STATE_SLICES[block.name]] = values
-    return ObsData(map=map_tensor, state=state, legal=legal_mask(obs.legal_act))
 
 @attached
 def action_process(act_data: ActData) -> int:

@@ -1,7 +1,7 @@
 """Kaiwu's data classes and protocol functions for the DQN package (`dqn_plus`).
 
 The observation is the PPO package's (`ObsData`, `observation_process` from
-feature.definition), so both algorithms see the same features and, through feature.reward, the
+feature.observation), so both algorithms see the same features and, through feature.reward, the
 same shaped reward. What differs is the sample: one n-step transition
 
     (s_t, a_t, R = sum_{k<m} gamma^k r_{t+k}, discount, s_{t+m})
@@ -18,8 +18,8 @@ from typing import Sequence
 
 import numpy as np
 
-from feature.definition import ObsData, observation_process
 from feature.layout import MAP_SHAPE, NUM_ACTIONS, STATE_DIM
+from feature.observation import ObsData, observation_process
 from feature.rows import RowLayout
 from kaiwu_agent.utils.common_func import Frame, attached, create_cls
 

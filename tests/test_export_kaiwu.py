@@ -39,7 +39,7 @@ max_step = 60
 #: off sys.path: only the package, the platform's modules (kaiwu_agent, kaiwudrl), numpy and torch.
 IMPORT_CHECK = r"""
 import importlib.abc, json, sys
-package, platform_dir, repo = sys.argv[1], sys.argv[2], sys.argv[3]
+package, platform_dir, repo, algo = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 BLOCKED = {"realm", "feature", "agent", "workflow", "tools"}
 class Block(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
@@ -53,12 +53,12 @@ sys.path = [package, platform_dir] + [p for p in sys.path if p and not toolkit(p
 import torch
 from importlib import import_module
 from kaiwudrl.common.config.config_control import CONFIG
-CONFIG.load({"app": "back_to_the_realm", "algo": "ppo"})
-config = import_module("ppo.config")
-definition = import_module("ppo.feature.definition")
-agent = import_module("ppo.algorithm.agent").Agent(agent_type="learner", device=torch.device("cpu"))
+CONFIG.load({"app": "back_to_the_realm", "algo": algo})
+config = import_module(algo + ".config")
+definition = import_module(algo + ".feature.definition")
+agent = import_module(algo + ".algorithm.agent").Agent(agent_type="learner", device=torch.device("cpu"))
 agent.load_model(path=package + "/ckpt", id="latest")
-import_module("ppo.train_workflow")
+import_module(algo + ".train_workflow")
 inside = [m.__file__ for m in list(sys.modules.values())
           if getattr(m, "__file__", None) and toolkit(m.__file__)
           and not m.__file__.startswith((repo + "/kaiwu_agent", repo + "/kaiwudrl"))]
@@ -102,15 +102,20 @@ def test_the_package_has_the_platforms_layout_and_the_runs_settings(exported):
     model.load_state_dict(torch.load(out / "ckpt" / "model.ckpt-7.pkl"))  # the platform's way of loading
 
 
-def test_the_package_imports_nothing_of_the_toolkit(exported, tmp_path):
-    _, out = exported
+def import_alone(out: Path, algo: str, tmp_path: Path) -> dict:
+    """IMPORT_CHECK's report on the package at `out`."""
     platform = tmp_path / "platform"  # the platform's modules alone, as the platform would provide them
     platform.mkdir()
     for name in ("kaiwu_agent", "kaiwudrl"):
         (platform / name).symlink_to(REPO_ROOT / name)
-    result = run_tool("-c", IMPORT_CHECK, str(out), str(platform), str(REPO_ROOT))
+    result = run_tool("-c", IMPORT_CHECK, str(out), str(platform), str(REPO_ROOT), algo)
     assert result.returncode == 0, result.stderr
-    report = json.loads(result.stdout.strip().splitlines()[-1])
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_the_package_imports_nothing_of_the_toolkit(exported, tmp_path):
+    _, out = exported
+    report = import_alone(out, "ppo", tmp_path)
     assert report["toolkit_modules"] == []
     assert report["win"] == 12.5 and report["hidden"] == 16  # its settings.json, not the defaults
 
@@ -158,3 +163,35 @@ def test_bad_input_exits_2_naming_it_and_writes_nothing(exported, tmp_path, case
         assert [p.name for p in out.iterdir()] == ["keep.txt"]
     else:
         assert not out.exists()
+
+
+def test_the_dqn_package_exports_too_and_passes_the_platforms_train_test(tmp_path):
+    """A dqn_plus checkpoint (the run's app.algo says so) becomes a dqn_plus/ package with its
+    own definition.py, importable alone, trained by ./train.sh --package --train-test."""
+    from agent.dqn_agent import Agent as DQNAgent
+    from agent.dqn_config import Settings as DQNSettings
+
+    config = tmp_path / "tiny_dqn.toml"
+    config.write_text(TINY_CONFIG.format(repo=REPO_ROOT).replace("[app]", '[app]\nalgo = "dqn_plus"\n'
+                                                                  'algorithm_on_policy_or_off_policy = "off-policy"\n'
+                                                                  'reverb_sampler = "reverb.selectors.Prioritized"')
+                      + "[dqn]\nn_step = 2\n")
+    data = toml.loads(config.read_text())
+    agent = DQNAgent(agent_type="learner", settings=DQNSettings.from_dict(
+        {k: v for k, v in data.items() if k in ("model", "dqn", "reward", "curriculum")}), seed=0)
+    ckpt = agent.save_model(tmp_path / "ckpt", 4)
+    out = tmp_path / "package"
+    result = run_tool("tools/export_kaiwu.py", "--ckpt", str(ckpt), "--out", str(out), "--config", str(config))
+    assert result.returncode == 0, result.stderr
+    assert json.loads((out / "dqn_plus" / "settings.json").read_text())["dqn"]["n_step"] == 2
+    assert "def sample_process(list_game_data, n_step" in (out / "dqn_plus" / "feature" / "definition.py").read_text().replace(
+        "list_game_data: Sequence[Frame], n_step: int", "list_game_data, n_step")
+    report = import_alone(out, "dqn_plus", tmp_path)
+    assert report["toolkit_modules"] == [] and report["hidden"] == 16 and report["win"] == 12.5
+    app = toml.loads((out / "conf" / "configure_app.toml").read_text())["app"]
+    assert app["algo"] == "dqn_plus" and app["reverb_sampler"] == "reverb.selectors.Prioritized"
+    trained = subprocess.run(["./train.sh", "--package", str(out), "--set", f'app.run_dir="{tmp_path / "runs"}"',
+                              "--set", 'app.run_name="r"', "--train-test"], cwd=REPO_ROOT, capture_output=True,
+                             text=True, timeout=300)
+    assert trained.returncode == 0, trained.stdout[-2000:] + trained.stderr[-3000:]
+    assert (tmp_path / "runs" / "r" / "ckpt" / "back_to_the_realm_dqn_plus" / "model.ckpt-1.pkl").is_file()

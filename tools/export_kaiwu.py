@@ -1,13 +1,14 @@
-"""Export the project's agent and one of its checkpoints as a Kaiwu platform code package.
+"""Export one of the project's agents (PPO, or the DQN package dqn_plus: the checkpoint's run
+says which) and one of its checkpoints as a Kaiwu platform code package.
 
     python tools/export_kaiwu.py --ckpt runs/<run>/ckpt/back_to_the_realm_ppo/model.ckpt-1000.pkl --out out/kaiwu
 
 writes, in the platform's layout:
     conf/configure_app.toml   the platform's [app] keys (training keys from the run; algo; eval_model_id)
     <algo>/config.py          Config (SAMPLE_DIM, ...) and the settings loader
-    <algo>/settings.json      the run's [model] [ppo] [reward] [curriculum], as the checkpoint was trained
+    <algo>/settings.json      the run's [model] [ppo]|[dqn] [reward] [curriculum], as the checkpoint was trained
     <algo>/feature/           definition.py (data classes, protocol functions), layout, reward, curriculum, ...
-    <algo>/algorithm/         agent.py (the Agent), ppo.py (the update)
+    <algo>/algorithm/         agent.py (the Agent), ppo.py or dqn.py (the update), settings, checkpoint files
     <algo>/model/model.py     the network
     <algo>/train_workflow.py  workflow(envs, agents, logger, monitor), and episode.py, its runner
     ckpt/model.ckpt-N.pkl     the checkpoint (and its training state, for training on from it)
@@ -33,18 +34,26 @@ import toml
 
 from tool_args import REPO_ROOT, InputError, run_tool  # noqa: E402
 
-#: project file -> its place in the platform's layout ({algo} filled in)
-FILE_MAP = {
-    "agent/agent.py": "{algo}/algorithm/agent.py",
-    "agent/ppo.py": "{algo}/algorithm/ppo.py",
+#: project file -> its place in the platform's layout ({algo} filled in): what both packages ship ...
+COMMON_FILES = {
     "agent/model.py": "{algo}/model/model.py",
-    "agent/config.py": "{algo}/config.py",
+    "agent/ppo.py": "{algo}/algorithm/ppo.py",  # the model's ValueNorm lives there
     "agent/settings.py": "{algo}/algorithm/settings.py",
     "agent/checkpoint_io.py": "{algo}/algorithm/checkpoint_io.py",
-    "workflow/train_workflow.py": "{algo}/train_workflow.py",
     "workflow/episode.py": "{algo}/episode.py",
+    "workflow/training_episodes.py": "{algo}/training_episodes.py",
 }
-FEATURE_DIR = "feature"  # every module of it goes to {algo}/feature/
+#: ... and each project algorithm's own (its definition becomes the package's feature/definition.py)
+ALGORITHM_FILES = {
+    "ppo": {"agent/agent.py": "{algo}/algorithm/agent.py", "agent/config.py": "{algo}/config.py",
+            "workflow/train_workflow.py": "{algo}/train_workflow.py",
+            "feature/definition.py": "{algo}/feature/definition.py"},
+    "dqn_plus": {"agent/dqn_agent.py": "{algo}/algorithm/agent.py", "agent/dqn.py": "{algo}/algorithm/dqn.py",
+                 "agent/dqn_config.py": "{algo}/config.py", "workflow/dqn_workflow.py": "{algo}/train_workflow.py",
+                 "feature/dqn_definition.py": "{algo}/feature/definition.py"},
+}
+FEATURE_DIR = "feature"  # its other modules go to {algo}/feature/
+DEFINITIONS = {path for files in ALGORITHM_FILES.values() for path in files if path.startswith(FEATURE_DIR + "/")}
 PACKAGE_DIRS = ("{algo}", "{algo}/algorithm", "{algo}/model", "{algo}/feature")
 ALLOWED_TOP_LEVEL = {"numpy", "torch", "kaiwu_agent", "kaiwudrl"}  # beside the standard library and {algo}
 #: The platform's [app] keys the export writes; the training ones take the run's values.
@@ -54,23 +63,25 @@ RUN_KEYS = ("algorithm_on_policy_or_off_policy", "learner_train_by_while_true", 
 ALGO_RE = re.compile(r"^[a-z_][a-z0-9_]*$")
 
 
-def module_map(algo: str) -> dict[str, str]:
-    """Dotted project module -> dotted module in the exported package."""
-    out = {path.removesuffix(".py").replace("/", "."): target.format(algo=algo).removesuffix(".py").replace("/", ".")
-           for path, target in FILE_MAP.items()}
+def file_map(project_algo: str) -> dict[str, str]:
+    """Project file -> exported path ({algo} not yet filled in) for one of the project's algorithms."""
+    files = {**COMMON_FILES, **ALGORITHM_FILES[project_algo]}
     for path in sorted((REPO_ROOT / FEATURE_DIR).glob("*.py")):
-        if path.name != "__init__.py":
-            out[f"{FEATURE_DIR}.{path.stem}"] = f"{algo}.feature.{path.stem}"
-    return out
-
-
-def source_files(algo: str) -> dict[str, Path]:
-    """Exported relative path -> project file."""
-    files = {target.format(algo=algo): REPO_ROOT / path for path, target in FILE_MAP.items()}
-    for path in sorted((REPO_ROOT / FEATURE_DIR).glob("*.py")):
-        if path.name != "__init__.py":
-            files[f"{algo}/feature/{path.name}"] = path
+        relative = f"{FEATURE_DIR}/{path.name}"
+        if path.name != "__init__.py" and relative not in DEFINITIONS:
+            files[relative] = "{algo}/feature/" + path.name
     return files
+
+
+def module_map(project_algo: str, algo: str) -> dict[str, str]:
+    """Dotted project module -> dotted module in the exported package."""
+    return {path.removesuffix(".py").replace("/", "."): target.format(algo=algo).removesuffix(".py").replace("/", ".")
+            for path, target in file_map(project_algo).items()}
+
+
+def source_files(project_algo: str, algo: str) -> dict[str, Path]:
+    """Exported relative path -> project file."""
+    return {target.format(algo=algo): REPO_ROOT / path for path, target in file_map(project_algo).items()}
 
 
 def rewrite_imports(text: str, modules: dict[str, str], where: str) -> str:
@@ -125,12 +136,19 @@ def platform_app(run_app: dict, algo: str, ckpt_id: int, sample_dim: int) -> dic
     return app
 
 
-def export(ckpt: Path, out: Path, algo: str, config: Path | None) -> list[Path]:
-    from agent.config import Settings
-    from feature.definition import SAMPLE_DIM
-    from workflow.ckpt_files import checkpoint_files, parse_ckpt_id
-    from workflow.eval_workflow import CheckpointError, load_agent, project_settings, run_config_file
+def export(ckpt: Path, out: Path, algo: str | None, config: Path | None) -> list[Path]:
+    """Write the package; `algo` names its algorithm folder (default: the project algorithm's name)."""
+    import importlib
 
+    from workflow.ckpt_files import checkpoint_files, parse_ckpt_id
+    from workflow.eval_workflow import CheckpointError, load_agent, project_algo, project_settings, run_config_file
+    from workflow.kaiwu_package import PROJECT_ALGORITHMS
+
+    try:
+        project = project_algo(ckpt, config)
+    except CheckpointError as e:
+        raise InputError(f"--ckpt {ckpt}: {e}") from e
+    algo = algo or project
     if not ALGO_RE.match(algo):
         raise InputError(f"--algo {algo!r}: a lower-case Python identifier, e.g. ppo")
     ckpt_id = parse_ckpt_id(ckpt)
@@ -140,15 +158,16 @@ def export(ckpt: Path, out: Path, algo: str, config: Path | None) -> list[Path]:
         raise InputError(f"--out {out}: exists and is not empty; give a new directory")
     try:
         load_agent(ckpt, config)  # the checkpoint must load into the agent it is exported with
-        settings = Settings.from_dict(project_settings(ckpt, config))
+        config_module = importlib.import_module(PROJECT_ALGORITHMS[project].layout.config)
+        settings = config_module.Settings.from_dict(project_settings(ckpt, config))
     except (CheckpointError, ValueError) as e:
         raise InputError(f"--ckpt {ckpt}: {e}") from e
     run_config = config or run_config_file(ckpt)
     run_app = toml.loads(run_config.read_text()).get("app", {}) if run_config else {}
 
-    modules = module_map(algo)
+    modules = module_map(project, algo)
     texts = {}
-    for target, source in source_files(algo).items():
+    for target, source in source_files(project, algo).items():
         text = rewrite_imports(source.read_text(), modules, str(source.relative_to(REPO_ROOT)))
         foreign = foreign_imports(text, algo)
         if foreign:
@@ -168,7 +187,7 @@ def export(ckpt: Path, out: Path, algo: str, config: Path | None) -> list[Path]:
         (staging / "conf" / "__init__.py").write_text("")
         (staging / "conf" / "configure_app.toml").write_text(
             "# Exported by tools/export_kaiwu.py from " + ckpt.name + "\n"
-            + toml.dumps({"app": platform_app(run_app, algo, ckpt_id, SAMPLE_DIM)}))
+            + toml.dumps({"app": platform_app(run_app, algo, ckpt_id, config_module.Config.SAMPLE_DIM)}))
         (staging / "kaiwu.json").write_text(json.dumps({"version": toolkit_version(), "project_code": "back_to_the_realm"},
                                                        indent=1) + "\n")
         (staging / "ckpt").mkdir()
@@ -194,7 +213,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ckpt", type=Path, required=True, help="the project agent's checkpoint (model.ckpt-N.pkl)")
     parser.add_argument("--out", type=Path, required=True, help="the package directory to write (new or empty)")
-    parser.add_argument("--algo", default="ppo", help="the algorithm folder's name (default ppo)")
+    parser.add_argument("--algo", default=None,
+                        help="the algorithm folder's name (default: the run's algorithm, ppo or dqn_plus)")
     parser.add_argument("--config", type=Path, default=None,
                         help="the run's config (default: the checkpoint's run, log/effective_config.toml)")
     return parser.parse_args(argv)
