@@ -139,15 +139,8 @@ class Agent(BaseAgent):
         the training state. Everything is checked before anything is applied: a checkpoint that
         reads but would poison training (non-finite values, another architecture, optimizer
         moments that do not fit) raises CheckpointError and leaves the agent as it was."""
-        path, id = ckpt_io.resolve(path, id)
-        file = checkpoint_file(path, id)
-        state = ckpt_io.read(file, self.device)
-        try:
-            ckpt_io.check_state_dict(self.model.state_dict(), state, file)
-        except CheckpointError as e:
-            raise CheckpointError(f"{e} (model config {dataclasses.asdict(self.model_cfg)})") from None
-        train_file = train_state_file(path, id)
-        train = ckpt_io.read(train_file, self.device) if train_file.is_file() else None
+        state, train, train_file = ckpt_io.read_checked(path, id, self.model, self.device,
+                                                        f"model config {dataclasses.asdict(self.model_cfg)}")
         if train is not None:
             ckpt_io.check_train_state(train, train_file, (), COUNTERS, list(self.model.parameters()),
                                       self._new_optimizer, generators=("shuffle_rng",))

@@ -88,6 +88,21 @@ def read(file: Path, device) -> object:
         raise CheckpointError(f"cannot read checkpoint {file}: {type(e).__name__}: {e}") from e
 
 
+def read_checked(path, id, model: torch.nn.Module, device, description: str) -> tuple[dict, object | None, Path]:
+    """(model state, training state or None, its file) of checkpoint `id` ("latest": the newest)
+    in `path`; the model state already checked against `model` (`description` names the model
+    in the error)."""
+    path, id = resolve(path, id)
+    file = checkpoint_file(path, id)
+    state = read(file, device)
+    try:
+        check_state_dict(model.state_dict(), state, file)
+    except CheckpointError as e:
+        raise CheckpointError(f"{e} ({description})") from None
+    train_file = train_state_file(path, id)
+    return state, read(train_file, device) if train_file.is_file() else None, train_file
+
+
 def check_state_dict(expected: dict[str, torch.Tensor], state, file: Path, what: str = "model") -> None:
     """`state` fits `expected` (a module's state_dict) key for key and shape for shape, all finite."""
     if not isinstance(state, dict):

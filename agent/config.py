@@ -7,12 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent.model import ModelConfig
 from agent.ppo import PPOConfig
-from agent.settings import SETTINGS_FILE, PackageSettings, PlatformConfig, read_settings
-from feature.curriculum import CurriculumConfig
+from agent.settings import SETTINGS_FILE, CommonSettings, PlatformConfig, read_settings
 from feature.definition import SAMPLE_DIM
-from feature.reward import RewardConfig
 
 
 class Config(PlatformConfig):
@@ -22,11 +19,10 @@ class Config(PlatformConfig):
 
 
 @dataclass
-class Settings(PackageSettings):
-    model: ModelConfig = field(default_factory=ModelConfig)
+class Settings(CommonSettings):
+    """[model] [reward] [curriculum] (agent.settings.CommonSettings) and [ppo]."""
+
     ppo: PPOConfig = field(default_factory=PPOConfig)
-    reward: RewardConfig = field(default_factory=RewardConfig)
-    curriculum: CurriculumConfig = field(default_factory=CurriculumConfig)
 
 
 SETTINGS_SECTIONS = Settings.sections()

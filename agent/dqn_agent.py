@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 import agent.checkpoint_io as ckpt_io
-from agent.checkpoint_io import CheckpointError, checkpoint_file, train_state_file
+from agent.checkpoint_io import CheckpointError, train_state_file  # noqa: F401 (the agent's errors and files)
 from agent.dqn import dqn_update, masked_argmax, sync_target
 from agent.dqn_config import Settings, load_settings
 from agent.model import QNetwork
@@ -138,16 +138,9 @@ class Agent(BaseAgent):
         """Load checkpoint `id` ("latest": the newest) of `path`; everything is checked first, a
         bad checkpoint raises CheckpointError and leaves the agent as it was. Without a training
         state the target network starts as a copy of the loaded one."""
-        path, id = ckpt_io.resolve(path, id)
-        file = checkpoint_file(path, id)
-        state = ckpt_io.read(file, self.device)
-        try:
-            ckpt_io.check_state_dict(self.model.state_dict(), state, file)
-        except CheckpointError as e:
-            raise CheckpointError(f"{e} (model config {dataclasses.asdict(self.model_cfg)}, "
-                                  f"dueling {self.dqn_cfg.dueling})") from None
-        train_file = train_state_file(path, id)
-        train = ckpt_io.read(train_file, self.device) if train_file.is_file() else None
+        state, train, train_file = ckpt_io.read_checked(
+            path, id, self.model, self.device,
+            f"model config {dataclasses.asdict(self.model_cfg)}, dueling {self.dqn_cfg.dueling}")
         if train is not None:
             ckpt_io.check_train_state(train, train_file, ("target_model",), COUNTERS, list(self.model.parameters()),
                                       self._new_optimizer)

@@ -9,11 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent.dqn import DQNConfig
-from agent.model import ModelConfig
-from agent.settings import SETTINGS_FILE, PackageSettings, PlatformConfig, read_settings
-from feature.curriculum import CurriculumConfig
+from agent.settings import SETTINGS_FILE, CommonSettings, PlatformConfig, read_settings
 from feature.dqn_definition import SAMPLE_DIM
-from feature.reward import RewardConfig
 
 
 class Config(PlatformConfig):
@@ -23,11 +20,10 @@ class Config(PlatformConfig):
 
 
 @dataclass
-class Settings(PackageSettings):
-    model: ModelConfig = field(default_factory=ModelConfig)
+class Settings(CommonSettings):
+    """[model] [reward] [curriculum] (agent.settings.CommonSettings) and [dqn]."""
+
     dqn: DQNConfig = field(default_factory=DQNConfig)
-    reward: RewardConfig = field(default_factory=RewardConfig)
-    curriculum: CurriculumConfig = field(default_factory=CurriculumConfig)
 
 
 def load_settings() -> Settings:

@@ -17,8 +17,10 @@ import typing
 from pathlib import Path
 from typing import TypeVar
 
+from agent.model import ModelConfig
 from feature.curriculum import CurriculumConfig, CurriculumStage
 from feature.layout import MAP_SHAPE, NUM_ACTIONS, NUM_FLASHES, NUM_MOVES, STATE_DIM
+from feature.reward import RewardConfig
 from kaiwudrl.common.config.config_control import CONFIG
 
 SETTINGS_FILE = "settings.json"
@@ -77,6 +79,15 @@ class PackageSettings:
                 return [plain(v) for v in value]
             return value
         return {name: plain(dataclasses.asdict(getattr(self, name))) for name in self.sections()}
+
+
+@dataclasses.dataclass
+class CommonSettings(PackageSettings):
+    """The sections both project packages read: the network's backbone, the reward, the curriculum."""
+
+    model: ModelConfig = dataclasses.field(default_factory=ModelConfig)
+    reward: RewardConfig = dataclasses.field(default_factory=RewardConfig)
+    curriculum: CurriculumConfig = dataclasses.field(default_factory=CurriculumConfig)
 
 
 def read_settings(cls: type[S], settings_file: Path) -> S:

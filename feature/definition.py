@@ -19,8 +19,8 @@ from typing import Sequence
 import numpy as np
 
 from feature.layout import MAP_SHAPE, NUM_ACTIONS, STATE_DIM
-from feature.observation import ObsData, observation_process  # noqa: F401 (the protocol's names)
-from feature.rows import RowLayout
+from feature.observation import ObsData, action_process, observation_process  # noqa: F401 (the protocol's names)
+from feature.rows import RowLayout, protocol_converters
 from kaiwu_agent.utils.common_func import Frame, attached, create_cls
 
 #: The policy's answer for one observation: `action` 0..15 (sent to the env), `log_prob`
@@ -54,11 +54,6 @@ SAMPLE_SLICES: dict[str, slice] = SAMPLE_ROWS.slices
 SAMPLE_DIM: int = SAMPLE_ROWS.dim
 
 # --- protocol functions -----------------------------------------------------------------------------
-
-@attached
-def action_process(act_data: ActData) -> int:
-    """ActData -> the int action env.step takes."""
-    return int(act_data.action)
 
 @attached
 def sample_process(list_game_data: Sequence[Frame], bootstrap_value: float = 0.0, gamma: float = 0.99,
@@ -100,17 +95,12 @@ def sample_process(list_game_data: Sequence[Frame], bootstrap_value: float = 0.0
         ))
     return samples
 
+
 # --- SampleData <-> flat float32 ------------------------------------------------------------------
 
-@attached
-def SampleData2NumpyData(sample: SampleData) -> np.ndarray:
-    """SampleData -> (SAMPLE_DIM,) float32 in SAMPLE_LAYOUT order."""
-    return SAMPLE_ROWS.to_row(sample)
+#: SampleData <-> (SAMPLE_DIM,) float32 rows in SAMPLE_ROWS order (feature.rows).
+SampleData2NumpyData, NumpyData2SampleData = (attached(f) for f in protocol_converters(SAMPLE_ROWS, SampleData))
 
-@attached
-def NumpyData2SampleData(arr: np.ndarray) -> SampleData:
-    """Exact inverse of SampleData2NumpyData (arrays are copies, not views of `arr`)."""
-    return SAMPLE_ROWS.from_row(arr, SampleData)
 
 def samples_to_numpy(samples: Sequence[SampleData]) -> np.ndarray:
     """Batched SampleData2NumpyData: list -> (N, SAMPLE_DIM) float32."""
@@ -119,9 +109,11 @@ def samples_to_numpy(samples: Sequence[SampleData]) -> np.ndarray:
         out[i] = SampleData2NumpyData(sample)
     return out
 
+
 def numpy_to_samples(arr: np.ndarray) -> list[SampleData]:
     """Batched NumpyData2SampleData: (N, SAMPLE_DIM) -> list."""
     return [NumpyData2SampleData(row) for row in np.asarray(arr)]
+
 
 def numpy_to_batch(arr: np.ndarray) -> dict[str, np.ndarray]:
     """(N, SAMPLE_DIM) float32 -> {field: (N, *shape)} views, the learner's input without copies."""

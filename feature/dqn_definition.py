@@ -19,8 +19,8 @@ from typing import Sequence
 import numpy as np
 
 from feature.layout import MAP_SHAPE, NUM_ACTIONS, STATE_DIM
-from feature.observation import ObsData, observation_process
-from feature.rows import RowLayout
+from feature.observation import ObsData, action_process, observation_process
+from feature.rows import RowLayout, protocol_converters
 from kaiwu_agent.utils.common_func import Frame, attached, create_cls
 
 __all__ = ["ObsData", "ActData", "SampleData", "observation_process", "action_process", "sample_process",
@@ -48,12 +48,6 @@ SAMPLE_ROWS = RowLayout((
     ("next_legal", (NUM_ACTIONS,)),
 ), int_fields=("action",))
 SAMPLE_DIM: int = SAMPLE_ROWS.dim
-
-
-@attached
-def action_process(act_data: ActData) -> int:
-    """ActData -> the int action env.step takes."""
-    return int(act_data.action)
 
 
 @attached
@@ -86,13 +80,5 @@ def sample_process(list_game_data: Sequence[Frame], n_step: int = 3, gamma: floa
     return samples
 
 
-@attached
-def SampleData2NumpyData(sample: SampleData) -> np.ndarray:
-    """SampleData -> (SAMPLE_DIM,) float32 in SAMPLE_ROWS order."""
-    return SAMPLE_ROWS.to_row(sample)
-
-
-@attached
-def NumpyData2SampleData(arr: np.ndarray) -> SampleData:
-    """Exact inverse of SampleData2NumpyData."""
-    return SAMPLE_ROWS.from_row(arr, SampleData)
+#: SampleData <-> (SAMPLE_DIM,) float32 rows in SAMPLE_ROWS order (feature.rows).
+SampleData2NumpyData, NumpyData2SampleData = (attached(f) for f in protocol_converters(SAMPLE_ROWS, SampleData))

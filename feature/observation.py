@@ -1,5 +1,6 @@
-"""The observation both of the project's packages see: `ObsData` and `observation_process`
-(the platform's names; each algorithm's definition.py re-exports them). What goes into the
+"""What both of the project's packages share of the protocol: the observation (`ObsData`,
+`observation_process`) and `action_process` (an ActData's `action` is the env's action); each
+algorithm's definition.py re-exports them under the platform's names. What goes into the
 arrays is declared in feature.layout; this module only fills them.
 """
 from __future__ import annotations
@@ -31,3 +32,9 @@ def observation_process(raw_obs, env_info=None) -> ObsData:
             raise ValueError(f"state block {block.name!r} filled {values.size} numbers, declared {block.size}")
         state[STATE_SLICES[block.name]] = values
     return ObsData(map=map_tensor, state=state, legal=legal_mask(obs.legal_act))
+
+
+@attached
+def action_process(act_data) -> int:
+    """ActData -> the int action env.step takes."""
+    return int(act_data.action)

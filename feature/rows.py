@@ -61,3 +61,16 @@ class RowLayout:
         """A list of samples -> {field: (N, *shape) float32}, one copy per field."""
         return {name: np.stack([np.asarray(getattr(s, name), dtype=np.float32) for s in samples])
                 for name, _ in self.fields}
+
+
+def protocol_converters(layout: RowLayout, sample_class: type) -> tuple[Callable, Callable]:
+    """The platform's `SampleData2NumpyData` (a sample -> (dim,) float32 in field order) and
+    `NumpyData2SampleData` (its exact inverse, copies rather than views) for one layout, named
+    so that `@attached` registers them under the platform's names."""
+    def SampleData2NumpyData(sample) -> np.ndarray:
+        return layout.to_row(sample)
+
+    def NumpyData2SampleData(arr: np.ndarray):
+        return layout.from_row(arr, sample_class)
+
+    return SampleData2NumpyData, NumpyData2SampleData

@@ -20,6 +20,8 @@ from feature.layout import MAP_SHAPE, NUM_MOVES, STATE_DIM, legal_mask
 from workflow.config import AppConfig, load_config
 from workflow.local_trainer import train_local
 
+from tests.test_learning import NEAR, win_rate  # NEAR: random play essentially never arrives in 100 steps
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TINY = ModelConfig(channels=[4], kernel_sizes=[5], strides=[4], hidden_size=16)
 
@@ -213,24 +215,6 @@ def test_a_short_distributed_run_trains_checkpoints_and_evaluates(tmp_path):
 
 
 # --- learning ---------------------------------------------------------------------------------------
-
-NEAR = dict(start=5, end=8)  # generated map 0: 40 BFS cells apart; random play essentially never arrives in 100 steps
-
-
-def win_rate(act, episodes=20, seed=123) -> float:
-    from feature.dqn_definition import observation_process
-    from realm import make_env
-
-    env, wins = make_env(seed=seed), 0
-    usr_conf = {"diy": {**NEAR, "treasure_random": 0, "treasure_id": [], "max_step": 100}}
-    for _ in range(episodes):
-        obs, info = env.reset(usr_conf=usr_conf), env.env_info
-        terminated = truncated = False
-        while not (terminated or truncated):
-            _, obs, _, terminated, truncated, info = env.step(act(observation_process(obs, info)))
-        wins += terminated
-    return wins / episodes
-
 
 def test_learns_to_reach_a_near_end_far_better_than_random():
     cfg = AppConfig()

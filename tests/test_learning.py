@@ -167,18 +167,22 @@ def test_local_trainer_is_seeded():
     assert c.updates != a.updates
 
 
-def evaluate(agent, episodes=20, seed=123) -> float:
-    """Win rate of the trained (sampling) policy on fresh episodes of a separately seeded env."""
+def win_rate(act, episodes=20, seed=123) -> float:
+    """Win rate of `act(obs_data) -> action` on fresh NEAR episodes of a separately seeded env."""
     env, wins = make_env(seed=seed), 0
     usr_conf = {"diy": {**NEAR, "treasure_random": 0, "treasure_id": [], "max_step": 100}}
     for _ in range(episodes):
         obs, info = env.reset(usr_conf=usr_conf), env.env_info
         terminated = truncated = False
         while not (terminated or truncated):
-            act = agent.predict([observation_process(obs, info)])[0].action
-            _, obs, _, terminated, truncated, info = env.step(act)
+            _, obs, _, terminated, truncated, info = env.step(act(observation_process(obs, info)))
         wins += terminated
     return wins / episodes
+
+
+def evaluate(agent, episodes=20, seed=123) -> float:
+    """Win rate of the trained (sampling) policy."""
+    return win_rate(lambda obs: agent.predict([obs])[0].action, episodes, seed)
 
 
 def test_learns_to_reach_a_near_end():

@@ -10,29 +10,23 @@ chunk. Episode settings, reports and retries: workflow.training_episodes.
 """
 from __future__ import annotations
 
-import logging
-
 from agent.dqn_config import load_settings
 from feature.dqn_definition import action_process, observation_process, sample_process
 from kaiwu_agent.utils.common_func import Frame, attached
-from workflow.episode import EpisodeRunner
 from workflow.training_episodes import TrainingEpisodes
 
 
 @attached
 def workflow(envs, agents, logger=None, monitor=None):
-    logger = logger or logging.getLogger(__name__)
     agent = agents[0]
     settings = load_settings()
     dqn = settings.dqn
-    runner = EpisodeRunner(envs, agent.predict, observation_process, action_process)
-    episodes = TrainingEpisodes(runner, agent, settings, logger, monitor)
+    episodes = TrainingEpisodes(envs, agent, settings, observation_process, action_process, logger, monitor)
     frames: list[list] = [[] for _ in envs]
     keep = dqn.n_step - 1  # frames whose n-step window is still open
 
-    episodes.start_all()
     while True:
-        for t in runner.step():
+        for t in episodes.step():
             if t.error is not None:
                 frames[t.index] = []
                 episodes.failed(t)

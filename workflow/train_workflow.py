@@ -14,23 +14,18 @@ loads (so a resumed run keeps its stage). The loop runs until the framework stop
 """
 from __future__ import annotations
 
-import logging
-
 from agent.config import load_settings
 from feature.definition import action_process, observation_process, sample_process
 from kaiwu_agent.utils.common_func import Frame, attached
-from workflow.episode import EpisodeRunner
 from workflow.training_episodes import TrainingEpisodes
 
 
 @attached
 def workflow(envs, agents, logger=None, monitor=None):
-    logger = logger or logging.getLogger(__name__)
     agent = agents[0]
     settings = load_settings()
     ppo = settings.ppo
-    runner = EpisodeRunner(envs, agent.predict, observation_process, action_process)
-    episodes = TrainingEpisodes(runner, agent, settings, logger, monitor)
+    episodes = TrainingEpisodes(envs, agent, settings, observation_process, action_process, logger, monitor)
     frames: list[list] = [[] for _ in envs]
 
     def flush(i: int, bootstrap_value: float) -> None:
@@ -38,11 +33,10 @@ def workflow(envs, agents, logger=None, monitor=None):
         frames[i] = []
         agent.learn(samples)
 
-    episodes.start_all()
     while True:
         need_bootstrap = []  # chunk cut mid-episode or episode truncated: V(s') needed
         ended = []
-        for t in runner.step():
+        for t in episodes.step():
             if t.error is not None:
                 frames[t.index] = []
                 episodes.failed(t)
@@ -56,7 +50,7 @@ def workflow(envs, agents, logger=None, monitor=None):
             if t.ended:
                 ended.append(t.index)
         if need_bootstrap:
-            values = agent.predict([runner.obs_data(i) for i in need_bootstrap])
+            values = agent.predict([episodes.runner.obs_data(i) for i in need_bootstrap])
             for i, value in zip(need_bootstrap, values):
                 flush(i, value.value)
         for i in ended:

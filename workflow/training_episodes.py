@@ -7,6 +7,7 @@ into samples; this module knows nothing of samples.
 """
 from __future__ import annotations
 
+import logging
 import os
 
 import numpy as np
@@ -14,6 +15,7 @@ import numpy as np
 from feature.curriculum import CurriculumSampler
 from feature.reward import reward_shaping
 from feature.unpack import step_view
+from workflow.episode import EpisodeRunner
 
 MAX_RESET_FAILURES = 3  # consecutive failed resets of one env before the loop gives up
 
@@ -29,20 +31,23 @@ class _Episode:
 
 
 class TrainingEpisodes:
-    def __init__(self, runner, agent, settings, logger, monitor=None):
-        """`runner`: the workflow's EpisodeRunner; `settings`: the package's (reads .reward, .curriculum)."""
-        self.runner = runner
+    def __init__(self, envs, agent, settings, observation_process, action_process, logger=None, monitor=None):
+        """The envs stepped in lockstep with `agent.predict` (`self.runner`, workflow.episode);
+        `settings`: the package's (reads .reward, .curriculum). Every env starts an episode."""
+        self.runner = EpisodeRunner(envs, agent.predict, observation_process, action_process)
         self.agent = agent
         self.reward_cfg = settings.reward
         self.curriculum = CurriculumSampler(settings.curriculum, seed=int(np.random.randint(0, 2**31 - 1)))
-        self.logger = logger
+        self.logger = logger or logging.getLogger(__name__)
         self.monitor = monitor
-        self.episodes: list[_Episode | None] = [None] * len(runner.slots)
+        self.episodes: list[_Episode | None] = [None] * len(envs)
         self.finished = 0
-
-    def start_all(self) -> None:
-        for i in range(len(self.episodes)):
+        for i in range(len(envs)):
             self.reset(i)
+
+    def step(self):
+        """One batched action on every env: the transitions (workflow.episode.Transition)."""
+        return self.runner.step()
 
     def reset(self, i: int) -> None:
         """Start a new episode on env i with the curriculum's settings for the run's progress."""
