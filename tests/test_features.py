@@ -296,12 +296,27 @@ def test_package_code_imports_nothing_of_the_simulator_or_the_training_system():
                 assert allowed, f"{file.relative_to(root)} imports {name}"
 
 
-def test_data_classes_are_the_platforms_create_cls_and_registered():
-    from kaiwu_agent.agent.protocol import protocol
+REGISTRY_CHECK = """
+import importlib, sys
+definition = importlib.import_module(sys.argv[1])
+from kaiwu_agent.agent.protocol import protocol
+names = ("ObsData", "ActData", "SampleData", "observation_process", "action_process", "sample_process",
+         "SampleData2NumpyData", "NumpyData2SampleData")
+missing = [n for n in names if getattr(protocol, n) is not getattr(definition, n)]
+assert not missing, missing
+"""
 
-    for cls in (ObsData, ActData, SampleData):
-        assert getattr(protocol, cls.__name__) is cls
+
+@pytest.mark.parametrize("module", ["feature.definition", "feature.dqn_definition"])
+def test_data_classes_are_the_platforms_create_cls_and_registered(module):
+    """Importing a package's definition registers its classes and functions under the platform's
+    names (in a fresh process: the registry is per process, the last package imported wins)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
     with pytest.raises(AttributeError):
         ObsData(mapp=1)
-    for fn in (observation_process, action_process, sample_process, SampleData2NumpyData, NumpyData2SampleData):
-        assert getattr(protocol, fn.__name__) is fn
+    result = subprocess.run([sys.executable, "-c", REGISTRY_CHECK, module], capture_output=True, text=True,
+                            cwd=Path(__file__).resolve().parents[1], timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
