@@ -25,8 +25,6 @@ class Settings(CommonSettings):
     ppo: PPOConfig = field(default_factory=PPOConfig)
 
 
-SETTINGS_SECTIONS = Settings.sections()
-
 
 def load_settings() -> Settings:
     """The PPO package's settings in this process (agent.settings.read_settings)."""

@@ -80,8 +80,7 @@ def td_target(ret: torch.Tensor, discount: torch.Tensor, next_q_target: torch.Te
     is None, by the target values themselves; a* is always a legal action of s'."""
     chooser = next_q_online if next_q_online is not None else next_q_target
     best = masked_argmax(chooser, next_legal)
-    bootstrap = next_q_target.gather(1, best.unsqueeze(1)).squeeze(1)
-    return ret + discount * torch.where(discount > 0, bootstrap, torch.zeros_like(bootstrap))
+    return ret + discount * next_q_target.gather(1, best.unsqueeze(1)).squeeze(1)
 
 
 def dqn_update(model: nn.Module, target_model: nn.Module, optimizer: torch.optim.Optimizer,
@@ -106,13 +105,10 @@ def dqn_update(model: nn.Module, target_model: nn.Module, optimizer: torch.optim
 
 
 @torch.no_grad()
-def sync_target(model: nn.Module, target_model: nn.Module, cfg: DQNConfig, train_step: int) -> bool:
-    """Move the target network after train step `train_step` (1-based); True when it changed."""
+def sync_target(model: nn.Module, target_model: nn.Module, cfg: DQNConfig, train_step: int) -> None:
+    """Move the target network after train step `train_step` (1-based)."""
     if cfg.target_update == "soft":
         for target, online in zip(target_model.parameters(), model.parameters()):
             target.lerp_(online, cfg.tau)
-        return True
-    if train_step % cfg.target_update_interval == 0:
+    elif train_step % cfg.target_update_interval == 0:
         target_model.load_state_dict(model.state_dict())
-        return True
-    return False

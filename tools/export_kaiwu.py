@@ -43,17 +43,10 @@ COMMON_FILES = {
     "workflow/episode.py": "{algo}/episode.py",
     "workflow/training_episodes.py": "{algo}/training_episodes.py",
 }
-#: ... and each project algorithm's own (its definition becomes the package's feature/definition.py)
-ALGORITHM_FILES = {
-    "ppo": {"agent/agent.py": "{algo}/algorithm/agent.py", "agent/config.py": "{algo}/config.py",
-            "workflow/train_workflow.py": "{algo}/train_workflow.py",
-            "feature/definition.py": "{algo}/feature/definition.py"},
-    "dqn_plus": {"agent/dqn_agent.py": "{algo}/algorithm/agent.py", "agent/dqn.py": "{algo}/algorithm/dqn.py",
-                 "agent/dqn_config.py": "{algo}/config.py", "workflow/dqn_workflow.py": "{algo}/train_workflow.py",
-                 "feature/dqn_definition.py": "{algo}/feature/definition.py"},
-}
+#: ... and besides each project algorithm's four modules (its Layout: config, definition, agent,
+#: workflow, which go where the platform's layout puts them), its own update.
+ALGORITHM_FILES = {"ppo": {}, "dqn_plus": {"agent/dqn.py": "{algo}/algorithm/dqn.py"}}
 FEATURE_DIR = "feature"  # its other modules go to {algo}/feature/
-DEFINITIONS = {path for files in ALGORITHM_FILES.values() for path in files if path.startswith(FEATURE_DIR + "/")}
 PACKAGE_DIRS = ("{algo}", "{algo}/algorithm", "{algo}/model", "{algo}/feature")
 ALLOWED_TOP_LEVEL = {"numpy", "torch", "kaiwu_agent", "kaiwudrl"}  # beside the standard library and {algo}
 #: The platform's [app] keys the export writes; the training ones take the run's values.
@@ -65,10 +58,16 @@ ALGO_RE = re.compile(r"^[a-z_][a-z0-9_]*$")
 
 def file_map(project_algo: str) -> dict[str, str]:
     """Project file -> exported path ({algo} not yet filled in) for one of the project's algorithms."""
-    files = {**COMMON_FILES, **ALGORITHM_FILES[project_algo]}
+    from workflow.kaiwu_package import PLATFORM_LAYOUT, PROJECT_ALGORITHMS
+
+    layout = PROJECT_ALGORITHMS[project_algo].layout
+    own = {layout.file(part, project_algo): PLATFORM_LAYOUT.file(part, "{algo}")
+           for part in ("config", "definition", "agent", "workflow")}
+    definitions = {a.layout.file("definition", name) for name, a in PROJECT_ALGORITHMS.items()}
+    files = {**COMMON_FILES, **ALGORITHM_FILES[project_algo], **own}
     for path in sorted((REPO_ROOT / FEATURE_DIR).glob("*.py")):
         relative = f"{FEATURE_DIR}/{path.name}"
-        if path.name != "__init__.py" and relative not in DEFINITIONS:
+        if path.name != "__init__.py" and relative not in definitions:
             files[relative] = "{algo}/feature/" + path.name
     return files
 

@@ -8,8 +8,8 @@ first on `sys.path`, so `dqn.feature.definition` and `conf.usr_conf` resolve ins
 The project's own agents are packages too, laid out as this repository is (`PROJECT_ALGORITHMS`:
 PPO is `agent/config.py`, `feature/definition.py`, `agent/agent.py`, `workflow/train_workflow.py`;
 `dqn_plus` is `agent/dqn_config.py`, `feature/dqn_definition.py`, `agent/dqn_agent.py`,
-`workflow/dqn_workflow.py`); the training system hosts them by the same path, `app.algo` choosing. tools/export_kaiwu.py writes it out in the
-platform's layout.
+`workflow/dqn_workflow.py`); the training system hosts them by the same path, `app.algo`
+choosing. tools/export_kaiwu.py writes them out in the platform's layout.
 """
 from __future__ import annotations
 
@@ -55,20 +55,22 @@ PROJECT_CODE = ("agent/", "feature/", "workflow/train_workflow.py", "workflow/dq
 
 @dataclass(frozen=True)
 class ProjectAlgorithm:
-    """One of the project's own packages: where its modules are in this repository, and the
-    sections of the run's TOML it reads (handed over as CONFIG.package_settings)."""
+    """One of the project's own packages: where its modules are in this repository."""
 
     layout: Layout
-    sections: tuple[str, ...]
+
+    @property
+    def sections(self) -> tuple[str, ...]:
+        """The sections of the run's TOML it reads (handed over as CONFIG.package_settings): its
+        config module's `Settings`."""
+        return importlib.import_module(self.layout.config).Settings.sections()
 
 
 PROJECT_ALGORITHMS: dict[str, ProjectAlgorithm] = {
     "ppo": ProjectAlgorithm(Layout(config="agent.config", definition="feature.definition", agent="agent.agent",
-                                   workflow="workflow.train_workflow", code=PROJECT_CODE),
-                            ("model", "ppo", "reward", "curriculum")),
+                                   workflow="workflow.train_workflow", code=PROJECT_CODE)),
     "dqn_plus": ProjectAlgorithm(Layout(config="agent.dqn_config", definition="feature.dqn_definition",
-                                        agent="agent.dqn_agent", workflow="workflow.dqn_workflow", code=PROJECT_CODE),
-                                 ("model", "dqn", "reward", "curriculum")),
+                                        agent="agent.dqn_agent", workflow="workflow.dqn_workflow", code=PROJECT_CODE)),
 }
 PROJECT_ALGO = "ppo"  # the default
 PROJECT_LAYOUT = PROJECT_ALGORITHMS[PROJECT_ALGO].layout

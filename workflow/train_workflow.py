@@ -8,9 +8,10 @@ episode ends, and goes to `agent.learn(samples)`: on the platform and in this to
 training system that sends them to the replay buffer; the learner trains on them.
 
 Around the episodes (workflow.training_episodes, shared with the DQN package's loop): each
-finished episode reports its shaped reward per term to `monitor.put_data`; episode settings come from the curriculum ([curriculum]); stages advance on this workflow's own
-episodes and on the run's learned samples, which the agent's counters bring with every model it
-loads (so a resumed run keeps its stage). The loop runs until the framework stops it.
+finished episode reports its shaped reward per term to `monitor.put_data`; episode settings
+come from the curriculum ([curriculum]); stages advance on this workflow's own episodes and on
+the run's learned samples, which the agent's counters bring with every model it loads (so a
+resumed run keeps its stage). The loop runs until the framework stops it.
 """
 from __future__ import annotations
 
