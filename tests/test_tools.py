@@ -303,3 +303,32 @@ def test_every_tool_runs_with_the_venvs_python_from_any_directory(tool, tmp_path
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "usage" in result.stdout.lower()
+
+
+def test_bench_model_counts_the_update_flops_of_the_network():
+    """The update's FLOPs per sample follow the network: per epoch between 2x (no input
+    gradient) and 3x (forward + backward) the forward pass counted by hand, and linear in epochs."""
+    sys.path.insert(0, str(REPO_ROOT / "tools"))
+    import bench_model
+    from agent.agent import Agent
+    from feature.layout import MAP_CHANNELS, MAP_SIZE, NUM_ACTIONS, STATE_DIM
+    from workflow.config import load_config
+
+    def forward_flops(cfg) -> float:
+        flops, ch, size = 0, MAP_CHANNELS, MAP_SIZE
+        for out_ch, k, s in zip(cfg.model.channels, cfg.model.kernel_sizes, cfg.model.strides):
+            size = (size - k) // s + 1
+            flops += 2 * size * size * out_ch * ch * k * k
+            ch = out_ch
+        flops += 2 * (ch * size * size + STATE_DIM) * cfg.model.hidden_size
+        return 2 * flops + 2 * cfg.model.hidden_size * (NUM_ACTIONS + 1)  # two backbones, two heads
+
+    counted = {}
+    for epochs in (1, 2):
+        cfg = load_config(None, [f"ppo.update_epochs={epochs}", "ppo.num_minibatches=2", "app.train_batch_size=16"])
+        per_sample, rate = bench_model.bench_update(Agent(settings=cfg, seed=0), cfg.app.train_batch_size, 0.05)
+        counted[epochs] = per_sample
+        assert rate > 0
+    fwd = forward_flops(cfg)
+    assert 2.0 * fwd <= counted[1] <= 3.05 * fwd, (counted[1], fwd)
+    assert abs(counted[2] - 2 * counted[1]) < 1e-6 * counted[1]
