@@ -13,6 +13,7 @@ channel of one.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -47,6 +48,16 @@ def _present(rel) -> float:
     return 0.0 if is_null(rel) else 1.0
 
 
+def _direction(rel) -> tuple[float, float]:
+    """The protocol's 8-way direction from the hero to the object (1 East, 2 NE, ... 8 SE) as a
+    unit vector (x, z); (0, 0) when the object is absent. Which way to go, where the BFS distance
+    only says how far."""
+    if is_null(rel):
+        return 0.0, 0.0
+    angle = (int(rel.direction) - 1) * math.pi / 4
+    return math.cos(angle), math.sin(angle)
+
+
 MAP_LAYOUT: tuple[MapChannel, ...] = (
     MapChannel("obstacle", lambda f, info: as_grid(f.obstacle_map)),  # 1 passable, 0 blocked / off-map
     MapChannel("memory", lambda f, info: as_grid(f.memory_map)),  # 0.2 per earlier visit, capped at 1
@@ -63,6 +74,10 @@ STATE_LAYOUT: tuple[StateBlock, ...] = (
     StateBlock("buff_present", 1, lambda f, info: (_present(f.buff_pos),)),
     StateBlock("buff_distance", 1, lambda f, info: (f.buff_pos.grid_distance,)),
     StateBlock("end_distance", 1, lambda f, info: (f.end_pos.grid_distance,)),
+    StateBlock("chest_direction", 2 * len(CHEST_SLOT_IDS),  # (x, z) unit vector per slot; 0 when absent
+               lambda f, info: [v for i in CHEST_SLOT_IDS for v in _direction(f.treasure_pos[i - 1])]),
+    StateBlock("buff_direction", 2, lambda f, info: _direction(f.buff_pos)),
+    StateBlock("end_direction", 2, lambda f, info: _direction(f.end_pos)),
 )
 
 # --- derived: never edit below, edit the tables above -------------------------------------------

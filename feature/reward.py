@@ -82,26 +82,26 @@ class Term:
 
 
 TERM_TABLE: tuple[Term, ...] = (
-    Term("end_progress", 0.1, "per BFS cell walked toward the end",
+    Term("end_progress", 0.005, "per BFS cell walked toward the end",
          lambda s: 0.0 if s.is_flash else s.end_delta),
-    Term("chest_progress", 0.2, "per BFS cell walked toward the chest that was nearest at the previous step (a "
+    Term("chest_progress", 0.01, "per BFS cell walked toward the chest that was nearest at the previous step (a "
          "pick-up counts the last cells; the next target's distance is no penalty); above end_progress so a detour "
          "for a chest pays", lambda s: 0.0 if s.is_flash else s.chest_delta),
-    Term("flash_progress", 0.1, "per BFS cell gained toward the end and that chest on a flash step",
+    Term("flash_progress", 0.005, "per BFS cell gained toward the end and that chest on a flash step",
          lambda s: s.end_delta + s.chest_delta if s.is_flash else 0.0),
-    Term("chest_pickup", 5.0, "per chest collected", lambda s: s.cur.chest_count - s.prev.chest_count),
-    Term("buff_pickup", 0.5, "per buff collected", lambda s: s.cur.buff_count - s.prev.buff_count),
-    Term("wall_bump", -0.2, "a move that stopped short (< blocked_ratio of 700, 1000 with the buff) with an "
+    Term("chest_pickup", 1.0, "per chest collected", lambda s: s.cur.chest_count - s.prev.chest_count),
+    Term("buff_pickup", 0.02, "per buff collected", lambda s: s.cur.buff_count - s.prev.buff_count),
+    Term("wall_bump", -0.005, "a move that stopped short (< blocked_ratio of 700, 1000 with the buff) with an "
          "obstacle on its path in the previous obstacle map", lambda s: 1.0 if s.wall_bump else 0.0),
-    Term("flash_wall", -2.0, "a flash that stopped short of 8000 units with its target blocked or off the map",
+    Term("flash_wall", -0.05, "a flash that stopped short of 8000 units with its target blocked or off the map",
          lambda s: 1.0 if s.flash_wall else 0.0),
-    Term("revisit", -0.05, "x memory at the hero's new cell (0.2 per earlier visit, capped at 1)",
+    Term("revisit", -0.002, "x memory at the hero's new cell (0.2 per earlier visit, capped at 1)",
          lambda s: s.cur.memory),
-    Term("step", -0.01, "every step", lambda s: 1.0),
-    Term("win", 10.0, "reaching the end", lambda s: 1.0 if s.cur.terminated else 0.0),
-    Term("timeout", -5.0, "hitting max_step without reaching the end (the game then scores 0)",
+    Term("step", -0.002, "every step", lambda s: 1.0),
+    Term("win", 1.5, "reaching the end", lambda s: 1.0 if s.cur.terminated else 0.0),
+    Term("timeout", -2.0, "hitting max_step without reaching the end (the game then scores 0)",
          lambda s: 1.0 if s.cur.truncated and not s.cur.terminated else 0.0),
-    Term("chests_left", -1.0, "per chest still on the map when the episode ends either way",
+    Term("chests_left", 0.0, "per chest still on the map when the episode ends either way",
          lambda s: float(len(s.cur.chest_dists)) if s.ended else 0.0),
 )
 TERMS: tuple[str, ...] = tuple(t.name for t in TERM_TABLE)
@@ -121,8 +121,9 @@ RewardConfig = make_dataclass(
        ("blocked_ratio", float, field(default=0.5))],  # a move covering less of its length was blocked
     namespace={"validate": _validate,
                "__doc__": "Weights of the shaped reward ([reward]): one per entry of TERM_TABLE, plus scale and "
-                          "blocked_ratio. Dense BFS progress dominates; events are sparse bonuses on the scale of "
-                          "~50 cells of progress; the step penalty is small."},
+                          "blocked_ratio. The events weigh what the game scores, in units of 100 points: a chest "
+                          "1.0, a step -0.002, reaching the end 1.5; the dense progress terms only guide the way "
+                          "(100 cells toward a chest are worth one chest)."},
 )
 RewardConfig.__module__ = __name__
 

@@ -223,6 +223,7 @@ def test_learns_to_reach_a_near_end_far_better_than_random():
                                   preload_ratio=20, train_batch_size=64, production_consume_ratio=4.0)
     cfg.curriculum = CurriculumConfig(chest_num=0, max_step=100, **NEAR)
     cfg.model = TINY
+    cfg.reward = dataclasses.replace(cfg.reward, scale=10.0)  # as conf/dqn_plus.toml: Q in points / 10
     cfg.dqn = DQNConfig(learning_rate=5e-4, target_update_interval=100, epsilon_decay_samples=40_000)
     result = train_local(cfg, max_env_steps=15_000, max_seconds=120)
     rng = np.random.default_rng(0)

@@ -17,7 +17,7 @@ from realm.unpack import unpack_env_info, unpack_obs, unpack_score
 def test_layout_sizes_follow_the_tables():
     assert layout.MAP_SHAPE == (4, 51, 51)
     assert [c.name for c in layout.MAP_LAYOUT] == ["obstacle", "memory", "treasure", "end"]
-    assert layout.STATE_DIM == 31 == sum(b.size for b in layout.STATE_LAYOUT)
+    assert layout.STATE_DIM == 61 == sum(b.size for b in layout.STATE_LAYOUT)
     assert layout.NUM_ACTIONS == 16
     covered = np.zeros(layout.STATE_DIM, dtype=int)
     for s in layout.STATE_SLICES.values():
@@ -51,7 +51,38 @@ def test_observation_process_fills_every_block():
     np.testing.assert_allclose(s["chest_distance"][1:-1], 1.0)  # null objects read 1.0
     assert s["buff_present"].tolist() == [0.0] and s["buff_distance"].tolist() == [1.0]
     np.testing.assert_allclose(s["end_distance"], [0.5])
+    directions = s["chest_direction"].reshape(-1, 2)  # fake_obs puts every present object East
+    np.testing.assert_allclose(directions[0], [1.0, 0.0], atol=1e-7)
+    np.testing.assert_allclose(directions[-1], [1.0, 0.0], atol=1e-7)
+    assert (directions[1:-1] == 0.0).all()  # absent chests point nowhere
+    assert s["buff_direction"].tolist() == [0.0, 0.0]
+    np.testing.assert_allclose(s["end_direction"], [1.0, 0.0], atol=1e-7)
     assert data.legal.tolist() == [1.0] * 8 + [0.0] * 8
+
+
+def test_direction_features_point_at_the_objects_in_the_simulator():
+    """On the real simulator each live object's direction vector is within 22.5° (one 8-way
+    sector) of the true bearing from the hero to it."""
+    import math
+
+    import realm
+
+    env = realm.make_env(map_seed=0)
+    obs = env.reset(usr_conf={"diy": {"start": 2, "end": 1, "treasure_random": 1, "treasure_num": 8,
+                                      "max_step": 2000}})
+    data = observation_process(obs)
+    s = {name: data.state[sl] for name, sl in layout.STATE_SLICES.items()}
+    hero = env.hero_position
+    chests = {o.config_id: o.pos for o in env.env_info.frame_state.organs if o.sub_type == 1}
+    for slot, vec in zip(layout.CHEST_SLOT_IDS, s["chest_direction"].reshape(-1, 2)):
+        assert len(chests) == 8
+        if slot not in chests:
+            assert vec.tolist() == [0.0, 0.0]
+            continue
+        bearing = math.atan2(chests[slot].z - hero[1], chests[slot].x - hero[0])
+        got = math.atan2(vec[1], vec[0])
+        assert abs((got - bearing + math.pi) % (2 * math.pi) - math.pi) <= math.pi / 8 + 1e-6, slot
+    assert s["chest_present"].sum() == 8
 
 
 def test_action_process_returns_plain_int():
