@@ -101,7 +101,7 @@ TERM_TABLE: tuple[Term, ...] = (
     Term("win", 1.5, "reaching the end", lambda s: 1.0 if s.cur.terminated else 0.0),
     Term("timeout", -2.0, "hitting max_step without reaching the end (the game then scores 0)",
          lambda s: 1.0 if s.cur.truncated and not s.cur.terminated else 0.0),
-    Term("chests_left", 0.0, "per chest still on the map when the episode ends either way",
+    Term("chests_left", -1.0, "per chest still on the map when the episode ends either way",
          lambda s: float(len(s.cur.chest_dists)) if s.ended else 0.0),
 )
 TERMS: tuple[str, ...] = tuple(t.name for t in TERM_TABLE)
