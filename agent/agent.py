@@ -25,6 +25,7 @@ from agent.config import Settings, load_settings
 from agent.model import ActorCritic
 from agent.ppo import ppo_update
 from feature.definition import SAMPLE_ROWS, ActData, ObsData, SampleData
+from feature.layout import earlier_visits
 from kaiwu_agent.agent.base_agent import (BaseAgent, exploit_wrapper, learn_wrapper, load_model_wrapper,
                                           predict_wrapper, save_model_wrapper)
 from kaiwu_agent.utils.common_func import attached
@@ -74,20 +75,30 @@ class Agent(BaseAgent):
 
     @exploit_wrapper
     def exploit(self, list_obs_data: Sequence[ObsData]) -> list[ActData]:
-        """The most probable legal action per observation (evaluation)."""
-        return self._act(list_obs_data, greedy=True)
+        """Evaluation's action per observation, by `[ppo] exploit_policy`: the most probable
+        legal action ("greedy"), a draw ("sample"), or the most probable unless the hero is
+        back on a cell it ended `unstuck_visits` steps on before, where a draw breaks the loop
+        ("unstuck")."""
+        policy = self.ppo_cfg.exploit_policy
+        if policy == "unstuck":
+            return self._act(list_obs_data, greedy=[earlier_visits(o.map) < self.ppo_cfg.unstuck_visits
+                                                    for o in list_obs_data])
+        return self._act(list_obs_data, greedy=policy == "greedy")
 
     @torch.no_grad()
-    def _act(self, list_obs_data: Sequence[ObsData], greedy: bool) -> list[ActData]:
+    def _act(self, list_obs_data: Sequence[ObsData], greedy: bool | list[bool]) -> list[ActData]:
+        """`greedy`: argmax for all, a draw for all, or per observation."""
         if not list_obs_data:
             return []
         self.model.eval()
         logits, value = self.model(*self._obs_tensors(list_obs_data))
         log_probs = torch.log_softmax(logits, dim=-1)
-        if greedy:
+        if greedy is True:
             actions = log_probs.argmax(dim=-1, keepdim=True)
         else:
             actions = torch.multinomial(log_probs.exp(), 1, generator=self.sample_generator)
+            if greedy is not False:
+                actions = torch.where(torch.tensor(greedy)[:, None], log_probs.argmax(dim=-1, keepdim=True), actions)
         chosen = log_probs.gather(1, actions).squeeze(1)
         value = self.model.value_norm.denormalize(value)  # identity until value normalisation learns
         return [ActData(action=int(a), log_prob=float(lp), value=float(v))

@@ -41,6 +41,11 @@ class PPOConfig:
     target_kl: float | None = None  # stop the update once approx-KL of a minibatch exceeds it
     value_norm: bool = False
     adam_eps: float = 1e-5
+    # exploit() (evaluation): "greedy" the most probable action; "sample" a draw as in training;
+    # "unstuck" greedy, but a draw on a cell the hero already ended unstuck_visits steps on (a
+    # greedy policy that loops keeps coming back to the same cells and never times out otherwise)
+    exploit_policy: Literal["greedy", "sample", "unstuck"] = "unstuck"
+    unstuck_visits: int = 2
 
     def validate(self):
         if self.learning_rate <= 0 or self.lr_final < 0:
@@ -49,7 +54,7 @@ class PPOConfig:
             raise ValueError("gamma and gae_lambda must be in [0, 1]")
         if self.dual_clip is not None and self.dual_clip <= 1:
             raise ValueError(f"dual_clip must be > 1 (or unset), got {self.dual_clip}")
-        for key in ("num_steps", "update_epochs", "num_minibatches", "schedule_samples"):
+        for key in ("num_steps", "update_epochs", "num_minibatches", "schedule_samples", "unstuck_visits"):
             if getattr(self, key) < 1:
                 raise ValueError(f"{key} must be >= 1, got {getattr(self, key)}")
         if self.minibatch_size is not None and self.minibatch_size < 1:

@@ -83,6 +83,7 @@ STATE_LAYOUT: tuple[StateBlock, ...] = (
 # --- derived: never edit below, edit the tables above -------------------------------------------
 
 MAP_CHANNELS: int = len(MAP_LAYOUT)
+MEMORY_CHANNEL: int = [c.name for c in MAP_LAYOUT].index("memory")
 MAP_SIZE: int = VIEW_SIZE
 MAP_SHAPE: tuple[int, int, int] = (MAP_CHANNELS, MAP_SIZE, MAP_SIZE)
 
@@ -104,6 +105,12 @@ NUM_MOVES = 8  # actions 0..7 walk in direction d (d × 45° counter-clockwise f
 NUM_FLASHES = 8  # actions 8..15 flash in direction act − 8
 NUM_ACTIONS = NUM_MOVES + NUM_FLASHES
 assert NUM_ACTIONS == GAME_NUM_ACTIONS, "the action layout must cover the game's actions exactly"
+
+
+def earlier_visits(map_tensor: np.ndarray) -> int:
+    """How often the hero ended a step on its current cell before (the memory map adds 0.2 per
+    visit, capped at 1, and the window is read before this step's visit is added)."""
+    return int(round(float(map_tensor[MEMORY_CHANNEL, VIEW_SIZE // 2, VIEW_SIZE // 2]) / 0.2))
 
 
 def legal_mask(legal_act: Sequence[int]) -> np.ndarray:

@@ -1,4 +1,5 @@
 """Agent: masking, predict/exploit, learn, checkpoints (state dicts, exact resume)."""
+import dataclasses
 import os
 
 import numpy as np
@@ -10,7 +11,8 @@ from agent.config import Settings
 from agent.model import ActorCritic, ModelConfig
 from agent.ppo import PPOConfig
 from feature.definition import ActData, Frame, ObsData, sample_process
-from feature.layout import MAP_SHAPE, NUM_MOVES, STATE_DIM, legal_mask
+from feature.constants import VIEW_SIZE
+from feature.layout import MAP_SHAPE, MEMORY_CHANNEL, NUM_MOVES, STATE_DIM, earlier_visits, legal_mask
 
 TINY = ModelConfig(channels=[4, 8], kernel_sizes=[5, 3], strides=[4, 2], hidden_size=16)
 PPO = PPOConfig(update_epochs=2, num_minibatches=2)
@@ -21,9 +23,13 @@ def make(model=TINY, ppo=PPO, seed=None) -> Agent:
 
 
 def obs_batch(n, seed=0, flash_ready=True) -> list[ObsData]:
+    """Random observations on cells the hero has not been on before (exploit is then greedy)."""
     rng = np.random.default_rng(seed)
-    return [ObsData(map=rng.random(MAP_SHAPE, dtype=np.float32), state=rng.random(STATE_DIM, dtype=np.float32),
-                    legal=legal_mask([1, int(flash_ready)])) for _ in range(n)]
+    out = [ObsData(map=rng.random(MAP_SHAPE, dtype=np.float32), state=rng.random(STATE_DIM, dtype=np.float32),
+                   legal=legal_mask([1, int(flash_ready)])) for _ in range(n)]
+    for o in out:
+        o.map[MEMORY_CHANNEL, VIEW_SIZE // 2, VIEW_SIZE // 2] = 0.0
+    return out
 
 
 def samples(agent, n=24, seed=0):
@@ -65,11 +71,49 @@ def test_no_flash_is_sampled_or_chosen_during_cooldown():
     assert min(a.action for a in agent.exploit(ready)) >= NUM_MOVES  # the mask is the only thing stopping them
 
 
-def test_exploit_is_greedy():
-    agent = make(seed=0)
-    obs = obs_batch(6)
+def on_visited_cell(obs: list[ObsData], visits: int) -> list[ObsData]:
+    """The same observations with the hero's own cell visited `visits` times before."""
+    out = []
+    for o in obs:
+        m = o.map.copy()
+        m[MEMORY_CHANNEL, VIEW_SIZE // 2, VIEW_SIZE // 2] = min(1.0, 0.2 * visits)
+        out.append(ObsData(map=m, state=o.state, legal=o.legal))
+    return out
+
+
+def test_exploit_is_greedy_on_fresh_cells():
+    for policy in ("greedy", "unstuck"):
+        agent = make(ppo=dataclasses.replace(PPO, exploit_policy=policy), seed=0)
+        obs = on_visited_cell(obs_batch(6), 1)
+        logits, _ = agent.model(*agent._obs_tensors(obs))
+        assert [a.action for a in agent.exploit(obs)] == logits.argmax(-1).tolist()
+
+
+def test_unstuck_exploit_draws_where_the_hero_keeps_coming_back():
+    agent = make(ppo=dataclasses.replace(PPO, exploit_policy="unstuck", unstuck_visits=2), seed=0)
+    obs = obs_batch(1)
     logits, _ = agent.model(*agent._obs_tensors(obs))
-    assert [a.action for a in agent.exploit(obs)] == logits.argmax(-1).tolist()
+    best = int(logits.argmax(-1))
+    looping = on_visited_cell(obs, 2)
+    drawn = [agent.exploit(looping)[0].action for _ in range(60)]
+    assert len(set(drawn)) > 3  # an untrained policy is near uniform: draws spread over the moves
+    mixed = on_visited_cell(obs, 1) + looping  # per observation: greedy where fresh, drawn where looping
+    assert all(agent.exploit(mixed)[0].action == best for _ in range(20))
+    greedy = make(ppo=dataclasses.replace(PPO, exploit_policy="greedy"), seed=0)
+    assert {greedy.exploit(looping)[0].action for _ in range(20)} == {best}
+
+
+def test_earlier_visits_reads_the_simulators_memory_map():
+    import realm
+    from feature.definition import observation_process
+
+    env = realm.make_env(map_seed=0)
+    obs = env.reset(usr_conf={"diy": {"start": 2, "end": 1, "treasure_random": 1, "treasure_num": 0}})
+    seen = [earlier_visits(observation_process(obs).map)]
+    for action in (0, 4, 0, 4, 0):  # east, west, ...: the cell east of the start, three times
+        obs = env.step(action)[1]
+        seen.append(earlier_visits(observation_process(obs).map))
+    assert (seen[1], seen[3], seen[5]) == (0, 1, 2)
 
 
 def test_model_init_follows_the_recipe():

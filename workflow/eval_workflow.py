@@ -116,10 +116,10 @@ POLICY_MODES = ("greedy", "sample")
 class AgentPolicy:
     """A trained package agent acting through the episode runner.
 
-    "greedy" is Kaiwu's evaluation (`exploit`, the most probable action). "sample" draws from
-    the policy as in training (`predict`): a PPO policy that still spreads probability over
-    moves can loop forever when forced to its argmax, so both are worth measuring. Sampling is
-    seeded by the episode seed, so an episode replays identically.
+    "greedy" is Kaiwu's evaluation (`exploit`: for the project's PPO agent the most probable
+    action, with draws where it would loop, `[ppo] exploit_policy`). "sample" draws from the
+    policy as in training (`predict`). Both seed the agent's sampling with the episode seed, so
+    an episode replays identically.
     """
 
     def __init__(self, loaded: LoadedAgent, name: str = "agent", mode: str = "greedy"):
@@ -131,12 +131,11 @@ class AgentPolicy:
         self.mode = mode
 
     def play(self, env, usr_conf: dict, seed: int, on_step=None) -> EpisodeRecord:
-        if self.mode == "sample":
-            generator = getattr(self.agent, "sample_generator", None)
-            if generator is not None:
-                generator.manual_seed(int(seed))
-            else:
-                torch.manual_seed(int(seed))
+        generator = getattr(self.agent, "sample_generator", None)
+        if generator is not None:
+            generator.manual_seed(int(seed))
+        else:
+            torch.manual_seed(int(seed))
         act = self.agent.predict if self.mode == "sample" else self.agent.exploit
         runner = EpisodeRunner([env], act, self.loaded.observation_process, self.loaded.action_process)
         stats, actions = runner.play(usr_conf, seed=seed, on_step=on_step)
