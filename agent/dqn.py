@@ -39,13 +39,18 @@ class DQNConfig:
     epsilon_final: float = 0.05
     epsilon_decay_samples: int = 300_000
     chunk_frames: int = 64  # frames an env collects before they become samples (the last n_step - 1 wait for more)
+    # exploit() (evaluation): "greedy" the legal action of the highest value; "unstuck" the same,
+    # but a random legal action on a cell the hero already ended unstuck_visits steps on (greedy
+    # Q-policies loop between a few cells until the step limit, and the game then scores 0)
+    exploit_policy: Literal["greedy", "unstuck"] = "unstuck"
+    unstuck_visits: int = 2
 
     def validate(self):
         if self.learning_rate <= 0 or self.adam_eps <= 0:
             raise ValueError("learning_rate and adam_eps must be > 0")
         if not 0 <= self.gamma <= 1:
             raise ValueError(f"gamma must be in [0, 1], got {self.gamma}")
-        for key in ("n_step", "target_update_interval", "epsilon_decay_samples"):
+        for key in ("n_step", "target_update_interval", "epsilon_decay_samples", "unstuck_visits"):
             if getattr(self, key) < 1:
                 raise ValueError(f"{key} must be >= 1, got {getattr(self, key)}")
         if self.chunk_frames < self.n_step:

@@ -25,6 +25,7 @@ from agent.dqn import dqn_update, masked_argmax, sync_target
 from agent.dqn_config import Settings, load_settings
 from agent.model import QNetwork
 from feature.dqn_definition import SAMPLE_ROWS, ActData, SampleData
+from feature.layout import earlier_visits
 from kaiwu_agent.agent.base_agent import (BaseAgent, exploit_wrapper, learn_wrapper, load_model_wrapper,
                                           predict_wrapper, save_model_wrapper)
 from kaiwu_agent.utils.common_func import attached
@@ -51,6 +52,8 @@ class Agent(BaseAgent):
         self.target_model = copy.deepcopy(self.model).requires_grad_(False)
         self.optimizer = self._new_optimizer()
         self.explore_rng = np.random.default_rng(explore_seed)  # this process's own (not checkpointed)
+        self.sample_generator = torch.Generator()  # exploit's loop-breaking draws (evaluation seeds it per episode)
+        self.sample_generator.manual_seed(explore_seed)
         self.train_step = 0
         self.samples_learned = 0  # drives epsilon
         self.model_version = 0
@@ -71,8 +74,16 @@ class Agent(BaseAgent):
 
     @exploit_wrapper
     def exploit(self, list_obs_data) -> list[ActData]:
-        """The legal action of the highest value."""
-        return self._act(list_obs_data, 0.0)
+        """The legal action of the highest value; with `[dqn] exploit_policy = "unstuck"`, a random
+        legal action instead where the hero is back on a cell it ended `unstuck_visits` steps on."""
+        out = self._act(list_obs_data, 0.0)
+        if self.dqn_cfg.exploit_policy == "unstuck":
+            for i, obs in enumerate(list_obs_data):
+                if earlier_visits(obs.map) >= self.dqn_cfg.unstuck_visits:
+                    legal = np.flatnonzero(np.asarray(obs.legal) > 0.5)
+                    action = int(legal[int(torch.randint(len(legal), (1,), generator=self.sample_generator))])
+                    out[i] = ActData(action=action, q=out[i].q)
+        return out
 
     @torch.no_grad()
     def _act(self, list_obs_data: Sequence, epsilon: float) -> list[ActData]:

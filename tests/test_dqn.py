@@ -16,7 +16,8 @@ from agent.model import ModelConfig
 from feature.curriculum import CurriculumConfig
 from feature.dqn_definition import (SAMPLE_DIM, SAMPLE_ROWS, ActData, Frame, NumpyData2SampleData, SampleData,
                                     SampleData2NumpyData, sample_process)
-from feature.layout import MAP_SHAPE, NUM_MOVES, STATE_DIM, legal_mask
+from feature.constants import VIEW_SIZE
+from feature.layout import MAP_SHAPE, MEMORY_CHANNEL, NUM_MOVES, STATE_DIM, legal_mask
 from workflow.config import AppConfig, load_config
 from workflow.local_trainer import train_local
 
@@ -145,7 +146,7 @@ def test_target_network_syncs_hard_and_soft():
 # --- acting --------------------------------------------------------------------------------------
 
 def test_epsilon_greedy_explores_legal_actions_only_and_exploit_is_greedy():
-    agent = make(seed=0, epsilon_start=1.0, epsilon_final=0.0, epsilon_decay_samples=100)
+    agent = make(seed=0, epsilon_start=1.0, epsilon_final=0.0, epsilon_decay_samples=100, exploit_policy="greedy")
     with torch.no_grad():
         agent.model.advantage_head.bias[NUM_MOVES:] = 50.0  # flashes would win if legal
     cooling = [Obs(0.1 * i, flash_ready=False) for i in range(8)]
@@ -156,6 +157,25 @@ def test_epsilon_greedy_explores_legal_actions_only_and_exploit_is_greedy():
     agent.samples_learned = 100  # annealed to 0: predict is greedy
     assert agent.epsilon == 0.0
     assert [a.action for a in agent.predict(cooling)] == [a.action for a in agent.exploit(cooling)]
+
+
+def test_unstuck_exploit_draws_a_legal_action_only_where_the_hero_keeps_coming_back():
+    agent = make(seed=0, exploit_policy="unstuck", unstuck_visits=2)
+    with torch.no_grad():
+        agent.model.advantage_head.bias[3] = 50.0  # move 3 is the greedy action everywhere
+
+    def on_cell(visits, flash_ready=False):
+        obs = Obs(0.0, flash_ready=flash_ready)
+        obs.map[MEMORY_CHANNEL, VIEW_SIZE // 2, VIEW_SIZE // 2] = 0.2 * visits
+        return obs
+
+    assert {agent.exploit([on_cell(1)])[0].action for _ in range(30)} == {3}  # one earlier visit: greedy
+    drawn = [agent.exploit([on_cell(2)])[0].action for _ in range(80)]
+    assert set(drawn) == set(range(NUM_MOVES))  # looping: uniform over the legal moves, never a cooling flash
+    agent.sample_generator.manual_seed(7)
+    first = [agent.exploit([on_cell(3)])[0].action for _ in range(10)]
+    agent.sample_generator.manual_seed(7)
+    assert [agent.exploit([on_cell(3)])[0].action for _ in range(10)] == first  # seeded: replays exactly
 
 
 # --- checkpoints ------------------------------------------------------------------------------------
