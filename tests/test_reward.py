@@ -38,7 +38,7 @@ def test_free_step_toward_the_end():
     prev = view(end=100.0)
     cur = view(pos=(HERO[0] + 700, HERO[1]), end=98.6)
     _, terms = shaped(prev, cur, EAST)
-    assert nonzero(terms) == pytest.approx({"end_progress": 0.1 * 1.4, "step": CFG.step})
+    assert nonzero(terms) == pytest.approx({"end_progress": CFG.end_progress * 1.4, "step": CFG.step})
 
 
 def test_walking_into_a_wall():

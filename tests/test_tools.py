@@ -124,7 +124,8 @@ def test_agent_policy_modes(run_dir, official_map_paths):
     first, again, other = (sample.play(env, conf, seed).actions for seed in (3, 3, 4))
     assert first == again and first != other
     greedy_actions = greedy.play(env, conf, 3).actions
-    assert len(set(greedy_actions[:50])) < len(set(first[:50]))  # argmax of an untrained net barely varies
+    assert greedy.play(env, conf, 3).actions == greedy_actions  # exploit's loop-breaking draws are seeded too
+    assert greedy_actions != first
     with pytest.raises(ValueError, match="greedy, sample"):
         AgentPolicy(sample.loaded, mode="best")
 
