@@ -34,6 +34,10 @@ class DQNConfig:
     target_update_interval: int = 250  # "hard": train steps between copies
     tau: float = 0.005  # "soft": target <- tau * online + (1 - tau) * target after every train step
     huber_delta: float = 1.0
+    # learn()'s replay priority is |TD error| capped at priority_clip (0: uncapped). At huber_delta
+    # it is the size of each sample's Huber-loss gradient: rare large errors (a timeout's terminal
+    # penalty) cannot fill the prioritized batches with samples that move Q by at most delta.
+    priority_clip: float = 0.0
     max_grad_norm: float = 10.0
     epsilon_start: float = 1.0  # epsilon-greedy exploration of predict(), linear in the run's learned samples
     epsilon_final: float = 0.05
@@ -65,6 +69,8 @@ class DQNConfig:
         for key in ("huber_delta", "max_grad_norm"):
             if getattr(self, key) <= 0:
                 raise ValueError(f"{key} must be > 0, got {getattr(self, key)}")
+        if self.priority_clip < 0:
+            raise ValueError(f"priority_clip must be >= 0 (0: uncapped), got {self.priority_clip}")
 
     def epsilon(self, samples_learned: int) -> float:
         progress = min(1.0, samples_learned / self.epsilon_decay_samples)
@@ -90,7 +96,8 @@ def td_target(ret: torch.Tensor, discount: torch.Tensor, next_q_target: torch.Te
 
 def dqn_update(model: nn.Module, target_model: nn.Module, optimizer: torch.optim.Optimizer,
                batch: dict[str, torch.Tensor], cfg: DQNConfig) -> tuple[dict[str, float], torch.Tensor]:
-    """One gradient step on one batch -> (statistics, |TD error| per sample)."""
+    """One gradient step on one batch -> (statistics, replay priority per sample: |TD error|,
+    capped at cfg.priority_clip when that is set)."""
     with torch.no_grad():
         next_q_target = target_model(batch["next_map"], batch["next_state"])
         next_q_online = model(batch["next_map"], batch["next_state"]) if cfg.double else None
@@ -106,7 +113,8 @@ def dqn_update(model: nn.Module, target_model: nn.Module, optimizer: torch.optim
     optimizer.step()
     stats = {"loss": float(loss.detach()), "q": float(q.detach().mean()), "target": float(target.mean()),
              "td_abs": float(td.detach().abs().mean()), "grad_norm": float(grad_norm)}
-    return stats, td.detach().abs()
+    td_abs = td.detach().abs()
+    return stats, td_abs.clamp(max=cfg.priority_clip) if cfg.priority_clip > 0 else td_abs
 
 
 @torch.no_grad()

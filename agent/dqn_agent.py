@@ -110,7 +110,7 @@ class Agent(BaseAgent):
     @learn_wrapper
     def learn(self, list_sample_data: Sequence[SampleData]) -> dict:
         """One gradient step on a batch of samples; returns statistics (metric names) and
-        "priority": |TD error| per sample, in the order given."""
+        "priority": |TD error| per sample (capped at [dqn] priority_clip), in the order given."""
         if len(list_sample_data) == 0:
             raise ValueError("learn() got an empty batch")
         fields = SAMPLE_ROWS.stack(list_sample_data)
@@ -120,14 +120,14 @@ class Agent(BaseAgent):
         if all(w is not None for w in weights):
             batch["is_weight"] = torch.tensor(weights, dtype=torch.float32, device=self.device)
         self.model.train()
-        stats, td_abs = dqn_update(self.model, self.target_model, self.optimizer, batch, self.dqn_cfg)
+        stats, priority = dqn_update(self.model, self.target_model, self.optimizer, batch, self.dqn_cfg)
         self.train_step += 1
         self.samples_learned += len(list_sample_data)
         self.model_version += 1
         sync_target(self.model, self.target_model, self.dqn_cfg, self.train_step)
         stats.update(epsilon=self.epsilon, batch_size=float(len(list_sample_data)))
         metrics: dict = {METRIC_NAMES.get(k, "dqn/" + k): v for k, v in stats.items()}
-        metrics["priority"] = td_abs.cpu().tolist()
+        metrics["priority"] = priority.cpu().tolist()
         return metrics
 
     # --- checkpoints --------------------------------------------------------------------------------

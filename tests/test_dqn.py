@@ -128,6 +128,18 @@ def test_learn_returns_priorities_and_weights_the_loss():
     assert all(torch.equal(v, still.model.state_dict()[k]) for k, v in before.items())
 
 
+def test_priority_clip_caps_the_priorities_at_the_huber_gradient_size():
+    rewards = [30.0, -0.01, 0.02, -25.0]  # two errors far beyond huber_delta, two well inside it
+    batch = sample_process(frames(rewards, terminated_last=True), n_step=1, gamma=0.99)
+    uncapped = np.asarray(make(seed=0, n_step=1).learn(batch)["priority"])
+    capped = np.asarray(make(seed=0, n_step=1, priority_clip=1.0).learn(batch)["priority"])
+    assert uncapped[0] > 20 and uncapped[3] > 20  # same seed, same weights: the same TD errors
+    assert capped.tolist() == pytest.approx(np.minimum(uncapped, 1.0).tolist())
+    assert capped[0] == 1.0 and capped[3] == 1.0 and capped[1] < 1.0 and capped[2] < 1.0
+    with pytest.raises(ValueError, match="priority_clip"):
+        DQNConfig(priority_clip=-1.0).validate()
+
+
 def test_target_network_syncs_hard_and_soft():
     agent = make(seed=0, target_update_interval=3)
     batch = sample_process(frames([1.0, 2.0, 3.0], terminated_last=True), n_step=1, gamma=0.9)
