@@ -6,7 +6,7 @@
 1. Trains the config with ./train.sh's launcher for --minutes (every checkpoint kept), noting
    when each checkpoint was written.
 2. Scores --points checkpoints spread over the run (and the last) on --preset (default the
-   2024 leaderboard, 30 episodes) with the agent's `exploit` (greedy) and with sampling, and the
+   2024 leaderboard, 30 episodes) with the agent's `exploit` (its `exploit_policy`) and with sampling, and the
    planner on the same episodes (workflow.eval_pool), on the map the run trained on.
 3. Prints the score-vs-wall-minutes curve, the first minute at which 0.80 / 0.90 / 0.95 / 0.97 ×
    planner was reached (exploit), writes the curve as a PNG, and prints the final exploit ratio
@@ -81,7 +81,7 @@ def plot(path: Path, rows: list[dict], title: str) -> Path:
 
     fig, ax = plt.subplots(figsize=(8, 4.5))
     minutes = [r["minute"] for r in rows]
-    ax.plot(minutes, [r["ratio_exploit"] for r in rows], marker="o", label="exploit (greedy)")
+    ax.plot(minutes, [r["ratio_exploit"] for r in rows], marker="o", label="exploit")
     ax.plot(minutes, [r["ratio_sample"] for r in rows], marker=".", alpha=0.7, label="sampled")
     for t in THRESHOLDS:
         ax.axhline(t, color="grey", lw=0.6, ls=":")
