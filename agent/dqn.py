@@ -111,9 +111,9 @@ def dqn_update(model: nn.Module, target_model: nn.Module, optimizer: torch.optim
     loss.backward()
     grad_norm = nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
     optimizer.step()
-    stats = {"loss": float(loss.detach()), "q": float(q.detach().mean()), "target": float(target.mean()),
-             "td_abs": float(td.detach().abs().mean()), "grad_norm": float(grad_norm)}
     td_abs = td.detach().abs()
+    stats = {"loss": float(loss.detach()), "q": float(q.detach().mean()), "target": float(target.mean()),
+             "td_abs": float(td_abs.mean()), "grad_norm": float(grad_norm)}
     return stats, td_abs.clamp(max=cfg.priority_clip) if cfg.priority_clip > 0 else td_abs
 
 
