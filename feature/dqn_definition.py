@@ -26,7 +26,7 @@ from kaiwu_agent.utils.common_func import Frame, attached, create_cls
 __all__ = ["ObsData", "ActData", "SampleData", "observation_process", "action_process", "sample_process",
            "SampleData2NumpyData", "NumpyData2SampleData", "SAMPLE_ROWS", "SAMPLE_DIM", "Frame"]
 
-#: The agent's answer: `action` 0..15, `q` the online network's value of it (NaN for a random action).
+#: The agent's answer: `action` 0..15, `q` the online network's value of that action (random or greedy).
 ActData = create_cls("ActData", action=None, q=None)
 
 #: One n-step transition (see the module docstring); every number travels as float32.
