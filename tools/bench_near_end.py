@@ -1,0 +1,88 @@
+"""How reliably the project's PPO learns the near-end task (tools/near_end.py), over seeds.
+
+    python tools/bench_near_end.py --seeds 10            # seeds 0..9, two at a time
+    MKL_ENABLE_INSTRUCTIONS=AVX2 ONEDNN_MAX_CPU_ISA=AVX2 python tools/bench_near_end.py --seeds 10
+    python tools/bench_near_end.py --seeds 10 --set ppo.learning_rate=0   # learning broken: 0 of 10
+
+Each seed trains in its own process until 90 % of the last 50 training episodes are won or the
+budget of env steps runs out. Prints one row per seed (env steps to the target, train steps,
+seconds, the trained policy's win rate on unseen episodes), the median and the worst env steps
+over the seeds that learned, and last the number of seeds that learned.
+"""
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import near_end  # noqa: E402
+
+
+def parse_value(text: str):
+    import toml
+
+    try:
+        return toml.loads(f"v = {text}")["v"]
+    except toml.TomlDecodeError:
+        return text
+
+
+def run_seed(job: tuple[int, int, dict]) -> dict:
+    seed, budget, overrides = job
+    cfg = near_end.near_end_config(seed)
+    for section, values in overrides.items():
+        setattr(cfg, section, near_end.dataclasses.replace(getattr(cfg, section), **values))
+    result = near_end.train_near_end(cfg, budget)
+    return {k: v for k, v in vars(result).items() if k != "agent"}
+
+
+def overrides_of(pairs: list[str]) -> dict[str, dict]:
+    """--set section.key=value (ppo, reward, model, app) -> {section: {key: value}}."""
+    out: dict[str, dict] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        section, dot, name = key.partition(".")
+        if not (sep and dot and section in ("ppo", "reward", "model", "app")):
+            raise SystemExit(f"--set {pair!r}: expected section.key=value with section ppo, reward, model or app")
+        out.setdefault(section, {})[name] = parse_value(value)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seeds", type=int, default=10, help="seeds 0..N-1 (default 10)")
+    parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument("--budget", type=int, default=near_end.BUDGET_ENV_STEPS,
+                        help=f"env steps per seed (default {near_end.BUDGET_ENV_STEPS}, the learning test's)")
+    parser.add_argument("--jobs", type=int, default=2, help="seeds trained at once, one torch thread each")
+    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                        help="change the task's config, e.g. ppo.learning_rate=0 or reward.scale=0")
+    args = parser.parse_args()
+    overrides = overrides_of(args.set)
+    jobs = [(seed, args.budget, overrides) for seed in range(args.first_seed, args.first_seed + args.seeds)]
+    with mp.get_context("spawn").Pool(min(args.jobs, len(jobs))) as pool:
+        rows = []
+        print(f"{'seed':>4} {'learned':>7} {'env steps':>9} {'updates':>7} {'seconds':>7} {'first win':>9} "
+              f"{'train win':>9} {'eval win':>8}", flush=True)
+        for row in pool.imap(run_seed, jobs):
+            rows.append(row)
+            print(f"{row['seed']:>4} {'yes' if row['learned'] else 'NO':>7} {row['env_steps']:>9} {row['updates']:>7} "
+                  f"{row['seconds']:>7.0f} {row['first_win_rate']:>9.2f} {row['train_win_rate']:>9.2f} "
+                  f"{row['eval_win_rate']:>8.2f}", flush=True)
+    learned = [r for r in rows if r["learned"]]
+    if learned:
+        steps = [r["env_steps"] for r in learned]
+        print(f"env steps to the target over the {len(learned)} seeds that learned: median "
+              f"{statistics.median(steps):.0f}, worst {max(steps)} (budget {args.budget})")
+    print(f"eval win rate: median {statistics.median(r['eval_win_rate'] for r in rows):.2f}, "
+          f"worst {min(r['eval_win_rate'] for r in rows):.2f}")
+    print(f"learned: {len(learned)} of {len(rows)} seeds")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

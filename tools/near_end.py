@@ -1,0 +1,82 @@
+"""The near-end task: the smallest real learning problem, shared by the learning test and
+tools/bench_near_end.py.
+
+Generated map 0, no chests, start id 5 and end id 8 (40 BFS cells apart), 100 steps: a
+uniformly random policy essentially never gets there, a trained one needs about 30 steps. The
+project's PPO package with its default network and reward terms (the end's guidance at
+END_PROGRESS: the task has only the end, so its guidance carries more than beside chests) trains in one process
+(workflow.local_trainer) until 90 % of the last 50 training episodes are won, or a budget of env
+steps runs out; then its sampling policy plays 20 episodes of a separately seeded env.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+
+NEAR = dict(start=5, end=8)
+MAX_STEP = 100
+WIN_TARGET = 0.9  # of the last WINDOW training episodes
+WINDOW = 50
+BUDGET_ENV_STEPS = 25_000
+END_PROGRESS = 0.02
+
+
+def near_end_config(seed: int = 0, **ppo):
+    """The task's AppConfig: 4 envs, batches of 512 samples, chunks of 64 steps."""
+    from feature.curriculum import CurriculumConfig
+    from workflow.config import AppConfig
+
+    cfg = AppConfig()
+    cfg.app = dataclasses.replace(cfg.app, seed=seed, envs_per_aisrv=4, train_batch_size=512, torch_num_threads=1)
+    cfg.curriculum = CurriculumConfig(chest_num=0, max_step=MAX_STEP, **NEAR)
+    cfg.ppo = dataclasses.replace(cfg.ppo, **{"num_steps": 64, "learning_rate": 5e-4, **ppo})
+    cfg.reward = dataclasses.replace(cfg.reward, end_progress=END_PROGRESS)
+    return cfg
+
+
+def win_rate(act, episodes: int = 20, seed: int = 123) -> float:
+    """Win rate of `act(obs_data) -> action` on fresh near-end episodes of a separately seeded env."""
+    from feature.definition import observation_process
+    from realm import make_env
+
+    env, wins = make_env(seed=seed), 0
+    usr_conf = {"diy": {**NEAR, "treasure_random": 0, "treasure_id": [], "max_step": MAX_STEP}}
+    for _ in range(episodes):
+        obs, info = env.reset(usr_conf=usr_conf), env.env_info
+        terminated = truncated = False
+        while not (terminated or truncated):
+            _, obs, _, terminated, truncated, info = env.step(act(observation_process(obs, info)))
+        wins += terminated
+    return wins / episodes
+
+
+@dataclass
+class NearEndResult:
+    seed: int
+    learned: bool  # the training win rate reached WIN_TARGET within the budget
+    env_steps: int  # when it stopped (reached the target, or the budget)
+    updates: int
+    seconds: float
+    first_win_rate: float  # of the first 20 training episodes: the task starts out lost
+    train_win_rate: float  # of the last WINDOW training episodes
+    eval_win_rate: float  # the trained sampling policy on 20 unseen episodes
+    agent: object = None
+
+
+def train_near_end(cfg, budget_env_steps: int = BUDGET_ENV_STEPS, max_seconds: float = 0.0) -> NearEndResult:
+    """Train `cfg` (near_end_config's, maybe changed) until the target or the budget."""
+    from workflow.local_trainer import train_local
+
+    start = time.monotonic()
+    result = train_local(cfg, max_env_steps=budget_env_steps, max_seconds=max_seconds or None, window=WINDOW,
+                         stop_when=lambda log: len(log.recent) >= WINDOW and log.mean("win") >= WIN_TARGET)
+    first = result.episodes[:20]
+    learned = len(result.episodes) >= WINDOW and result.win_rate >= WIN_TARGET
+    agent = result.agent
+    return NearEndResult(seed=cfg.app.seed, learned=learned, env_steps=result.stats.env_steps,
+                         updates=len(result.updates), seconds=time.monotonic() - start,
+                         first_win_rate=sum(r["win"] for r in first) / max(len(first), 1),
+                         train_win_rate=result.win_rate,
+                         eval_win_rate=win_rate(lambda obs: agent.predict([obs])[0].action),
+                         agent=agent)
