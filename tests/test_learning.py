@@ -1,6 +1,7 @@
 """The package's episode loop and the local trainer on the real simulator, ending with a learning test."""
-import dataclasses
 import logging
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -9,28 +10,20 @@ from agent.config import Settings
 from agent.model import ModelConfig
 from agent.ppo import PPOConfig
 from feature.curriculum import CurriculumConfig
-from feature.definition import ActData, observation_process
+from feature.definition import ActData
 from feature.reward import TERMS
 from kaiwudrl.common.config.config_control import CONFIG
 from realm import make_env
 from workflow.adder import Stopped
-from workflow.config import AppConfig
 from workflow.local_trainer import EpisodeLog, train_local
 from workflow.package_aisrv import LoopStats, PlatformEnv
 from workflow.train_workflow import workflow
 
-# Generated map 0: ids 5 and 8 are 40 BFS cells apart. Within 100 steps a uniformly random
-# policy essentially never gets there; a trained one needs about 30.
-NEAR = dict(start=5, end=8)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+import near_end  # noqa: E402
+
+NEAR = near_end.NEAR  # generated map 0: ids 5 and 8 are 40 BFS cells apart
 TINY = ModelConfig(channels=[4], kernel_sizes=[5], strides=[4], hidden_size=16)
-
-
-def config(seed=0, **ppo) -> AppConfig:
-    cfg = AppConfig()
-    cfg.app = dataclasses.replace(cfg.app, seed=seed, envs_per_aisrv=4, train_batch_size=512, torch_num_threads=1)
-    cfg.curriculum = CurriculumConfig(chest_num=0, max_step=100, **NEAR)
-    cfg.ppo = PPOConfig(**{"num_steps": 64, "learning_rate": 5e-4, **ppo})
-    return cfg
 
 
 class Recording:
@@ -158,41 +151,23 @@ def test_env_exception_ends_only_that_episode(caplog):
 
 
 def test_local_trainer_is_seeded():
-    cfg = config(seed=3)
+    cfg = near_end.near_end_config(seed=3)
     cfg.model = TINY
     a = train_local(cfg, max_updates=3)
     b = train_local(cfg, max_updates=3)
     assert len(a.updates) == 3 and a.updates == b.updates
-    c = train_local(config(seed=4).replace(model=TINY), max_updates=3)
+    c = train_local(near_end.near_end_config(seed=4).replace(model=TINY), max_updates=3)
     assert c.updates != a.updates
 
 
-def win_rate(act, episodes=20, seed=123) -> float:
-    """Win rate of `act(obs_data) -> action` on fresh NEAR episodes of a separately seeded env."""
-    env, wins = make_env(seed=seed), 0
-    usr_conf = {"diy": {**NEAR, "treasure_random": 0, "treasure_id": [], "max_step": 100}}
-    for _ in range(episodes):
-        obs, info = env.reset(usr_conf=usr_conf), env.env_info
-        terminated = truncated = False
-        while not (terminated or truncated):
-            _, obs, _, terminated, truncated, info = env.step(act(observation_process(obs, info)))
-        wins += terminated
-    return wins / episodes
-
-
-def evaluate(agent, episodes=20, seed=123) -> float:
-    """Win rate of the trained (sampling) policy."""
-    return win_rate(lambda obs: agent.predict([obs])[0].action, episodes, seed)
-
-
-def test_learns_to_reach_a_near_end():
-    """Default network and reward terms: from ~0 % wins to >= 90 % within a fixed budget. The task
-    has only the end, so its guidance weighs what the chests' guidance weighs by default."""
-    cfg = config(seed=0)
-    cfg.reward = dataclasses.replace(cfg.reward, end_progress=0.02)
-    result = train_local(cfg, max_env_steps=25_000, max_seconds=240, window=50,
-                         stop_when=lambda log: len(log.recent) >= 50 and log.mean("win") >= 0.9)
-    first = result.episodes[:20]
-    assert sum(r["win"] for r in first) / len(first) <= 0.3  # it started out lost
-    assert result.win_rate >= 0.9, f"win rate {result.win_rate:.2f} after {result.stats.env_steps} env steps"
-    assert evaluate(result.agent) >= 0.8  # and it holds on episodes it did not train on
+def test_learns_to_reach_a_near_end_on_every_seed():
+    """Default network and reward terms, tools/near_end.py's task, three seeds: each starts out
+    lost and reaches 90 % wins within the budget, and holds on episodes it did not train on.
+    Every seed of 0..9 gets there in < 7 000 env steps under the default and the AVX2-restricted
+    kernels (tools/bench_near_end.py), so 20 000 leaves about three times the worst."""
+    for seed in (0, 1, 2):
+        result = near_end.train_near_end(near_end.near_end_config(seed), budget_env_steps=20_000)
+        assert result.first_win_rate <= 0.3, f"seed {seed}: the task was not lost at the start"
+        assert result.learned, (f"seed {seed}: win rate {result.train_win_rate:.2f} after "
+                                f"{result.env_steps} env steps")
+        assert result.eval_win_rate >= 0.8, f"seed {seed}: eval win rate {result.eval_win_rate:.2f}"

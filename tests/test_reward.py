@@ -104,7 +104,7 @@ def test_buff_pickup():
 def test_reaching_the_end():
     prev = view(end=1.0, chests={7: 20.0})
     cur = view(pos=(HERO[0] + 100, HERO[1]), end=None, chests={7: 21.0}, terminated=True)  # stopped early
-    _, terms = shaped(prev, cur, EAST)
+    _, terms = shaped(prev, cur, EAST, dataclasses.replace(CFG, timeout=-2.0))
     assert terms["win"] == CFG.win and terms["timeout"] == 0.0
     assert terms["end_progress"] == pytest.approx(CFG.end_progress * 1.0)  # end reached: 0 cells left
     assert terms["chests_left"] == CFG.chests_left * 1
@@ -114,8 +114,8 @@ def test_reaching_the_end():
 def test_timeout():
     prev = view(chests={3: 5.0, 7: 20.0})
     cur = view(pos=(HERO[0] + 700, HERO[1]), chests={3: 5.0, 7: 20.0}, truncated=True)
-    _, terms = shaped(prev, cur, EAST)
-    assert terms["timeout"] == CFG.timeout and terms["win"] == 0.0
+    _, terms = shaped(prev, cur, EAST, dataclasses.replace(CFG, timeout=-2.0))
+    assert terms["timeout"] == -2.0 and terms["win"] == 0.0
     assert terms["chests_left"] == CFG.chests_left * 2
 
 

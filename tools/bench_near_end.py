@@ -55,7 +55,7 @@ def overrides_of(pairs: list[str]) -> dict[str, dict]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", type=int, default=10, help="seeds 0..N-1 (default 10)")
-    parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument("--seed-list", default=None, help="comma-separated seeds instead of 0..N-1, e.g. 0,5,8")
     parser.add_argument("--budget", type=int, default=near_end.BUDGET_ENV_STEPS,
                         help=f"env steps per seed (default {near_end.BUDGET_ENV_STEPS}, the learning test's)")
     parser.add_argument("--jobs", type=int, default=2, help="seeds trained at once, one torch thread each")
@@ -63,7 +63,8 @@ def main() -> int:
                         help="change the task's config, e.g. ppo.learning_rate=0 or reward.scale=0")
     args = parser.parse_args()
     overrides = overrides_of(args.set)
-    jobs = [(seed, args.budget, overrides) for seed in range(args.first_seed, args.first_seed + args.seeds)]
+    seeds = [int(s) for s in args.seed_list.split(",")] if args.seed_list else list(range(args.seeds))
+    jobs = [(seed, args.budget, overrides) for seed in seeds]
     with mp.get_context("spawn").Pool(min(args.jobs, len(jobs))) as pool:
         rows = []
         print(f"{'seed':>4} {'learned':>7} {'env steps':>9} {'updates':>7} {'seconds':>7} {'first win':>9} "
