@@ -1,5 +1,6 @@
-"""tools/bench_learn.py end to end: a short real training run on the smoke config, its
-checkpoints scored along the run against the planner, the curve written, the ratio printed last."""
+"""tools/bench_learn.py end to end: two seeds' short real training runs on the smoke config, their
+checkpoints scored along each run against the planner, the seeds compared point by point, the
+curves written, the worst seed's final ratio printed last."""
 from __future__ import annotations
 
 import json
@@ -12,20 +13,31 @@ from tests.conftest import REPO_ROOT
 
 
 @pytest.mark.slow
-def test_trains_scores_the_curve_and_prints_the_final_ratio_last(tmp_path):
-    cmd = [sys.executable, "tools/bench_learn.py", "--config", "conf/smoke.toml", "--minutes", "0.4", "--out", str(tmp_path),
-           "--preset", "random-8", "--episodes", "2", "--points", "2", "--workers", "2"]
+def test_trains_seeds_scores_the_curves_and_prints_the_worst_final_ratio_last(tmp_path):
+    cmd = [sys.executable, "tools/bench_learn.py", "--config", "conf/smoke.toml", "--minutes", "0.3", "--seeds", "2",
+           "--out", str(tmp_path), "--preset", "random-8", "--episodes", "2", "--points", "2", "--workers", "2"]
     result = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     last = result.stdout.strip().splitlines()[-1]
-    assert last.startswith("final ratio (exploit): ")
-    out = tmp_path / "bench_learn" / "bench_learn"
-    curve = json.loads((out / "curve.json").read_text())
-    minutes = [row["minute"] for row in curve["rows"]]
-    assert 1 <= len(minutes) <= 3 and minutes == sorted(minutes) and curve["planner"] > 0
-    assert float(last.split(": ")[1]) == pytest.approx(curve["rows"][-1]["ratio_exploit"], abs=5e-4)
-    assert (out / "curve.png").stat().st_size > 1000
+    assert last.startswith("worst seed's final ratio (exploit, 2 runs): ")
+    finals, seeds = [], []
+    for seed in (0, 1):
+        run = tmp_path / f"bench_learn-seed{seed}"
+        assert 'seed = %d' % seed in (run / "log" / "effective_config.toml").read_text()
+        curve = json.loads((run / "bench_learn" / "curve.json").read_text())
+        rows = curve["rows"]
+        assert 1 <= len(rows) <= 3 and curve["planner"] > 0
+        for key in ("minute", "train_step", "env_steps"):
+            assert [r[key] for r in rows] == sorted(r[key] for r in rows)
+        assert rows[-1]["env_steps"] > 0 and rows[-1]["train_step"] > 0
+        finals.append(rows[-1]["ratio_exploit"])
+        seeds.append(curve)
+    assert float(last.split(": ")[1]) == pytest.approx(min(finals), abs=5e-4)
+    both = tmp_path / "bench_learn-seeds"
+    assert json.loads((both / "curves.json").read_text()) == seeds
+    assert (both / "curves.png").stat().st_size > 1000
+    assert "median" in result.stdout and "0.97:" in result.stdout
 
-    again = subprocess.run([sys.executable, "tools/bench_learn.py", "--run", str(tmp_path / "bench_learn"), "--preset", "nope"],
-                           cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    again = subprocess.run([sys.executable, "tools/bench_learn.py", "--run", str(tmp_path / "bench_learn-seed0"),
+                            "--preset", "nope"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
     assert again.returncode == 2 and "nope" in again.stderr

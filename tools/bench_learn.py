@@ -1,25 +1,32 @@
 """How well a config learns in a wall-clock budget on this machine, against the route planner.
 
-    python tools/bench_learn.py --config conf/leaderboard.toml --minutes 120
+    python tools/bench_learn.py --config conf/leaderboard.toml --minutes 60 --seeds 3
     python tools/bench_learn.py --run runs/bench_learn      # score an existing run's checkpoints again
+    python tools/bench_learn.py --run A --run B             # several runs (seeds) scored and compared
 
 1. Trains the config with ./train.sh's launcher for --minutes (every checkpoint kept), noting
-   when each checkpoint was written.
-2. Scores --points checkpoints spread over the run (and the last) on --preset (default the
+   when each checkpoint was written; with --seeds K, K runs one after another (app.seed 0..K-1,
+   the same budget), so one seed's luck cannot pass for the config's.
+2. Scores --points checkpoints spread over each run (and the last) on --preset (default the
    2024 leaderboard, 30 episodes) with the agent's `exploit` (its `exploit_policy`) and with sampling, and the
    planner on the same episodes (workflow.eval_pool), on the map the run trained on.
-3. Prints the score-vs-wall-minutes curve, the first minute at which 0.80 / 0.90 / 0.95 / 0.97 ×
-   planner was reached (exploit), writes the curve as a PNG, and prints the final exploit ratio
-   as the last line.
+3. Prints each run's curve in wall minutes, train steps and env steps (minutes depend on the
+   machine, steps transfer) and the first point at which 0.80 / 0.90 / 0.95 / 0.97 x planner was
+   reached (exploit); over several runs, every seed's ratio per point with the median and the
+   worst, and the thresholds' median and worst seed. Writes the curves as a PNG (every seed) and
+   prints the worst seed's final exploit ratio as the last line.
 """
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from tool_args import REPO_ROOT, InputError, env_from_config, run_tool  # noqa: E402
@@ -29,16 +36,23 @@ RUN_NAME = "bench_learn"
 STARTED_FILE = "bench_learn_started.json"  # the wall time training started, beside the run
 
 
-def train(config: str | None, overrides: list[str], minutes: float, run_dir: Path) -> Path:
+def run_names(seeds: int) -> list[tuple[str, list[str]]]:
+    """(run name, extra overrides) per run: one run keeps the config's seed, K runs take 0..K-1."""
+    if seeds == 1:
+        return [(RUN_NAME, [])]
+    return [(f"{RUN_NAME}-seed{seed}", [f"app.seed={seed}"]) for seed in range(seeds)]
+
+
+def train(config: str | None, overrides: list[str], minutes: float, run_dir: Path, run_name: str = RUN_NAME) -> Path:
     cmd = [sys.executable, "-m", "workflow.launcher"] + (["--config", config] if config else [])
-    for item in overrides + [f'app.run_dir="{run_dir}"', f'app.run_name="{RUN_NAME}"', f"app.max_minutes={minutes}",
+    for item in overrides + [f'app.run_dir="{run_dir}"', f'app.run_name="{run_name}"', f"app.max_minutes={minutes}",
                              "app.max_ckpt_keep=100000", "app.max_env_steps=0", "app.max_train_steps=0"]:
         cmd += ["--set", item]
-    run = run_dir / RUN_NAME
+    run = run_dir / run_name
     if run.exists():
         raise InputError(f"{run} exists; give another --out or score it with --run {run}")
     started = time.time()
-    print(f"training for {minutes:g} minutes ...", flush=True)
+    print(f"training {run_name} for {minutes:g} minutes ...", flush=True)
     result = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True, timeout=minutes * 60 + 900)
     if result.returncode != 0:
         raise SystemExit(f"the training run failed (exit {result.returncode}):\n{result.stderr[-3000:]}")
@@ -46,8 +60,34 @@ def train(config: str | None, overrides: list[str], minutes: float, run_dir: Pat
     return run
 
 
-def checkpoints_by_minute(run: Path) -> list[tuple[float, Path]]:
-    """(wall minutes since training started, checkpoint file) of the run's training checkpoints."""
+@dataclass(frozen=True)
+class Point:
+    """A checkpoint along a run: when it was written, after how many train and env steps."""
+
+    minute: float
+    train_step: int
+    env_steps: int | None  # None when the run has no metrics.csv
+    path: Path
+
+
+def env_steps_by_train_step(run: Path) -> dict[int, int]:
+    """The env steps the learner had counted at each train step (its metrics.csv rows)."""
+    metrics = run / "metrics.csv"
+    out: dict[int, int] = {}
+    if not metrics.is_file():
+        return out
+    with metrics.open(newline="") as f:
+        for row in csv.DictReader(f):
+            try:
+                step, env_steps = int(row["train_step"]), int(row["env_steps"])
+            except (KeyError, TypeError, ValueError):
+                continue  # a torn last line of a killed run
+            out[step] = max(out.get(step, 0), env_steps)
+    return out
+
+
+def checkpoints_along(run: Path) -> list[Point]:
+    """The run's training checkpoints, oldest first, with wall minutes since training started."""
     from workflow import ckpt_files
 
     marker = run / STARTED_FILE
@@ -56,47 +96,65 @@ def checkpoints_by_minute(run: Path) -> list[tuple[float, Path]]:
         raise InputError(f"{run}: no checkpoints")
     ckpts = ckpt_files.list_checkpoints(dirs[0])
     started = json.loads(marker.read_text())["started"] if marker.is_file() else min(c.path.stat().st_mtime for c in ckpts)
-    return [(max(0.0, (c.path.stat().st_mtime - started) / 60.0), c.path) for c in ckpts]
+    counted = env_steps_by_train_step(run)
+    steps = sorted(counted)
+
+    def env_steps_at(train_step: int) -> int | None:
+        known = [counted[s] for s in steps if s <= train_step]
+        return max(known) if known else None
+
+    return [Point(max(0.0, (c.path.stat().st_mtime - started) / 60.0), c.id, env_steps_at(c.id), c.path)
+            for c in ckpts]
 
 
-def pick(points: list[tuple[float, Path]], count: int) -> list[tuple[float, Path]]:
+def pick(points: list, count: int, minute=lambda p: p.minute) -> list:
     """`count` checkpoints spread evenly over the run's minutes, the last one always."""
     if len(points) <= count:
         return points
-    end = points[-1][0]
-    chosen = {min(range(len(points)), key=lambda i: abs(points[i][0] - end * k / count)) for k in range(1, count + 1)}
+    end = minute(points[-1])
+    chosen = {min(range(len(points)), key=lambda i: abs(minute(points[i]) - end * k / count)) for k in range(1, count + 1)}
     chosen.add(len(points) - 1)
     return [points[i] for i in sorted(chosen)]
 
 
-def first_minutes(curve: list[tuple[float, float]]) -> dict[float, float | None]:
-    return {t: next((minute for minute, ratio in curve if ratio >= t), None) for t in THRESHOLDS}
+def first_reached(rows: list[dict], key: str) -> dict[float, float | None]:
+    """Per threshold, `key` (minute, train_step, env_steps) of the first row whose exploit ratio reached it."""
+    return {t: next((r[key] for r in rows if r["ratio_exploit"] >= t), None) for t in THRESHOLDS}
 
 
-def plot(path: Path, rows: list[dict], title: str) -> Path:
+def plot(path: Path, runs: dict[str, list[dict]], title: str) -> Path:
+    """Exploit (solid) and sampled (dotted) ratio against minutes, one colour per run."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(8, 4.5))
-    minutes = [r["minute"] for r in rows]
-    ax.plot(minutes, [r["ratio_exploit"] for r in rows], marker="o", label="exploit")
-    ax.plot(minutes, [r["ratio_sample"] for r in rows], marker=".", alpha=0.7, label="sampled")
+    for i, (name, rows) in enumerate(runs.items()):
+        minutes = [r["minute"] for r in rows]
+        colour = f"C{i % 10}"
+        ax.plot(minutes, [r["ratio_exploit"] for r in rows], marker="o", color=colour, label=f"{name} exploit")
+        ax.plot(minutes, [r["ratio_sample"] for r in rows], ls=":", marker=".", alpha=0.6, color=colour,
+                label=f"{name} sampled" if len(runs) == 1 else None)
     for t in THRESHOLDS:
         ax.axhline(t, color="grey", lw=0.6, ls=":")
     ax.set_xlabel("wall minutes of training")
     ax.set_ylabel("score / planner score")
     ax.set_title(title)
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower right")
+    ax.legend(loc="lower right", fontsize="small")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
 
 
-def score(run: Path, args: argparse.Namespace) -> int:
+def fmt(value, spec: str = "") -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def score(run: Path, args: argparse.Namespace) -> dict:
+    """Score `run`'s checkpoints; print and write its curve; -> {"planner", "rows"}."""
     import realm
     from realm.presets import preset
     from workflow.eval_pool import PLANNER, play_all
@@ -110,12 +168,12 @@ def score(run: Path, args: argparse.Namespace) -> int:
         usr_conf = preset(args.preset)
     except KeyError as e:
         raise InputError(str(e)) from e
-    chosen = pick(checkpoints_by_minute(run), args.points)
+    chosen = pick(checkpoints_along(run), args.points)
     episodes = resolve_episodes(realm.make_env(**env_kwargs), usr_conf, args.episodes, args.seed)
     workers = args.workers or len(os.sched_getaffinity(0))
-    keys = [str(path) for _, path in chosen]
-    print(f"scoring {len(chosen)} checkpoints x {args.episodes} episodes ({args.preset}) with exploit and sampling ...",
-          flush=True)
+    keys = [str(p.path) for p in chosen]
+    print(f"scoring {run.name}: {len(chosen)} checkpoints x {args.episodes} episodes ({args.preset}) with exploit "
+          f"and sampling ...", flush=True)
     greedy = play_all([(k, e) for k in keys + [PLANNER] for e in episodes], env_kwargs, workers=workers,
                       config_file=str(config), agent_mode="greedy")
     sampled = play_all([(k, e) for k in keys for e in episodes], env_kwargs, workers=workers,
@@ -125,37 +183,72 @@ def score(run: Path, args: argparse.Namespace) -> int:
         return sum(r.total_score for r in records.values()) / len(records)
 
     planner = mean(greedy[PLANNER])
-    rows = [{"minute": round(minute, 2), "ckpt": path.name, "score_exploit": mean(greedy[str(path)]),
-             "ratio_exploit": mean(greedy[str(path)]) / planner, "ratio_sample": mean(sampled[str(path)]) / planner}
-            for minute, path in chosen]
-    print(f"\n{args.preset} ({args.episodes} episodes, seeds {args.seed}..), planner {planner:.1f}")
-    print(f"{'minute':>7} {'checkpoint':<24} {'exploit score':>13} {'exploit ratio':>13} {'sampled ratio':>13}")
+    rows = [{"minute": round(p.minute, 2), "train_step": p.train_step, "env_steps": p.env_steps, "ckpt": p.path.name,
+             "score_exploit": mean(greedy[str(p.path)]), "ratio_exploit": mean(greedy[str(p.path)]) / planner,
+             "ratio_sample": mean(sampled[str(p.path)]) / planner} for p in chosen]
+    print(f"\n{run.name}: {args.preset} ({args.episodes} episodes, seeds {args.seed}..), planner {planner:.1f}")
+    print(f"{'minute':>7} {'train step':>10} {'env steps':>10} {'exploit score':>13} {'exploit ratio':>13} "
+          f"{'sampled ratio':>13}")
     for r in rows:
-        print(f"{r['minute']:7.1f} {r['ckpt']:<24} {r['score_exploit']:13.1f} {r['ratio_exploit']:13.3f} "
-              f"{r['ratio_sample']:13.3f}")
-    reached = first_minutes([(r["minute"], r["ratio_exploit"]) for r in rows])
-    print("first minute at ratio: " + ", ".join(
-        f"{t:.2f} {'-' if m is None else f'{m:.1f}'}" for t, m in reached.items()))
+        print(f"{r['minute']:7.1f} {r['train_step']:>10} {fmt(r['env_steps']):>10} {r['score_exploit']:13.1f} "
+              f"{r['ratio_exploit']:13.3f} {r['ratio_sample']:13.3f}")
+    reached = {key: first_reached(rows, key) for key in ("minute", "train_step", "env_steps")}
+    print("first reached: " + ", ".join(
+        f"{t:.2f} at {fmt(reached['minute'][t], '.1f')} min / {fmt(reached['train_step'][t])} train steps / "
+        f"{fmt(reached['env_steps'][t])} env steps" for t in THRESHOLDS), flush=True)
     out = run / "bench_learn"
     out.mkdir(exist_ok=True)
-    (out / "curve.json").write_text(json.dumps({"preset": args.preset, "planner": planner, "rows": rows,
-                                                "first_minute": {str(t): m for t, m in reached.items()}}, indent=1))
-    png = plot(out / "curve.png", rows, f"{run.name}: {args.preset} vs planner")
-    print(f"wrote {png}")
-    print(f"final ratio (exploit): {rows[-1]['ratio_exploit']:.3f}")
-    return 0
+    result = {"run": str(run), "preset": args.preset, "planner": planner, "rows": rows,
+              "first_reached": {key: {str(t): v for t, v in by.items()} for key, by in reached.items()}}
+    (out / "curve.json").write_text(json.dumps(result, indent=1))
+    print(f"wrote {plot(out / 'curve.png', {run.name: rows}, f'{run.name}: {args.preset} vs planner')}")
+    return result
+
+
+def compare(results: list[dict], out: Path, preset_name: str) -> None:
+    """Several runs of one config: every seed's ratio per scoring point, median and worst; each
+    threshold's median and worst seed in minutes, train steps and env steps; one PNG of all."""
+    names = [Path(r["run"]).name for r in results]
+    points = min(len(r["rows"]) for r in results)
+    print(f"\n{len(results)} runs, exploit ratio per scoring point (point k of each run):")
+    labels = [n.removeprefix(f"{RUN_NAME}-") for n in names]
+    print(f"(minute and train step: {names[0]}'s)")
+    print(f"{'point':>5} {'minute':>7} {'train step':>10} " + " ".join(f"{n[-12:]:>12}" for n in labels)
+          + f" {'median':>7} {'worst':>7}")
+    for k in range(points):
+        ratios = [r["rows"][k]["ratio_exploit"] for r in results]
+        first = results[0]["rows"][k]
+        print(f"{k + 1:>5} {first['minute']:7.1f} {first['train_step']:>10} " + " ".join(f"{x:12.3f}" for x in ratios)
+              + f" {statistics.median(ratios):7.3f} {min(ratios):7.3f}")
+    print("threshold: median / worst seed (a seed that never reached it counts as worst, '-')")
+    for t in THRESHOLDS:
+        parts = []
+        for key, unit, spec in (("minute", "min", ".1f"), ("train_step", "train steps", ".0f"),
+                                ("env_steps", "env steps", ".0f")):
+            values = [r["first_reached"][key][str(t)] for r in results]
+            reached = [v for v in values if v is not None]
+            median = statistics.median(reached) if len(reached) * 2 > len(values) else None
+            worst = max(reached) if len(reached) == len(values) else None
+            parts.append(f"{fmt(median, spec)} / {fmt(worst, spec)} {unit}")
+        print(f"  {t:.2f}: " + ", ".join(parts))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "curves.json").write_text(json.dumps(results, indent=1))
+    print(f"wrote {plot(out / 'curves.png', dict(zip(names, (r['rows'] for r in results))), f'{len(results)} seeds: {preset_name} vs planner')}")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", default=None, help="TOML config to train (default conf/configure_app.toml)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE")
-    parser.add_argument("--minutes", type=float, default=120.0, help="wall-clock training budget (default 120)")
-    parser.add_argument("--run", type=Path, default=None, help="score this existing run instead of training")
-    parser.add_argument("--out", type=Path, default=REPO_ROOT / "runs", help="where the run goes (default runs/)")
+    parser.add_argument("--minutes", type=float, default=120.0, help="wall-clock training budget per run (default 120)")
+    parser.add_argument("--seeds", type=int, default=1,
+                        help="runs one after another with app.seed 0..K-1 (default 1: one run, the config's seed)")
+    parser.add_argument("--run", type=Path, action="append", default=None,
+                        help="score this existing run instead of training (repeat for several seeds' runs)")
+    parser.add_argument("--out", type=Path, default=REPO_ROOT / "runs", help="where the runs go (default runs/)")
     parser.add_argument("--preset", default="leaderboard-2024", help="episode preset (default leaderboard-2024)")
     parser.add_argument("--episodes", type=int, default=30, help="episodes per checkpoint (default 30)")
-    parser.add_argument("--points", type=int, default=8, help="checkpoints scored along the run (default 8)")
+    parser.add_argument("--points", type=int, default=8, help="checkpoints scored along each run (default 8)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the first evaluation episode")
     parser.add_argument("--workers", type=int, default=None, help="evaluation processes (default: the cores)")
     return parser.parse_args(argv)
@@ -163,15 +256,25 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     def action(args: argparse.Namespace) -> int:
-        for flag in ("episodes", "points"):
+        for flag in ("episodes", "points", "seeds"):
             if getattr(args, flag) < 1:
                 raise InputError(f"--{flag} must be >= 1, got {getattr(args, flag)}")
         if args.run is None and args.minutes <= 0:
             raise InputError(f"--minutes must be > 0, got {args.minutes}")
-        run = args.run if args.run is not None else train(args.config, args.overrides, args.minutes, args.out)
-        if not run.is_dir():
-            raise InputError(f"--run {run}: not a directory")
-        return score(run, args)
+        if args.run is not None:
+            runs = args.run
+        else:
+            runs = [train(args.config, args.overrides + extra, args.minutes, args.out, name)
+                    for name, extra in run_names(args.seeds)]
+        for run in runs:
+            if not run.is_dir():
+                raise InputError(f"--run {run}: not a directory")
+        results = [score(run, args) for run in runs]
+        if len(results) > 1:
+            compare(results, runs[0].parent / f"{RUN_NAME}-seeds", args.preset)
+        finals = [r["rows"][-1]["ratio_exploit"] for r in results]
+        print(f"worst seed's final ratio (exploit, {len(finals)} run{'s' if len(finals) > 1 else ''}): {min(finals):.3f}")
+        return 0
     return run_tool(action, parse_args(argv))
 
 
