@@ -1,6 +1,5 @@
 """The DQN package (dqn_plus): n-step samples, Double-DQN targets against hand arithmetic,
 exploration and masking, checkpoints, hosting by the training system, and a learning test."""
-import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -13,17 +12,16 @@ from agent.dqn import DQNConfig, masked_argmax, sync_target, td_target
 from agent.dqn_agent import Agent, CheckpointError, train_state_file
 from agent.dqn_config import Config, Settings
 from agent.model import ModelConfig
-from feature.curriculum import CurriculumConfig
 from feature.dqn_definition import (SAMPLE_DIM, SAMPLE_ROWS, ActData, Frame, NumpyData2SampleData, SampleData,
                                     SampleData2NumpyData, sample_process)
 from feature.constants import VIEW_SIZE
 from feature.layout import MAP_SHAPE, MEMORY_CHANNEL, NUM_MOVES, STATE_DIM, legal_mask
-from workflow.config import AppConfig, load_config
-from workflow.local_trainer import train_local
-
-from tests.test_learning import NEAR, win_rate  # NEAR: random play essentially never arrives in 100 steps
+from workflow.config import load_config
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT / "tools"))
+import near_end  # noqa: E402
+
 TINY = ModelConfig(channels=[4], kernel_sizes=[5], strides=[4], hidden_size=16)
 
 
@@ -248,17 +246,12 @@ def test_a_short_distributed_run_trains_checkpoints_and_evaluates(tmp_path):
 
 # --- learning ---------------------------------------------------------------------------------------
 
-def test_learns_to_reach_a_near_end_far_better_than_random():
-    cfg = AppConfig()
-    cfg.app = dataclasses.replace(cfg.app, algo="dqn_plus", seed=0, envs_per_aisrv=4, torch_num_threads=1,
-                                  algorithm_on_policy_or_off_policy="off-policy", replay_buffer_capacity=20000,
-                                  preload_ratio=20, train_batch_size=64, production_consume_ratio=4.0)
-    cfg.curriculum = CurriculumConfig(chest_num=0, max_step=100, **NEAR)
-    cfg.model = TINY
-    cfg.reward = dataclasses.replace(cfg.reward, scale=10.0)  # as conf/dqn_plus.toml: Q in points / 10
-    cfg.dqn = DQNConfig(learning_rate=5e-4, target_update_interval=100, epsilon_decay_samples=40_000)
-    result = train_local(cfg, max_env_steps=15_000, max_seconds=120)
-    rng = np.random.default_rng(0)
-    random_rate = win_rate(lambda obs: int(rng.choice(np.flatnonzero(obs.legal))))
-    learned_rate = win_rate(lambda obs: result.agent.exploit([obs])[0].action)
-    assert random_rate <= 0.1 and learned_rate >= 0.8, (random_rate, learned_rate)
+def test_learns_to_reach_a_near_end_far_better_than_random_on_every_seed():
+    """tools/near_end.py's task for dqn_plus (its own reward, a tiny network), three seeds: a random
+    policy essentially never arrives, each trained exploit does on >= 80 % of unseen episodes.
+    Seeds 0..5 all reach 100 % at 15 000 env steps under both the default and the AVX2-restricted
+    kernels (tools/bench_near_end.py --algo dqn_plus)."""
+    assert near_end.random_win_rate() <= 0.1
+    for seed in (0, 1, 2):
+        result = near_end.train_near_end(near_end.dqn_near_end_config(seed), near_end.DQN_BUDGET_ENV_STEPS)
+        assert result.learned, f"seed {seed}: exploit win rate {result.eval_win_rate:.2f}"
