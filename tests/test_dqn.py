@@ -248,10 +248,12 @@ def test_a_short_distributed_run_trains_checkpoints_and_evaluates(tmp_path):
 
 def test_learns_to_reach_a_near_end_far_better_than_random_on_every_seed():
     """tools/near_end.py's task for dqn_plus (its own reward, a tiny network), three seeds: a random
-    policy essentially never arrives, each trained exploit does on >= 80 % of unseen episodes.
-    Seeds 0..5 all reach 100 % at 15 000 env steps under both the default and the AVX2-restricted
-    kernels (tools/bench_near_end.py --algo dqn_plus)."""
+    policy essentially never arrives, each trained exploit does on >= 80 % of unseen episodes in
+    <= 40 steps on average (untrained: 0-75 % in 65-100). Seeds 0..5 all reach 100 % at 15 000 env
+    steps under both the default and the AVX2-restricted kernels, 4 of 6 at 8 000
+    (tools/bench_near_end.py --algo dqn_plus)."""
     assert near_end.random_win_rate() <= 0.1
     for seed in (0, 1, 2):
         result = near_end.train_near_end(near_end.dqn_near_end_config(seed), near_end.DQN_BUDGET_ENV_STEPS)
-        assert result.learned, f"seed {seed}: exploit win rate {result.eval_win_rate:.2f}"
+        assert result.learned, (f"seed {seed}: exploit win rate {result.eval_win_rate:.2f} in "
+                                f"{result.eval_steps:.0f} steps")

@@ -74,12 +74,12 @@ def main() -> int:
     with mp.get_context("spawn").Pool(min(args.jobs, len(jobs))) as pool:
         rows = []
         print(f"{'seed':>4} {'learned':>7} {'env steps':>9} {'updates':>7} {'seconds':>7} {'first win':>9} "
-              f"{'train win':>9} {'eval win':>8}", flush=True)
+              f"{'train win':>9} {'eval win':>8} {'eval steps':>10}", flush=True)
         for row in pool.imap(run_seed, jobs):
             rows.append(row)
             print(f"{row['seed']:>4} {'yes' if row['learned'] else 'NO':>7} {row['env_steps']:>9} {row['updates']:>7} "
                   f"{row['seconds']:>7.0f} {row['first_win_rate']:>9.2f} {row['train_win_rate']:>9.2f} "
-                  f"{row['eval_win_rate']:>8.2f}", flush=True)
+                  f"{row['eval_win_rate']:>8.2f} {row['eval_steps']:>10.1f}", flush=True)
     learned = [r for r in rows if r["learned"]]
     if learned:
         steps = [r["env_steps"] for r in learned]
