@@ -17,7 +17,7 @@ from workflow.adder import Stopped
 from workflow.config import AppConfig
 from workflow.local_trainer import EpisodeLog, train_local
 from workflow.package_aisrv import LoopStats, PlatformEnv
-from workflow.train_workflow import workflow
+from episodes.ppo_workflow import workflow
 
 # Generated map 0: ids 5 and 8 are 40 BFS cells apart. Within 100 steps a uniformly random
 # policy essentially never gets there; a trained one needs about 30.

@@ -77,7 +77,7 @@ def _hero_pos(env_info) -> tuple[float, float]:
 def replay(env, usr_conf: dict, seed: int, actions: list[int]) -> Replay:
     """Play `actions` from `env.reset(usr_conf, seed)` through the episode runner, recording what
     each step looked like."""
-    from workflow.episode import EpisodeRunner
+    from episodes.runner import EpisodeRunner
 
     out = Replay()
     recorded = iter(actions)

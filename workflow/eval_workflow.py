@@ -1,7 +1,7 @@
 """Evaluation, Kaiwu's shape: greedy actions (`exploit`), one episode per usr_conf, a record each.
 
 A policy is anything with `play(env, usr_conf, seed) -> EpisodeRecord`: `AgentPolicy` steps a
-package's trained Agent through the episode runner (workflow.episode) with that package's
+package's trained Agent through the episode runner (episodes.runner) with that package's
 protocol functions, `PlannerPolicy` asks the route planner. Both meet the same episodes because
 `resolve_episodes` fixes every random chest draw up front: an episode is a usr_conf with
 explicit `treasure_id` plus the reset seed, so agent and planner scores compare like for like.
@@ -25,7 +25,7 @@ import torch
 from realm.planner import run_planner
 from realm.protocol import EpisodeConfig
 from workflow.ckpt_files import parse_ckpt_id, run_dir_of
-from workflow.episode import EpisodeRunner
+from episodes.runner import EpisodeRunner
 from workflow.kaiwu_package import (PROJECT_ALGO, PROJECT_ALGORITHMS, KaiwuPackage,
                                     config_file)
 

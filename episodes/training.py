@@ -2,7 +2,7 @@
 start episodes with the curriculum's settings (a failed reset is retried), shape each step's
 reward (feature.reward) and sum it per term, report each finished episode to the monitor.
 
-The algorithm's workflow (train_workflow.py for PPO, dqn_workflow.py for DQN) turns the frames
+The algorithm's workflow (episodes.ppo_workflow, episodes.dqn_workflow) turns the frames
 into samples; this module knows nothing of samples.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 from feature.curriculum import CurriculumSampler
 from feature.reward import reward_shaping
 from feature.unpack import step_view
-from workflow.episode import EpisodeRunner
+from episodes.runner import EpisodeRunner
 
 MAX_RESET_FAILURES = 3  # consecutive failed resets of one env before the loop gives up
 
@@ -32,7 +32,7 @@ class _Episode:
 
 class TrainingEpisodes:
     def __init__(self, envs, agent, settings, observation_process, action_process, logger=None, monitor=None):
-        """The envs stepped in lockstep with `agent.predict` (`self.runner`, workflow.episode);
+        """The envs stepped in lockstep with `agent.predict` (`self.runner`, episodes.runner);
         `settings`: the package's (reads .reward, .curriculum). Every env starts an episode."""
         self.runner = EpisodeRunner(envs, agent.predict, observation_process, action_process)
         self.agent = agent
@@ -46,7 +46,7 @@ class TrainingEpisodes:
             self.reset(i)
 
     def step(self):
-        """One batched action on every env: the transitions (workflow.episode.Transition)."""
+        """One batched action on every env: the transitions (episodes.runner.Transition)."""
         return self.runner.step()
 
     def reset(self, i: int) -> None:
