@@ -17,10 +17,11 @@ PLATFORM = ("kaiwu_agent", "kaiwudrl")
 PROJECT = PACKAGE_FOLDERS + ("realm", "workflow", "tools") + PLATFORM
 #: What each package folder may import of the project, beside the platform's modules.
 BELOW = {"feature": ("feature",), "agent": ("feature", "agent"), "episodes": ("feature", "agent", "episodes")}
-#: The training system's only imports of package code: the registry of the project's packages and
-#: the episode runner that evaluation steps any package's agent with; everything else of a package
-#: it reaches through workflow.kaiwu_package (by module name, as the platform does).
-SYSTEM_USES = ("agent.algorithms", "episodes.runner")
+#: The training system's only imports of package code, none of them an algorithm's: the registry of
+#: the project's packages, the checkpoint files' home (names, error, atomic writes, checks) and the
+#: episode runner that evaluation steps any package's agent with. Everything else of a package it
+#: reaches through workflow.kaiwu_package, by module name, as the platform does.
+SYSTEM_USES = ("agent.algorithms", "agent.checkpoint_io", "episodes.runner")
 
 
 def imports(file: Path) -> list[str]:

@@ -144,7 +144,8 @@ def export(ckpt: Path, out: Path, algo: str | None, config: Path | None) -> list
     import importlib
 
     from workflow.ckpt_files import checkpoint_files, parse_ckpt_id
-    from workflow.eval_workflow import CheckpointError, load_agent, project_algo, project_settings, run_config_file
+    from agent.checkpoint_io import CheckpointError
+    from workflow.eval_workflow import load_agent, project_algo, project_settings, run_config_file
     from workflow.kaiwu_package import PROJECT_ALGORITHMS
 
     try:
@@ -194,9 +195,8 @@ def export(ckpt: Path, out: Path, algo: str | None, config: Path | None) -> list
         (staging / "kaiwu.json").write_text(json.dumps({"version": toolkit_version(), "project_code": "back_to_the_realm"},
                                                        indent=1) + "\n")
         (staging / "ckpt").mkdir()
-        for file in checkpoint_files(ckpt.parent, ckpt_id):
-            if file.name == ckpt.name or file.name.endswith(".train.pt"):
-                shutil.copy2(file, staging / "ckpt" / file.name)
+        for file in checkpoint_files(ckpt.parent, ckpt_id):  # the weights, the progress record, the training state
+            shutil.copy2(file, staging / "ckpt" / file.name)
         out.parent.mkdir(parents=True, exist_ok=True)
         if out.exists():
             out.rmdir()  # empty, checked above

@@ -59,7 +59,7 @@ PLAIN_STATUS_EVERY_S = 30.0  # without a terminal: one status line (stderr and l
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="./train.sh", description="Train a PPO agent (learner + aisrv processes).")
+    parser = argparse.ArgumentParser(prog="./train.sh", description="Train one of the project's agents or a Kaiwu code package (learner + aisrv processes).")
     parser.add_argument("--config", default=None, help="TOML config (default conf/configure_app.toml)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
                         help="override one config value (TOML literal), repeatable")
