@@ -12,6 +12,7 @@ import os
 
 import numpy as np
 
+from agent.checkpointed import CheckpointedAgent
 from feature.curriculum import CurriculumSampler
 from feature.reward import reward_shaping
 from feature.unpack import step_view
@@ -31,9 +32,12 @@ class _Episode:
 
 
 class TrainingEpisodes:
-    def __init__(self, envs, agent, settings, observation_process, action_process, logger=None, monitor=None):
-        """The envs stepped in lockstep with `agent.predict` (`self.runner`, episodes.runner);
-        `settings`: the package's (reads .reward, .curriculum). Every env starts an episode."""
+    def __init__(self, envs, agent: CheckpointedAgent, settings, observation_process, action_process, logger=None,
+                 monitor=None):
+        """The envs stepped in lockstep with `agent.predict` (`self.runner`, episodes.runner); the
+        agent's `samples_learned` (the run's, brought by every model it loads) moves the
+        curriculum's stages. `settings`: the package's (reads .reward, .curriculum). Every env
+        starts an episode."""
         self.runner = EpisodeRunner(envs, agent.predict, observation_process, action_process)
         self.agent = agent
         self.reward_cfg = settings.reward
@@ -52,7 +56,7 @@ class TrainingEpisodes:
     def reset(self, i: int) -> None:
         """Start a new episode on env i with the curriculum's settings for the run's progress."""
         for _ in range(MAX_RESET_FAILURES):
-            usr_conf = self.curriculum.sample(self.finished, getattr(self.agent, "samples_learned", 0))
+            usr_conf = self.curriculum.sample(self.finished, self.agent.samples_learned)
             try:
                 obs = self.runner.reset(i, usr_conf)
             except Exception:

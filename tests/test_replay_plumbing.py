@@ -398,13 +398,13 @@ def test_bad_replay_items_and_telemetry_are_dropped_and_counted_never_fatal(serv
 def test_a_minibatch_with_a_non_finite_loss_is_skipped_not_applied():
     import torch
 
-    from feature.definition import SAMPLE_DIM, SAMPLE_SLICES
+    from feature.definition import SAMPLE_DIM, SAMPLE_SLICES, NumpyData2SampleData
 
     agent = tiny_agent()
     before = {k: v.clone() for k, v in agent.model.state_dict().items()}
     rows = np.zeros((8, SAMPLE_DIM), dtype=np.float32)
     rows[:, SAMPLE_SLICES["ret"]] = 3e38  # finite, but its squared error overflows to inf
-    stats = agent.learn(rows)
+    stats = agent.learn([NumpyData2SampleData(row) for row in rows])
     assert stats["ppo/skipped_minibatches"] > 0 and stats["ppo/minibatches"] == 0
     assert all(torch.equal(before[k], v) for k, v in agent.model.state_dict().items())
 
