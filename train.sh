@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Train a PPO agent: ./train.sh [--config conf/configure_app.toml] [--set section.key=value ...] [--resume]
+# Train one of the project's agents (PPO, dqn_plus) or a Kaiwu code package: ./train.sh [--config conf/configure_app.toml] [--set section.key=value ...] [--resume]
 #                               [--role all|learner|aisrv] [--learner HOST:PORT]
 # See docs/TRAINING.md. Exit codes: 0 done or stopped cleanly, 1 a process failed, 2 bad config.
 # First use creates .venv and installs requirements.txt.

@@ -1,1 +1,1 @@
-"""The actor-critic model, the PPO update and Kaiwu's Agent (predict/exploit/learn/save/load)."""
+"""Package code, the algorithms: the registry of the project's packages (algorithms.py), the networks, the PPO and DQN updates, Kaiwu's Agent per algorithm and the checkpoint files."""

@@ -7,9 +7,10 @@ to the replay buffer, the learner's `learn` runs the PPO update below, an aisrv'
 `load_model(id="latest")` loads the model pool's newest checkpoint. Without a framework (a
 tool, a test) every method runs as written.
 
-A checkpoint (agent.checkpoint_io) is `model.ckpt-{id}.pkl`, the model's state dict (the
-value-normalisation statistics are buffers of the model, so they travel with it), and
-`model.ckpt-{id}.train.pt` beside it: optimizer, counters and the minibatch RNG.
+A checkpoint (agent.checkpoint_io, agent.checkpointed) is `model.ckpt-{id}.pkl`, the model's
+state dict (the value-normalisation statistics are buffers of the model, so they travel with
+it), the counters in `model.ckpt-{id}.progress.json`, and `model.ckpt-{id}.train.pt`: the
+optimizer and the minibatch RNG.
 """
 from __future__ import annotations
 
@@ -19,24 +20,23 @@ from typing import Sequence
 import numpy as np
 import torch
 
-import agent.checkpoint_io as ckpt_io
-from agent.checkpoint_io import CheckpointError, checkpoint_file, latest_checkpoint_id, train_state_file  # noqa: F401
+from agent.checkpoint_io import check_train_state
+from agent.checkpointed import CheckpointedAgent
 from agent.config import Settings, load_settings
 from agent.model import ActorCritic
 from agent.ppo import ppo_update
 from feature.definition import SAMPLE_ROWS, ActData, ObsData, SampleData
 from feature.layout import earlier_visits
-from kaiwu_agent.agent.base_agent import (BaseAgent, exploit_wrapper, learn_wrapper, load_model_wrapper,
-                                          predict_wrapper, save_model_wrapper)
+from kaiwu_agent.agent.base_agent import (exploit_wrapper, learn_wrapper, load_model_wrapper, predict_wrapper,
+                                          save_model_wrapper)
 from kaiwu_agent.utils.common_func import attached
 
-COUNTERS = ("train_step", "samples_learned", "model_version")
 #: learn()'s statistics as metric names ("<group>/<name>"); the rest go under "ppo/"
 METRIC_NAMES = {"policy_loss": "loss/policy", "value_loss": "loss/value"}
 
 
 @attached
-class Agent(BaseAgent):
+class Agent(CheckpointedAgent):
     def __init__(self, agent_type="player", device=None, logger=None, monitor=None, *,
                  settings: Settings | None = None, seed: int | None = None):
         """The platform builds it with its four arguments; the settings then come from
@@ -107,15 +107,12 @@ class Agent(BaseAgent):
     # --- learning ---------------------------------------------------------------------------------
 
     @learn_wrapper
-    def learn(self, list_sample_data: Sequence[SampleData] | np.ndarray) -> dict[str, float]:
-        """One PPO update on a batch: a list of SampleData or the (N, SAMPLE_DIM) rows they pack to.
-        Returns its statistics named as metrics ("loss/policy", "ppo/approx_kl", ...)."""
+    def learn(self, list_sample_data: Sequence[SampleData]) -> dict[str, float]:
+        """One PPO update on a batch of SampleData. Returns its statistics named as metrics
+        ("loss/policy", "ppo/approx_kl", ...)."""
         if len(list_sample_data) == 0:
             raise ValueError("learn() got an empty batch")
-        if isinstance(list_sample_data, np.ndarray):
-            fields = {k: np.ascontiguousarray(v) for k, v in SAMPLE_ROWS.to_batch(list_sample_data).items()}
-        else:  # one copy per field, straight from the samples
-            fields = SAMPLE_ROWS.stack(list_sample_data)
+        fields = SAMPLE_ROWS.stack(list_sample_data)  # one copy per field, straight from the samples
         rows = fields["action"]
         batch = {k: torch.from_numpy(v).to(self.device) for k, v in fields.items()}
         batch["action"] = batch["action"].long()
@@ -134,35 +131,31 @@ class Agent(BaseAgent):
 
     @save_model_wrapper
     def save_model(self, path=None, id="1"):
-        """Write `path/model.ckpt-{id}.pkl` (the model's state dict) and, beside it, the training
-        state; both atomically. Returns the .pkl path."""
-        return ckpt_io.save_pair(path, id, self.model, {
-            "format": 2,
-            "model_config": dataclasses.asdict(self.model_cfg),
-            "optimizer": self.optimizer.state_dict(),
-            "shuffle_rng": self.shuffle_generator.get_state(),
-            **{name: int(getattr(self, name)) for name in COUNTERS},
-        })
+        """Write checkpoint `id` into `path` (agent.checkpointed); returns the .pkl path."""
+        return self.write_checkpoint(path, id)
 
     @load_model_wrapper
     def load_model(self, path=None, id="1") -> None:
-        """Load `path/model.ckpt-{id}.pkl` ("latest": the newest there) and, when it is beside it,
-        the training state. Everything is checked before anything is applied: a checkpoint that
-        reads but would poison training (non-finite values, another architecture, optimizer
-        moments that do not fit) raises CheckpointError and leaves the agent as it was."""
-        state, train, train_file = ckpt_io.read_checked(path, id, self.model, self.device,
-                                                        f"model config {dataclasses.asdict(self.model_cfg)}")
+        """Load `path/model.ckpt-{id}.pkl` ("latest": the newest there), its counters and, when it
+        is beside it, the training state; a bad checkpoint raises CheckpointError and leaves the
+        agent as it was (agent.checkpointed)."""
+        self.read_checkpoint(path, id)
+
+    def _describe(self) -> str:
+        return f"model config {dataclasses.asdict(self.model_cfg)}"
+
+    def _train_state(self) -> dict:
+        return {"format": 3, "model_config": dataclasses.asdict(self.model_cfg),
+                "optimizer": self.optimizer.state_dict(), "shuffle_rng": self.shuffle_generator.get_state()}
+
+    def _check_train_state(self, train, file) -> None:
+        check_train_state(train, file, (), list(self.model.parameters()), self._new_optimizer,
+                                        generators=("shuffle_rng",))
+
+    def _apply_train_state(self, train, weights) -> None:
         if train is not None:
-            ckpt_io.check_train_state(train, train_file, (), COUNTERS, list(self.model.parameters()),
-                                      self._new_optimizer, generators=("shuffle_rng",))
-        self.model.load_state_dict(state)
-        if train is None:
-            self.model_version += 1
-            return
-        self.optimizer.load_state_dict(train["optimizer"])
-        self.shuffle_generator.set_state(train["shuffle_rng"].cpu())
-        for name in COUNTERS:
-            setattr(self, name, int(train[name]))
+            self.optimizer.load_state_dict(train["optimizer"])
+            self.shuffle_generator.set_state(train["shuffle_rng"].cpu())
 
     def _new_optimizer(self) -> torch.optim.Optimizer:
         return torch.optim.Adam(self.model.parameters(), lr=self.ppo_cfg.learning_rate, eps=self.ppo_cfg.adam_eps)

@@ -1,63 +1,86 @@
-"""Checkpoint files of the project's agents (PPO and DQN), and the checks that run before a
-loaded checkpoint touches an agent.
+"""Checkpoint files: the one home of their names, their error, how they are written and the
+checks that run before a loaded checkpoint touches anything. The project's agents
+(agent.checkpointed) and the training system (workflow.ckpt_files, the learner's run state,
+the model pool) both use it; it ships in exported packages.
 
-A checkpoint is two files, both read with `torch.load(weights_only=True)` (tensors and plain
-values only, never code) and written atomically (temp file, fsync, rename):
+A checkpoint is the files named `model.ckpt-{id}...` (the platform's rule; id = the learner's
+train step). The project's agents write three, all read without running code (tensors, plain
+values, JSON) and written atomically (temp file, fsync, rename, then the directory synced):
 - `model.ckpt-{id}.pkl`: the model's `state_dict()`, which `model.load_state_dict(torch.load(f))`
   reads as the platform's own agents do;
-- `model.ckpt-{id}.train.pt`, beside it: what an exact resume needs besides the weights
-  (optimizer, counters, RNG states, a DQN's target network). A package uploaded without it still acts.
+- `model.ckpt-{id}.progress.json`: the agent's counters (train step, samples learned, model
+  version): what an actor needs besides the weights (the curriculum's and epsilon's progress);
+- `model.ckpt-{id}.train.pt`: what only training needs (optimizer, RNG states, a DQN's target
+  network). The model pool never carries it; a package uploaded without it still acts.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import BinaryIO, Callable, Iterable
 
 import numpy as np
 import torch
 
-CKPT_PATTERN = re.compile(r"^model\.ckpt-(\d+)\.pkl$")
+#: Any file of a checkpoint, never a temp file mid-write (those start with a dot).
+CKPT_FILE_RE = re.compile(r"^model\.ckpt-(\d+)(?:\.(?!tmp\b)[\w-]+)*$")
+WEIGHTS_SUFFIX = ".pkl"
+PROGRESS_SUFFIX = ".progress.json"
 TRAIN_STATE_SUFFIX = ".train.pt"
 
 
 class CheckpointError(RuntimeError):
-    """A checkpoint that is missing, unreadable or made for another model."""
+    """A checkpoint that is missing, unreadable, made for another model, or whose values would
+    poison training (the message names the file and what is wrong)."""
 
 
-def checkpoint_file(path: str | Path, id: int | str) -> Path:
-    return Path(path) / f"model.ckpt-{id}.pkl"
+# --- names ---------------------------------------------------------------------------------------
+
+def ckpt_name(ckpt_id: int | str) -> str:
+    return f"model.ckpt-{ckpt_id}{WEIGHTS_SUFFIX}"
 
 
-def train_state_file(path: str | Path, id: int | str) -> Path:
-    return Path(path) / f"model.ckpt-{id}{TRAIN_STATE_SUFFIX}"
+def checkpoint_file(path: str | Path, ckpt_id: int | str) -> Path:
+    return Path(path) / ckpt_name(ckpt_id)
+
+
+def progress_file(path: str | Path, ckpt_id: int | str) -> Path:
+    return Path(path) / f"model.ckpt-{ckpt_id}{PROGRESS_SUFFIX}"
+
+
+def train_state_file(path: str | Path, ckpt_id: int | str) -> Path:
+    return Path(path) / f"model.ckpt-{ckpt_id}{TRAIN_STATE_SUFFIX}"
+
+
+def parse_ckpt_id(path: str | Path) -> int | None:
+    """The id in a checkpoint file's name, or None when the name is not a checkpoint file's."""
+    match = CKPT_FILE_RE.match(Path(path).name)
+    return int(match.group(1)) if match else None
+
+
+def is_training_state(path: str | Path) -> bool:
+    """A file only training needs (an actor acts without it)."""
+    return Path(path).name.endswith(TRAIN_STATE_SUFFIX) and parse_ckpt_id(path) is not None
 
 
 def latest_checkpoint_id(path: str | Path) -> int | None:
-    ids = [int(m.group(1)) for p in Path(path).glob("model.ckpt-*.pkl") if (m := CKPT_PATTERN.match(p.name))]
+    ids = [i for p in Path(path).glob(f"model.ckpt-*{WEIGHTS_SUFFIX}")
+           if (i := parse_ckpt_id(p)) is not None and p.name == ckpt_name(i)]
     return max(ids) if ids else None
 
 
-def resolve(path, id) -> tuple[Path, int | str]:
-    """(directory, id) of a load_model call; "latest" is the newest checkpoint there."""
-    if path is None:
-        raise CheckpointError("load_model(path=None): without the platform's framework, give a directory")
-    path = Path(path)
-    if id == "latest":
-        id = latest_checkpoint_id(path)
-        if id is None:
-            raise CheckpointError(f"no checkpoint model.ckpt-*.pkl in {path}")
-    if not checkpoint_file(path, id).is_file():
-        raise CheckpointError(f"checkpoint not found: {checkpoint_file(path, id)}")
-    return path, id
+# --- atomic writes ----------------------------------------------------------------------------------
 
-
-def save_atomically(payload, final: Path) -> None:
+def write_atomically(final: Path, write: Callable[[BinaryIO], None]) -> None:
+    """`write(f)` into a temp file beside `final`, fsync it, rename it over `final`: a reader sees
+    the old file or the whole new one, never a torn one. `sync_directory` makes the rename durable."""
+    final = Path(final)
     tmp = final.with_name(f".{final.name}.tmp-{os.getpid()}")
     try:
         with open(tmp, "wb") as f:
-            torch.save(payload, f)
+            write(f)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, final)
@@ -65,42 +88,49 @@ def save_atomically(payload, final: Path) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def save_pair(path, id, model: torch.nn.Module, train_state: dict) -> Path:
-    """Write the model's state dict and the training state for checkpoint `id`; returns the .pkl."""
-    if path is None:
-        raise CheckpointError("save_model(path=None): without the platform's framework, give a directory")
-    path = Path(path)
-    path.mkdir(parents=True, exist_ok=True)
-    save_atomically({k: v.detach().cpu() for k, v in model.state_dict().items()}, checkpoint_file(path, id))
-    save_atomically(train_state, train_state_file(path, id))
-    dir_fd = os.open(path, os.O_RDONLY)
+def save_torch(payload, final: Path) -> None:
+    write_atomically(final, lambda f: torch.save(payload, f))
+
+
+def save_json(data, final: Path) -> None:
+    write_atomically(final, lambda f: f.write((json.dumps(data, indent=1, sort_keys=True) + "\n").encode()))
+
+
+def sync_directory(path: str | Path) -> None:
+    """fsync a directory, so the renames made in it survive a crash."""
+    fd = os.open(path, os.O_RDONLY)
     try:
-        os.fsync(dir_fd)  # make the renames themselves durable
+        os.fsync(fd)
     finally:
-        os.close(dir_fd)
-    return checkpoint_file(path, id)
+        os.close(fd)
 
 
-def read(file: Path, device) -> object:
+# --- reading and the checks before applying -------------------------------------------------------
+
+def read_torch(file: Path, device) -> object:
     try:
         return torch.load(file, map_location=device, weights_only=True)
     except Exception as e:  # truncated, overwritten, or not a torch file at all
         raise CheckpointError(f"cannot read checkpoint {file}: {type(e).__name__}: {e}") from e
 
 
-def read_checked(path, id, model: torch.nn.Module, device, description: str) -> tuple[dict, object | None, Path]:
-    """(model state, training state or None, its file) of checkpoint `id` ("latest": the newest)
-    in `path`; the model state already checked against `model` (`description` names the model
-    in the error)."""
-    path, id = resolve(path, id)
-    file = checkpoint_file(path, id)
-    state = read(file, device)
+def read_json(file: Path) -> object:
     try:
-        check_state_dict(model.state_dict(), state, file)
-    except CheckpointError as e:
-        raise CheckpointError(f"{e} ({description})") from None
-    train_file = train_state_file(path, id)
-    return state, read(train_file, device) if train_file.is_file() else None, train_file
+        return json.loads(Path(file).read_text())
+    except (OSError, ValueError) as e:
+        raise CheckpointError(f"cannot read checkpoint {file}: {type(e).__name__}: {e}") from e
+
+
+def check_counters(counters, where: str, names: Iterable[str] | None = None) -> None:
+    """`counters` is a table of non-negative integers (holding at least `names`, when given)."""
+    if not isinstance(counters, dict):
+        raise CheckpointError(f"{where}: its counters are a {type(counters).__name__}, not a table")
+    missing = [name for name in names or () if name not in counters]
+    if missing:
+        raise CheckpointError(f"{where}: counters {', '.join(missing)} missing")
+    for key, value in counters.items():
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise CheckpointError(f"{where}: counter {key} = {value!r} is not a non-negative integer")
 
 
 def check_state_dict(expected: dict[str, torch.Tensor], state, file: Path, what: str = "model") -> None:
@@ -120,23 +150,18 @@ def check_state_dict(expected: dict[str, torch.Tensor], state, file: Path, what:
             raise CheckpointError(f"checkpoint {file}: {key} holds NaN or infinite values")
 
 
-def check_train_state(train, file: Path, required: Iterable[str], counters: Iterable[str],
-                      params: list[torch.nn.Parameter], make_optimizer: Callable[[], torch.optim.Optimizer],
-                      generators: Iterable[str] = ()) -> None:
-    """The training state has the keys, non-negative integer counters, generator states and an
-    optimizer state that fits `params`; the optimizer and generator states are tried on
-    throwaway copies, so what fails here fails before the agent changes."""
+def check_train_state(train, file: Path, required: Iterable[str], params: list[torch.nn.Parameter],
+                      make_optimizer: Callable[[], torch.optim.Optimizer], generators: Iterable[str] = ()) -> None:
+    """The training state has the keys, generator states and an optimizer state that fits
+    `params`; the optimizer and generator states are tried on throwaway copies, so what fails
+    here fails before the agent changes."""
     def bad(why: str) -> CheckpointError:
         return CheckpointError(f"checkpoint {file}: {why}")
 
-    counters, generators = tuple(counters), tuple(generators)
-    needed = ("optimizer", *required, *counters, *generators)
+    generators = tuple(generators)
+    needed = ("optimizer", *required, *generators)
     if not isinstance(train, dict) or not all(k in train for k in needed):
         raise bad(f"not this agent's training state ({', '.join(needed)})")
-    for key in counters:
-        value = train[key]
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise bad(f"{key} = {value!r} is not a non-negative integer")
     for key in generators:
         if not isinstance(train[key], torch.Tensor) or train[key].dtype != torch.uint8:
             raise bad(f"{key} is not a generator state")

@@ -7,8 +7,9 @@ sample, as `{"priority": [...]}` beside its statistics, as the training system's
 replay expects. Exploration anneals with the run's learned samples, which every model the
 aisrv load carries, so a restarted aisrv or a resumed run explores as the run had reached.
 
-Checkpoints (agent.checkpoint_io): `model.ckpt-{id}.pkl` is the online network's state dict;
-`model.ckpt-{id}.train.pt` holds the target network, the optimizer and the counters.
+Checkpoints (agent.checkpoint_io, agent.checkpointed): `model.ckpt-{id}.pkl` is the online
+network's state dict, `model.ckpt-{id}.progress.json` the counters, `model.ckpt-{id}.train.pt`
+the target network and the optimizer.
 """
 from __future__ import annotations
 
@@ -19,23 +20,22 @@ from typing import Sequence
 import numpy as np
 import torch
 
-import agent.checkpoint_io as ckpt_io
-from agent.checkpoint_io import CheckpointError, train_state_file  # noqa: F401 (the agent's errors and files)
+from agent.checkpoint_io import check_state_dict, check_train_state
+from agent.checkpointed import CheckpointedAgent
 from agent.dqn import dqn_update, masked_argmax, sync_target
 from agent.dqn_config import Settings, load_settings
 from agent.model import QNetwork
 from feature.dqn_definition import SAMPLE_ROWS, ActData, SampleData
 from feature.layout import earlier_visits
-from kaiwu_agent.agent.base_agent import (BaseAgent, exploit_wrapper, learn_wrapper, load_model_wrapper,
-                                          predict_wrapper, save_model_wrapper)
+from kaiwu_agent.agent.base_agent import (exploit_wrapper, learn_wrapper, load_model_wrapper, predict_wrapper,
+                                          save_model_wrapper)
 from kaiwu_agent.utils.common_func import attached
 
-COUNTERS = ("train_step", "samples_learned", "model_version")
 METRIC_NAMES = {"loss": "loss/q"}  # the rest go under "dqn/"
 
 
 @attached
-class Agent(BaseAgent):
+class Agent(CheckpointedAgent):
     def __init__(self, agent_type="player", device=None, logger=None, monitor=None, *,
                  settings: Settings | None = None, seed: int | None = None):
         """As the PPO agent: the platform's four arguments; tools and tests may pass `settings`
@@ -134,34 +134,32 @@ class Agent(BaseAgent):
 
     @save_model_wrapper
     def save_model(self, path=None, id="1"):
-        """`path/model.ckpt-{id}.pkl` (the online network) and the training state beside it."""
-        return ckpt_io.save_pair(path, id, self.model, {
-            "format": 1,
-            "model_config": dataclasses.asdict(self.model_cfg),
-            "dueling": self.dqn_cfg.dueling,
-            "target_model": {k: v.detach().cpu() for k, v in self.target_model.state_dict().items()},
-            "optimizer": self.optimizer.state_dict(),
-            **{name: int(getattr(self, name)) for name in COUNTERS},
-        })
+        """Write checkpoint `id` into `path` (agent.checkpointed); returns the .pkl path."""
+        return self.write_checkpoint(path, id)
 
     @load_model_wrapper
     def load_model(self, path=None, id="1") -> None:
         """Load checkpoint `id` ("latest": the newest) of `path`; everything is checked first, a
         bad checkpoint raises CheckpointError and leaves the agent as it was. Without a training
         state the target network starts as a copy of the loaded one."""
-        state, train, train_file = ckpt_io.read_checked(
-            path, id, self.model, self.device,
-            f"model config {dataclasses.asdict(self.model_cfg)}, dueling {self.dqn_cfg.dueling}")
-        if train is not None:
-            ckpt_io.check_train_state(train, train_file, ("target_model",), COUNTERS, list(self.model.parameters()),
-                                      self._new_optimizer)
-            ckpt_io.check_state_dict(self.model.state_dict(), train["target_model"], train_file, "target network")
-        self.model.load_state_dict(state)
+        self.read_checkpoint(path, id)
+
+    def _describe(self) -> str:
+        return f"model config {dataclasses.asdict(self.model_cfg)}, dueling {self.dqn_cfg.dueling}"
+
+    def _train_state(self) -> dict:
+        return {"format": 2, "model_config": dataclasses.asdict(self.model_cfg), "dueling": self.dqn_cfg.dueling,
+                "target_model": {k: v.detach().cpu() for k, v in self.target_model.state_dict().items()},
+                "optimizer": self.optimizer.state_dict()}
+
+    def _check_train_state(self, train, file) -> None:
+        check_train_state(train, file, ("target_model",), list(self.model.parameters()),
+                                        self._new_optimizer)
+        check_state_dict(self.model.state_dict(), train["target_model"], file, "target network")
+
+    def _apply_train_state(self, train, weights) -> None:
         if train is None:
-            self.target_model.load_state_dict(state)
-            self.model_version += 1
+            self.target_model.load_state_dict(weights)
             return
         self.target_model.load_state_dict(train["target_model"])
         self.optimizer.load_state_dict(train["optimizer"])
-        for name in COUNTERS:
-            setattr(self, name, int(train[name]))

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from agent.model import ModelConfig
-from feature.curriculum import CurriculumConfig, CurriculumStage
+from feature.curriculum import CurriculumConfig, CurriculumStage, probe_usr_confs
 from feature.layout import MAP_SHAPE, NUM_ACTIONS, NUM_FLASHES, NUM_MOVES, STATE_DIM
 from feature.reward import RewardConfig
 from kaiwudrl.common.config.config_control import CONFIG
@@ -70,6 +70,11 @@ class PackageSettings:
             sections[name].validate()
         return cls(**sections)
 
+    def usr_confs_to_check(self, seed: int) -> list[tuple[str, str, dict]]:
+        """(section, when, usr_conf): usr_confs the episode loop may reset with, for the host to try on its
+        simulator before a run starts; none by default."""
+        return []
+
     def to_dict(self) -> dict:
         """JSON-ready sections (None values dropped, as TOML has no null)."""
         def plain(value):
@@ -88,6 +93,10 @@ class CommonSettings(PackageSettings):
     model: ModelConfig = dataclasses.field(default_factory=ModelConfig)
     reward: RewardConfig = dataclasses.field(default_factory=RewardConfig)
     curriculum: CurriculumConfig = dataclasses.field(default_factory=CurriculumConfig)
+
+    def usr_confs_to_check(self, seed: int) -> list[tuple[str, str, dict]]:
+        """The curriculum's usr_confs at every stage (feature.curriculum.probe_usr_confs)."""
+        return probe_usr_confs(self.curriculum, seed)
 
 
 def read_settings(cls: type[S], settings_file: Path) -> S:

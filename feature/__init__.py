@@ -1,1 +1,1 @@
-"""What a competitor edits: model inputs (layout, definition), reward shaping, curriculum."""
+"""Package code, the features: the model's input (layout, observation), reward shaping, curriculum, each algorithm's samples."""

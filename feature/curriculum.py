@@ -162,3 +162,17 @@ class CurriculumSampler:
             "max_step": self.cfg.max_step,
             "talent_type": TALENT_TYPE_SUPER_FLASH,
         }}
+
+
+def probe_usr_confs(cfg: CurriculumConfig, seed: int, draws_per_stage: int = 4) -> list[tuple[str, str, dict]]:
+    """(section, when, usr_conf) drawn at progress points that select every stage: what a host resets
+    its simulator with before a run starts, so a curriculum the simulator rejects fails there."""
+    points, episode, env_step = [(0, 0)], 0, 0
+    for stage in cfg.stages:
+        episode = max(episode, stage.until_episode or 0)
+        env_step = max(env_step, stage.until_env_step or 0)
+        points.append((episode, env_step))
+    sampler = CurriculumSampler(cfg, seed=seed)
+    return [("[curriculum]", f"episode {episode}, env step {env_step}", sampler.sample(episode, env_step))
+            for episode, env_step in points for _ in range(draws_per_stage)]
+

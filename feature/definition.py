@@ -100,21 +100,3 @@ def sample_process(list_game_data: Sequence[Frame], bootstrap_value: float = 0.0
 
 #: SampleData <-> (SAMPLE_DIM,) float32 rows in SAMPLE_ROWS order (feature.rows).
 SampleData2NumpyData, NumpyData2SampleData = (attached(f) for f in protocol_converters(SAMPLE_ROWS, SampleData))
-
-
-def samples_to_numpy(samples: Sequence[SampleData]) -> np.ndarray:
-    """Batched SampleData2NumpyData: list -> (N, SAMPLE_DIM) float32."""
-    out = np.empty((len(samples), SAMPLE_DIM), dtype=np.float32)
-    for i, sample in enumerate(samples):
-        out[i] = SampleData2NumpyData(sample)
-    return out
-
-
-def numpy_to_samples(arr: np.ndarray) -> list[SampleData]:
-    """Batched NumpyData2SampleData: (N, SAMPLE_DIM) -> list."""
-    return [NumpyData2SampleData(row) for row in np.asarray(arr)]
-
-
-def numpy_to_batch(arr: np.ndarray) -> dict[str, np.ndarray]:
-    """(N, SAMPLE_DIM) float32 -> {field: (N, *shape)} views, the learner's input without copies."""
-    return SAMPLE_ROWS.to_batch(arr)

@@ -2,7 +2,7 @@
 
 Two tables say what the network sees and how each part is read from an observation:
 `MAP_LAYOUT` (one 51×51 channel per entry) and `STATE_LAYOUT` (named blocks of the flat state
-vector). `feature.definition.observation_process` fills the arrays by walking these tables, and
+vector). `feature.observation.observation_process` fills the arrays by walking these tables, and
 `agent.model` takes its input sizes from the constants derived below, so adding a feature is one
 new entry here: the model, the sample layout and the checkpoints follow.
 

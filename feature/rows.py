@@ -50,13 +50,6 @@ class RowLayout:
             fields[name] = int(fields[name])
         return make(**fields)
 
-    def to_batch(self, arr: np.ndarray) -> dict[str, np.ndarray]:
-        """(N, dim) float32 -> {field: (N, *shape)} views, the learner's input without copies."""
-        arr = np.asarray(arr, dtype=np.float32)
-        if arr.ndim != 2 or arr.shape[1] != self.dim:
-            raise ValueError(f"expected (N, {self.dim}) rows, got {arr.shape}")
-        return {name: arr[:, self.slices[name]].reshape((arr.shape[0],) + shape) for name, shape in self.fields}
-
     def stack(self, samples: Sequence) -> dict[str, np.ndarray]:
         """A list of samples -> {field: (N, *shape) float32}, one copy per field."""
         return {name: np.stack([np.asarray(getattr(s, name), dtype=np.float32) for s in samples])

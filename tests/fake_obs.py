@@ -54,7 +54,7 @@ def rows_from(agent, n=16, seed=0):
     """Replay rows as an aisrv makes them: the agent acts, sample_process, SampleData2NumpyData."""
     import numpy as np
 
-    from feature.definition import Frame, ObsData, sample_process, samples_to_numpy
+    from feature.definition import Frame, ObsData, SampleData2NumpyData, sample_process
     from feature.layout import MAP_SHAPE, STATE_DIM, legal_mask
 
     rng = np.random.default_rng(seed)
@@ -62,4 +62,4 @@ def rows_from(agent, n=16, seed=0):
                    legal=legal_mask([1, 1])) for _ in range(n)]
     frames = [Frame(obs=o, act=a, reward=float(r), terminated=False)
               for o, a, r in zip(obs, agent.predict(obs), rng.normal(size=n))]
-    return samples_to_numpy(sample_process(frames, 0.0, 0.99, 0.95))
+    return np.stack([SampleData2NumpyData(s) for s in sample_process(frames, 0.0, 0.99, 0.95)])

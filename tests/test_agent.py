@@ -1,12 +1,14 @@
 """Agent: masking, predict/exploit, learn, checkpoints (state dicts, exact resume)."""
 import dataclasses
+import json
 import os
 
 import numpy as np
 import pytest
 import torch
 
-from agent.agent import Agent, CheckpointError, latest_checkpoint_id, train_state_file
+from agent.agent import Agent
+from agent.checkpoint_io import CheckpointError, latest_checkpoint_id, progress_file, train_state_file
 from agent.config import Settings
 from agent.model import ActorCritic, ModelConfig
 from agent.ppo import PPOConfig
@@ -153,7 +155,8 @@ def test_checkpoint_is_a_state_dict_the_platform_loads(tmp_path):
     src.learn(samples(src))
     file = src.save_model(tmp_path, 5)
     assert file.name == "model.ckpt-5.pkl"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.ckpt-5.pkl", "model.ckpt-5.train.pt"]  # no temp file
+    assert sorted(p.name for p in tmp_path.iterdir()) == [  # no temp file
+        "model.ckpt-5.pkl", "model.ckpt-5.progress.json", "model.ckpt-5.train.pt"]
     model = ActorCritic(TINY)
     model.load_state_dict(torch.load(file))  # what the platform's own agents do
     assert float(model.value_norm.count) == 24  # the return statistics travel with the weights
@@ -168,6 +171,14 @@ def test_checkpoint_is_a_state_dict_the_platform_loads(tmp_path):
     dst.load_model(str(weights_only), 5)
     assert [(a.action, a.value) for a in dst.exploit(obs)] == [(a.action, a.value) for a in src.exploit(obs)]
     assert dst.train_step == 0
+
+    actor = tmp_path / "pool"  # what the model pool carries: the weights and the progress record
+    actor.mkdir()
+    for name in (file.name, progress_file(tmp_path, 5).name):
+        (actor / name).write_bytes((tmp_path / name).read_bytes())
+    dst.load_model(str(actor), 5)
+    assert (dst.train_step, dst.samples_learned, dst.model_version) == (1, src.samples_learned, 1)
+    assert not dst.optimizer.state_dict()["state"]  # the optimizer is the learner's alone
 
 
 def test_resume_is_exact(tmp_path):
@@ -207,16 +218,21 @@ def test_save_load_round_trip_gives_identical_actions(tmp_path):
     assert dst.train_step == src.train_step
 
 
-def _negative_counter(state):
-    state["train_step"] = -3
+def _negative_counter(path):
+    file = progress_file(path, 1)
+    file.write_text(json.dumps({**json.loads(file.read_text()), "train_step": -3}))
 
 
-def _short_rng(state):
-    state["shuffle_rng"] = torch.zeros(5, dtype=torch.uint8)
+def _edit_train_state(edit):
+    def corrupt(path):
+        state = torch.load(train_state_file(path, 1))
+        edit(state)
+        torch.save(state, train_state_file(path, 1))
+    return corrupt
 
 
-def _no_param_groups(state):
-    state["optimizer"]["param_groups"] = []
+_short_rng = _edit_train_state(lambda state: state.__setitem__("shuffle_rng", torch.zeros(5, dtype=torch.uint8)))
+_no_param_groups = _edit_train_state(lambda state: state["optimizer"].__setitem__("param_groups", []))
 
 
 @pytest.mark.parametrize("corrupt, message", [(_negative_counter, "train_step"), (_short_rng, "shuffle_rng"),
@@ -225,9 +241,7 @@ def test_a_bad_training_state_leaves_the_agent_as_it_was(tmp_path, corrupt, mess
     agent = make(seed=0)
     agent.learn(samples(agent))
     agent.save_model(tmp_path, 1)
-    state = torch.load(train_state_file(tmp_path, 1))
-    corrupt(state)
-    torch.save(state, train_state_file(tmp_path, 1))
+    corrupt(tmp_path)
     other = make(seed=5)
     before = {k: v.clone() for k, v in other.model.state_dict().items()}
     with pytest.raises(CheckpointError, match=message):

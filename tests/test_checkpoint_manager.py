@@ -6,7 +6,7 @@ import json
 import pytest
 import torch
 
-from agent.agent import train_state_file
+from agent.checkpoint_io import progress_file, train_state_file
 from fake_obs import rows_from
 from agent.config import Settings
 from agent.model import ModelConfig
@@ -68,7 +68,7 @@ def test_keeps_newest_k_plus_best(tmp_path):
     assert ids(tmp_path / "ckpt") == kept
     # a pruned checkpoint leaves nothing behind: neither of its files, nor its counters
     assert sorted(p.name for p in (tmp_path / "ckpt").iterdir()) == sorted(
-        [f"model.ckpt-{i}.pkl" for i in kept] + [f"model.ckpt-{i}.train.pt" for i in kept] + [RUN_STATE_FILE])
+        [f"model.ckpt-{i}.{kind}" for i in kept for kind in ("pkl", "progress.json", "train.pt")] + [RUN_STATE_FILE])
     assert sorted(int(k) for k in run_state(tmp_path / "ckpt")) == kept
 
 
@@ -115,7 +115,8 @@ def _corrupt_shuffle_rng(ckpt, _):
 
 
 def _corrupt_agent_counters(ckpt, _):
-    _edit(train_state_file(ckpt, 2), lambda train: train.__setitem__("samples_learned", -16))
+    file = progress_file(ckpt, 2)
+    file.write_text(json.dumps({**json.loads(file.read_text()), "samples_learned": -16}))
 
 
 def _corrupt_run_counters(ckpt, _):

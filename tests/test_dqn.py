@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from agent.dqn import DQNConfig, masked_argmax, sync_target, td_target
-from agent.dqn_agent import Agent, CheckpointError, train_state_file
+from agent.checkpoint_io import CheckpointError, train_state_file
+from agent.dqn_agent import Agent
 from agent.dqn_config import Config, Settings
 from agent.model import ModelConfig
 from feature.dqn_definition import (SAMPLE_DIM, SAMPLE_ROWS, ActData, Frame, NumpyData2SampleData, SampleData,

@@ -13,6 +13,7 @@ import toml
 import torch
 
 from agent.agent import Agent
+from agent.algorithms import PACKAGE_FOLDERS
 from agent.config import Settings
 from agent.model import ActorCritic, ModelConfig
 from tests.conftest import REPO_ROOT
@@ -40,7 +41,7 @@ max_step = 60
 IMPORT_CHECK = r"""
 import importlib.abc, json, sys
 package, platform_dir, repo, algo = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
-BLOCKED = {"realm", "feature", "agent", "workflow", "tools"}
+BLOCKED = set(json.loads(sys.argv[5]))
 class Block(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
         if name.split(".")[0] in BLOCKED:
@@ -108,7 +109,8 @@ def import_alone(out: Path, algo: str, tmp_path: Path) -> dict:
     platform.mkdir()
     for name in ("kaiwu_agent", "kaiwudrl"):
         (platform / name).symlink_to(REPO_ROOT / name)
-    result = run_tool("-c", IMPORT_CHECK, str(out), str(platform), str(REPO_ROOT), algo)
+    blocked = json.dumps(list(PACKAGE_FOLDERS) + ["realm", "workflow", "tools"])
+    result = run_tool("-c", IMPORT_CHECK, str(out), str(platform), str(REPO_ROOT), algo, blocked)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.strip().splitlines()[-1])
 

@@ -17,7 +17,7 @@ from realm import make_env
 from workflow.adder import Stopped
 from workflow.local_trainer import EpisodeLog, train_local
 from workflow.package_aisrv import LoopStats, PlatformEnv
-from workflow.train_workflow import workflow
+from episodes.ppo_workflow import workflow
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 import near_end  # noqa: E402

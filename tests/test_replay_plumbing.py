@@ -207,6 +207,11 @@ def tiny_agent(seed=0) -> Agent:
     return Agent(agent_type="learner", settings=Settings(model=cfg.model, ppo=cfg.ppo), seed=seed)
 
 
+def checkpoint_files(ckpt_id: int) -> list[str]:
+    """The files the project's agent writes for one checkpoint, sorted."""
+    return [f"model.ckpt-{ckpt_id}.pkl", f"model.ckpt-{ckpt_id}.progress.json", f"model.ckpt-{ckpt_id}.train.pt"]
+
+
 def test_checkpoints_prune_keep_best_and_skip_a_corrupt_newest(learner_run):
     ctx, trainee, _ = learner_run("app.max_ckpt_keep=2", "app.keep_best_ckpt=true", "app.user_save_mode_max_count=1")
     ckpt = ctx.paths.ckpt
@@ -214,8 +219,7 @@ def test_checkpoints_prune_keep_best_and_skip_a_corrupt_newest(learner_run):
         trainee.train_step = step
         trainee.checkpoint({"counters": {"env_steps": step * 100}}, score)
     assert sorted(p.name for p in ckpt.iterdir()) == [  # newest 2 + best, the run's counters beside them
-        "model.ckpt-10.pkl", "model.ckpt-10.train.pt", "model.ckpt-30.pkl", "model.ckpt-30.train.pt",
-        "model.ckpt-40.pkl", "model.ckpt-40.train.pt", "run_state.json"]
+        *checkpoint_files(10), *checkpoint_files(30), *checkpoint_files(40), "run_state.json"]
     (ckpt / "model.ckpt-40.pkl").write_bytes(b"truncated")
     assert resolve_run(ctx.config.app, resume=True).root == ctx.paths.root
     fresh = trainee_of(ctx)
@@ -228,7 +232,7 @@ def test_checkpoints_prune_keep_best_and_skip_a_corrupt_newest(learner_run):
         trainee.save_user()
     user_dir = trainee.agent.framework_handler.user_dir
     assert user_dir.parent == ctx.paths.user_ckpt
-    assert sorted(p.name for p in user_dir.iterdir()) == ["model.ckpt-2.pkl", "model.ckpt-2.train.pt"]
+    assert sorted(p.name for p in user_dir.iterdir()) == checkpoint_files(2)
 
 
 def test_resume_restores_the_agents_counters_and_shuffle_rng_so_training_goes_on_identically(learner_run):
@@ -250,6 +254,25 @@ def test_resume_restores_the_agents_counters_and_shuffle_rng_so_training_goes_on
     assert bool((agent.shuffle_generator.get_state() == shuffle_state).all())
     assert [fresh.learn(rows) for rows in batches[1:]] == expected
     assert same_weights(weights(agent), weights(trainee.agent))
+
+
+def test_the_pool_carries_the_weights_and_the_progress_record_not_the_training_state(learner_run, tmp_path):
+    """An aisrv's agent loads what the pool carries: the weights and its counters (the curriculum's
+    and epsilon's progress), without the optimizer moments only the learner needs."""
+    ctx, trainee, _ = learner_run("app.model_pool_publish_freq=1")
+    trainee.learn(rows_from(trainee.agent, n=24, seed=1))
+    assert trainee.publish_due(trainee.train_step)
+    item = trainee.pool_item()
+    assert sorted(item) == ["model.ckpt-1.pkl", "model.ckpt-1.progress.json"]
+    actor_dir = tmp_path / "actor"
+    actor_dir.mkdir()
+    for name, data in item.items():
+        (actor_dir / name).write_bytes(data.tobytes())
+    actor = tiny_agent(seed=7)
+    actor.load_model(path=str(actor_dir), id=1)
+    assert (actor.train_step, actor.samples_learned, actor.model_version) == (1, 24, 1)
+    assert same_weights(weights(actor), weights(trainee.agent))
+    assert not actor.optimizer.state_dict()["state"]
 
 
 def test_run_naming_and_resume_selection(tmp_path):
@@ -287,8 +310,7 @@ def test_learner_turns_telemetry_into_counters_metrics_and_user_saves(server_for
     assert (learner.counters.env_steps, learner.counters.episodes, learner.counters.env_errors) == (300, 2, 1)
     assert learner.mean_recent_score() == 75.0
     user_dir = ctx.paths.user_ckpt / f"{ctx.config.app.app}_{trainee.package.algo}"
-    assert sorted(p.name for p in user_dir.iterdir()) == [
-        "model.ckpt-2.pkl", "model.ckpt-2.train.pt", "model.ckpt-3.pkl", "model.ckpt-3.train.pt"]
+    assert sorted(p.name for p in user_dir.iterdir()) == checkpoint_files(2) + checkpoint_files(3)
     learner.maybe_report(force=True)
     learner.writer.close()
     with open(ctx.paths.metrics_csv, newline="") as f:
@@ -376,13 +398,13 @@ def test_bad_replay_items_and_telemetry_are_dropped_and_counted_never_fatal(serv
 def test_a_minibatch_with_a_non_finite_loss_is_skipped_not_applied():
     import torch
 
-    from feature.definition import SAMPLE_DIM, SAMPLE_SLICES
+    from feature.definition import SAMPLE_DIM, SAMPLE_SLICES, NumpyData2SampleData
 
     agent = tiny_agent()
     before = {k: v.clone() for k, v in agent.model.state_dict().items()}
     rows = np.zeros((8, SAMPLE_DIM), dtype=np.float32)
     rows[:, SAMPLE_SLICES["ret"]] = 3e38  # finite, but its squared error overflows to inf
-    stats = agent.learn(rows)
+    stats = agent.learn([NumpyData2SampleData(row) for row in rows])
     assert stats["ppo/skipped_minibatches"] > 0 and stats["ppo/minibatches"] == 0
     assert all(torch.equal(before[k], v) for k, v in agent.model.state_dict().items())
 

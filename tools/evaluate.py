@@ -224,7 +224,8 @@ def main(argv: list[str] | None = None) -> int:
 def evaluate(args: argparse.Namespace) -> int:
     import realm
     from workflow.eval_pool import PLANNER, play_all
-    from workflow.eval_workflow import CheckpointError, load_agent, resolve_episodes, run_config_file
+    from agent.checkpoint_io import CheckpointError
+    from workflow.eval_workflow import load_agent, resolve_episodes, run_config_file
 
     if args.episodes < 1:
         raise InputError(f"--episodes must be >= 1, got {args.episodes}")

@@ -10,10 +10,11 @@ writes, in the platform's layout:
     <algo>/feature/           definition.py (data classes, protocol functions), layout, reward, curriculum, ...
     <algo>/algorithm/         agent.py (the Agent), ppo.py or dqn.py (the update), settings, checkpoint files
     <algo>/model/model.py     the network
-    <algo>/train_workflow.py  workflow(envs, agents, logger, monitor), and episode.py, its runner
+    <algo>/train_workflow.py  workflow(envs, agents, logger, monitor), and runner.py and training.py beside it
     ckpt/model.ckpt-N.pkl     the checkpoint (and its training state, for training on from it)
     kaiwu.json
-The code is the project's own files with their imports moved under `<algo>.`; the package
+The code is the algorithm's four modules (agent.algorithms) and every package-code module they
+import, with their imports moved under `<algo>.`; the package
 imports only the platform's modules (kaiwu_agent, kaiwudrl), numpy, torch and the standard
 library, which this tool checks before it writes anything. `./train.sh --package DIR` trains it
 and `tools/evaluate.py --package DIR` scores its checkpoint. An existing non-empty --out is
@@ -34,19 +35,11 @@ import toml
 
 from tool_args import REPO_ROOT, InputError, run_tool  # noqa: E402
 
-#: project file -> its place in the platform's layout ({algo} filled in): what both packages ship ...
-COMMON_FILES = {
-    "agent/model.py": "{algo}/model/model.py",
-    "agent/ppo.py": "{algo}/algorithm/ppo.py",  # the model's ValueNorm lives there
-    "agent/settings.py": "{algo}/algorithm/settings.py",
-    "agent/checkpoint_io.py": "{algo}/algorithm/checkpoint_io.py",
-    "workflow/episode.py": "{algo}/episode.py",
-    "workflow/training_episodes.py": "{algo}/training_episodes.py",
-}
-#: ... and besides each project algorithm's four modules (its Layout: config, definition, agent,
-#: workflow, which go where the platform's layout puts them), its own update.
-ALGORITHM_FILES = {"ppo": {}, "dqn_plus": {"agent/dqn.py": "{algo}/algorithm/dqn.py"}}
-FEATURE_DIR = "feature"  # its other modules go to {algo}/feature/
+#: Where a package folder's files go in the platform's layout ({algo} filled in), unless they are
+#: one of the algorithm's four modules (its Layout) or the network (the platform's model/model.py).
+FOLDER_PLACES = {"feature": "{algo}/feature/", "agent": "{algo}/algorithm/", "episodes": "{algo}/"}
+MODEL_FILE = {"agent/model.py": "{algo}/model/model.py"}
+OTHER_FOLDERS = ("realm", "workflow", "tools")  # the project's Python beside the package code: never exported
 PACKAGE_DIRS = ("{algo}", "{algo}/algorithm", "{algo}/model", "{algo}/feature")
 ALLOWED_TOP_LEVEL = {"numpy", "torch", "kaiwu_agent", "kaiwudrl"}  # beside the standard library and {algo}
 #: The platform's [app] keys the export writes; the training ones take the run's values.
@@ -57,19 +50,37 @@ ALGO_RE = re.compile(r"^[a-z_][a-z0-9_]*$")
 
 
 def file_map(project_algo: str) -> dict[str, str]:
-    """Project file -> exported path ({algo} not yet filled in) for one of the project's algorithms."""
+    """Project file -> exported path ({algo} not yet filled in) for one of the project's algorithms:
+    its four modules and every package-code module they import, directly or not (nothing else)."""
+    from agent.algorithms import PACKAGE_FOLDERS
     from workflow.kaiwu_package import PLATFORM_LAYOUT, PROJECT_ALGORITHMS
 
     layout = PROJECT_ALGORITHMS[project_algo].layout
     own = {layout.file(part, project_algo): PLATFORM_LAYOUT.file(part, "{algo}")
            for part in ("config", "definition", "agent", "workflow")}
-    definitions = {a.layout.file("definition", name) for name, a in PROJECT_ALGORITHMS.items()}
-    files = {**COMMON_FILES, **ALGORITHM_FILES[project_algo], **own}
-    for path in sorted((REPO_ROOT / FEATURE_DIR).glob("*.py")):
-        relative = f"{FEATURE_DIR}/{path.name}"
-        if path.name != "__init__.py" and relative not in definitions:
-            files[relative] = "{algo}/feature/" + path.name
+    files: dict[str, str] = {}
+    pending = list(own)
+    while pending:
+        relative = pending.pop()
+        if relative in files:
+            continue
+        folder, name = relative.split("/", 1)
+        files[relative] = own.get(relative) or MODEL_FILE.get(relative) or FOLDER_PLACES[folder] + name
+        for module in imported_modules((REPO_ROOT / relative).read_text()):
+            if module.split(".")[0] in PACKAGE_FOLDERS and (REPO_ROOT / (module.replace(".", "/") + ".py")).is_file():
+                pending.append(module.replace(".", "/") + ".py")
     return files
+
+
+def imported_modules(text: str) -> list[str]:
+    """The dotted modules a file imports (absolute imports)."""
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append(node.module)
+    return found
 
 
 def module_map(project_algo: str, algo: str) -> dict[str, str]:
@@ -91,24 +102,17 @@ def rewrite_imports(text: str, modules: dict[str, str], where: str) -> str:
             raise InputError(f"{where}: imports {name}, which is not part of the exported package")
         return f"{match.group('lead')}{modules[name]}"
 
-    pattern = re.compile(r"^(?P<lead>\s*(?:from|import)\s+)(?P<module>(?:feature|agent|workflow|realm|tools)(?:\.\w+)*)",
-                         re.MULTILINE)
+    from agent.algorithms import PACKAGE_FOLDERS
+
+    project = "|".join(PACKAGE_FOLDERS + OTHER_FOLDERS)
+    pattern = re.compile(rf"^(?P<lead>\s*(?:from|import)\s+)(?P<module>(?:{project})(?:\.\w+)*)", re.MULTILINE)
     return pattern.sub(replace, text)
 
 
 def foreign_imports(text: str, algo: str) -> list[str]:
     """Top-level modules a file imports that the platform would not have."""
     allowed = ALLOWED_TOP_LEVEL | set(sys.stdlib_module_names) | {algo, "__future__"}
-    found = []
-    for node in ast.walk(ast.parse(text)):
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names = [node.module]
-        else:
-            continue
-        found += [name for name in names if name.split(".")[0] not in allowed]
-    return found
+    return [name for name in imported_modules(text) if name.split(".")[0] not in allowed]
 
 
 def platform_app(run_app: dict, algo: str, ckpt_id: int, sample_dim: int) -> dict:
@@ -140,7 +144,8 @@ def export(ckpt: Path, out: Path, algo: str | None, config: Path | None) -> list
     import importlib
 
     from workflow.ckpt_files import checkpoint_files, parse_ckpt_id
-    from workflow.eval_workflow import CheckpointError, load_agent, project_algo, project_settings, run_config_file
+    from agent.checkpoint_io import CheckpointError
+    from workflow.eval_workflow import load_agent, project_algo, project_settings, run_config_file
     from workflow.kaiwu_package import PROJECT_ALGORITHMS
 
     try:
@@ -190,9 +195,8 @@ def export(ckpt: Path, out: Path, algo: str | None, config: Path | None) -> list
         (staging / "kaiwu.json").write_text(json.dumps({"version": toolkit_version(), "project_code": "back_to_the_realm"},
                                                        indent=1) + "\n")
         (staging / "ckpt").mkdir()
-        for file in checkpoint_files(ckpt.parent, ckpt_id):
-            if file.name == ckpt.name or file.name.endswith(".train.pt"):
-                shutil.copy2(file, staging / "ckpt" / file.name)
+        for file in checkpoint_files(ckpt.parent, ckpt_id):  # the weights, the progress record, the training state
+            shutil.copy2(file, staging / "ckpt" / file.name)
         out.parent.mkdir(parents=True, exist_ok=True)
         if out.exists():
             out.rmdir()  # empty, checked above

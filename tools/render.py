@@ -77,7 +77,7 @@ def _hero_pos(env_info) -> tuple[float, float]:
 def replay(env, usr_conf: dict, seed: int, actions: list[int]) -> Replay:
     """Play `actions` from `env.reset(usr_conf, seed)` through the episode runner, recording what
     each step looked like."""
-    from workflow.episode import EpisodeRunner
+    from episodes.runner import EpisodeRunner
 
     out = Replay()
     recorded = iter(actions)
@@ -200,7 +200,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def render(args: argparse.Namespace) -> int:
     import realm
-    from workflow.eval_workflow import (AgentPolicy, CheckpointError, PlannerPolicy, load_agent, resolve_episodes,
+    from agent.checkpoint_io import CheckpointError
+    from workflow.eval_workflow import (AgentPolicy, PlannerPolicy, load_agent, resolve_episodes,
                                         run_config_file)
 
     for flag in ("scale", "view_scale", "frame_stride", "max_frames"):

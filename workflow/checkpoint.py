@@ -13,12 +13,9 @@ from pathlib import Path
 import numpy as np
 from loguru import logger
 
+from agent.checkpoint_io import CheckpointError
 from workflow import ckpt_files
 from workflow.metrics_keys import EPISODE_SCORE_KEY
-
-
-class CheckpointError(RuntimeError):
-    """No checkpoint to resume from, or one whose run counters are malformed."""
 
 
 class CheckpointManager:
@@ -65,15 +62,6 @@ class CheckpointManager:
                 reasons.append(f"{ckpt.path.name}: {e}")
         raise CheckpointError(f"nothing to resume from in {self.ckpt_dir}: "
                               + ("; ".join(reasons) if reasons else "no checkpoint model.ckpt-N.pkl"))
-
-
-def check_counters(counters) -> None:
-    """The training system's run counters in a checkpoint: a dict of non-negative integers."""
-    if not isinstance(counters, dict):
-        raise CheckpointError(f"its counters are a {type(counters).__name__}, not a table")
-    for key, value in counters.items():
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise CheckpointError(f"its counter {key} = {value!r} is not a non-negative integer")
 
 
 def prune_user_saves(user_dir: Path, keep: int) -> None:

@@ -1,4 +1,5 @@
-"""Checkpoint files on disk: their names, their ids, and which ones a pruning keeps.
+"""Checkpoints on disk: listing them, and which ones a pruning keeps (their file names and
+ids are agent.checkpoint_io's).
 
 The learner (while it trains) and tools/clean_ckpt.py (afterwards) prune with the same rule,
 so a run directory looks the same whichever of them last touched it. A checkpoint is
@@ -16,22 +17,12 @@ import bisect
 import csv
 import json
 import math
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
-CKPT_RE = re.compile(r"^model\.ckpt-(\d+)(?:\.(?!tmp\b)[\w-]+)*$")  # never a .tmp file mid-write
+from agent.checkpoint_io import ckpt_name, parse_ckpt_id, write_atomically  # noqa: F401 (the names' one home)
+
 SCORES_SIDECAR = "ckpt_scores.json"
-
-
-def ckpt_name(ckpt_id: int) -> str:
-    return f"model.ckpt-{int(ckpt_id)}.pkl"
-
-
-def parse_ckpt_id(path: str | Path) -> int | None:
-    """The id in a checkpoint file name, or None when the name is not a checkpoint's."""
-    match = CKPT_RE.match(Path(path).name)
-    return int(match.group(1)) if match else None
 
 
 @dataclass(frozen=True, order=True)
@@ -178,7 +169,7 @@ def write_scores_sidecar(ckpt_dir: str | Path, scores: dict[int, float], episode
             merged = {}
     merged.update({int(k): float(v) for k, v in scores.items()})
     body = {"episodes": episodes, "scores": {str(k): merged[k] for k in sorted(merged)}}
-    path.write_text(json.dumps(body, indent=1) + "\n")
+    write_atomically(path, lambda f: f.write((json.dumps(body, indent=1) + "\n").encode()))
     return path
 
 

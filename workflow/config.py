@@ -1,7 +1,9 @@
 """One TOML file -> one validated `AppConfig`.
 
-Sections: [app] (Kaiwu's framework keys from configure_app.toml, same names and meaning),
-[env], [curriculum], [reward], [model], [ppo], [dqn]. A file may pull others in with
+Sections: the training system's own, [app] (Kaiwu's framework keys from configure_app.toml,
+same names and meaning) and [env], and those the project's packages declare (each algorithm's
+`Settings` in its config module, agent.algorithms: [model] [reward] [curriculum] [ppo] [dqn]
+today); each section is validated by the class that declares it. A file may pull others in with
 `include = ["ppo.toml", ...]` (paths relative to it; the including file wins).
 Command-line overrides: `--set ppo.learning_rate=1e-4` (the value is read as a TOML literal,
 so `--set env.map_file="maps/m.json"` and `--set model.channels=[16,32]` work).
@@ -10,14 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import toml
 
-from agent.config import Settings
-from agent.dqn import DQNConfig
 from workflow import ckpt_files
 from workflow.kaiwu_package import PROJECT_ALGORITHMS
 from workflow.schema import ConfigError, build, closest_key, to_dict
@@ -238,29 +239,46 @@ class FrameworkConfig:
         return max(self.train_batch_size, int(self.replay_buffer_capacity / self.preload_ratio))
 
 
-@dataclass
-class AppConfig(Settings):
-    """The training system's sections ([app], [env]) over the project packages' own ([model],
-    [ppo], [reward], [curriculum]: agent.config.Settings; [dqn] for `algo = "dqn_plus"`), of
-    which it hands each package the ones it reads (workflow.kaiwu_package.PROJECT_ALGORITHMS)."""
+def package_sections() -> dict[str, type]:
+    """The TOML sections the project's packages read, by name: the fields of each algorithm's
+    `Settings`, in declaration order. A section two packages share ([model], [reward],
+    [curriculum]) is one class."""
+    sections: dict[str, type] = {}
+    for algo, project in PROJECT_ALGORITHMS.items():
+        settings = project.settings_class
+        for name, cls in typing.get_type_hints(settings).items():
+            if name not in project.sections:
+                continue
+            if sections.setdefault(name, cls) is not cls:
+                raise TypeError(f"[{name}] is {sections[name].__name__} for one package and {cls.__name__} "
+                                f"for {algo}: a section shared by packages must be one class")
+    return sections
 
-    app: FrameworkConfig = field(default_factory=FrameworkConfig)
-    env: EnvConfig = field(default_factory=EnvConfig)
-    dqn: DQNConfig = field(default_factory=DQNConfig)
-    #: [app] keys only the platform's servers read (PLATFORM_ONLY_KEYS), as the file gave them
-    platform_keys: dict[str, Any] = field(default_factory=dict, init=False)
 
+class _AppConfigMethods:
     def to_dict(self) -> dict:
         out = to_dict(self)
         platform = out.pop("platform_keys", {})
         out["app"].update(platform)
         return {"app": out.pop("app"), "env": out.pop("env"), **out}  # the system's sections first
 
-    def to_toml(self) -> str:
-        return toml.dumps(self.to_dict())
-
     def replace(self, **sections) -> "AppConfig":
         return dataclasses.replace(self, **sections)
+
+
+def _app_config_class() -> type:
+    """AppConfig: [app] and [env], then every package's sections (package_sections), then the
+    platform-only [app] keys as the file gave them (PLATFORM_ONLY_KEYS)."""
+    fields: list = [("app", FrameworkConfig, field(default_factory=FrameworkConfig)),
+                    ("env", EnvConfig, field(default_factory=EnvConfig))]
+    fields += [(name, cls, field(default_factory=cls)) for name, cls in package_sections().items()]
+    fields.append(("platform_keys", dict[str, Any], field(default_factory=dict, init=False)))
+    return dataclasses.make_dataclass("AppConfig", fields, bases=(_AppConfigMethods,), namespace={
+        "__module__": __name__, "__qualname__": "AppConfig",
+        "__doc__": "The run's config: the training system's sections and the packages' own, each validated."})
+
+
+AppConfig = _app_config_class()
 
 
 def _read_toml(path: Path, seen: tuple[Path, ...] = ()) -> dict:

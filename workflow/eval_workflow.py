@@ -1,7 +1,7 @@
 """Evaluation, Kaiwu's shape: greedy actions (`exploit`), one episode per usr_conf, a record each.
 
 A policy is anything with `play(env, usr_conf, seed) -> EpisodeRecord`: `AgentPolicy` steps a
-package's trained Agent through the episode runner (workflow.episode) with that package's
+package's trained Agent through the episode runner (episodes.runner) with that package's
 protocol functions, `PlannerPolicy` asks the route planner. Both meet the same episodes because
 `resolve_episodes` fixes every random chest draw up front: an episode is a usr_conf with
 explicit `treasure_id` plus the reset seed, so agent and planner scores compare like for like.
@@ -22,16 +22,12 @@ from typing import Any, Callable
 import toml
 import torch
 
+from agent.checkpoint_io import CheckpointError, read_torch, train_state_file
+from episodes.runner import EpisodeRunner
 from realm.planner import run_planner
 from realm.protocol import EpisodeConfig
 from workflow.ckpt_files import parse_ckpt_id, run_dir_of
-from workflow.episode import EpisodeRunner
-from workflow.kaiwu_package import (PROJECT_ALGO, PROJECT_ALGORITHMS, KaiwuPackage,
-                                    config_file)
-
-
-class CheckpointError(RuntimeError):
-    """A checkpoint that cannot be evaluated: missing, unreadable, or not the package's."""
+from workflow.kaiwu_package import PROJECT_ALGO, PROJECT_ALGORITHMS, KaiwuPackage, config_file
 
 
 @dataclass
@@ -95,11 +91,12 @@ def resolve_episodes(env, usr_conf: dict | None, count: int, base_seed: int = 0)
     return episodes
 
 
-def record_from(stats, usr_conf: dict, seed: int, actions: list[int]) -> EpisodeRecord:
-    """An EpisodeStats (or the planner's result, which has the same fields) as a record."""
+def record_from(stats, won: bool, usr_conf: dict, seed: int, actions: list[int]) -> EpisodeRecord:
+    """The score fields of an EpisodeStats or of the planner's result (total_score, chests,
+    steps, buff_count, flash_count), and whether the episode was won, as a record."""
     return EpisodeRecord(
         total_score=float(stats.total_score),
-        won=bool(getattr(stats, "win", getattr(stats, "won", False))),
+        won=bool(won),
         chests=int(stats.chests),
         steps=int(stats.steps),
         buff_count=int(stats.buff_count),
@@ -139,7 +136,7 @@ class AgentPolicy:
         act = self.agent.predict if self.mode == "sample" else self.agent.exploit
         runner = EpisodeRunner([env], act, self.loaded.observation_process, self.loaded.action_process)
         stats, actions = runner.play(usr_conf, seed=seed, on_step=on_step)
-        return record_from(stats, usr_conf, seed, actions)
+        return record_from(stats, stats.win, usr_conf, seed, actions)
 
 
 class PlannerPolicy:
@@ -149,7 +146,7 @@ class PlannerPolicy:
 
     def play(self, env, usr_conf: dict, seed: int) -> EpisodeRecord:
         result = run_planner(env, usr_conf, seed=seed)
-        return record_from(result, usr_conf, seed, result.actions)
+        return record_from(result, result.won, usr_conf, seed, result.actions)
 
 
 def workflow(envs, agents, logger=None, monitor=None, usr_confs: list[dict] | None = None,
@@ -217,12 +214,9 @@ def project_settings(ckpt_file: Path, config: str | Path | None) -> dict:
     data = _read_toml(source) if source is not None else {}
     sections = PROJECT_ALGORITHMS[project_algo(ckpt_file, config)].sections
     settings = {name: dict(data[name]) for name in sections if isinstance(data.get(name), dict)}
-    train_file = ckpt_file.with_name(ckpt_file.name.removesuffix(".pkl") + ".train.pt")
+    train_file = train_state_file(ckpt_file.parent, parse_ckpt_id(ckpt_file))
     if train_file.is_file():
-        try:
-            state = torch.load(train_file, map_location="cpu", weights_only=True)
-        except Exception as e:
-            raise CheckpointError(f"cannot read {train_file}: {type(e).__name__}: {e}") from e
+        state = read_torch(train_file, "cpu")
         if isinstance(state, dict) and isinstance(state.get("model_config"), dict):
             settings["model"] = dict(state["model_config"])
     return settings

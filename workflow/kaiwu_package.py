@@ -5,11 +5,10 @@ A package is a directory with `conf/configure_app.toml` and one folder per algor
 `<algo>/train_workflow.py`), imported as the platform imports it: with the package directory
 first on `sys.path`, so `dqn.feature.definition` and `conf.usr_conf` resolve inside it.
 
-The project's own agents are packages too, laid out as this repository is (`PROJECT_ALGORITHMS`:
-PPO is `agent/config.py`, `feature/definition.py`, `agent/agent.py`, `workflow/train_workflow.py`;
-`dqn_plus` is `agent/dqn_config.py`, `feature/dqn_definition.py`, `agent/dqn_agent.py`,
-`workflow/dqn_workflow.py`); the training system hosts them by the same path, `app.algo`
-choosing. tools/export_kaiwu.py writes them out in the platform's layout.
+The project's own agents are packages too, laid out as this repository is: agent.algorithms
+declares their modules and the folders that are package code (`PROJECT_ALGORITHMS` here is that
+declaration as Layouts); the training system hosts them by the same path, `app.algo` choosing.
+tools/export_kaiwu.py writes them out in the platform's layout.
 """
 from __future__ import annotations
 
@@ -23,6 +22,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from agent.algorithms import ALGORITHMS, DEFAULT_ALGORITHM, PACKAGE_FOLDERS
 from workflow.schema import ConfigError
 
 REQUIRED_FILES = ("algorithm/agent.py", "feature/definition.py", "config.py", "train_workflow.py")
@@ -48,9 +48,8 @@ class Layout:
 
 
 PLATFORM_LAYOUT = Layout()
-#: What of this repository is package code (the rest is the training system).
-PROJECT_CODE = ("agent/", "feature/", "workflow/train_workflow.py", "workflow/dqn_workflow.py", "workflow/episode.py",
-                "workflow/training_episodes.py")
+#: What of this repository is package code (the rest is the simulator, the training system, tools).
+PROJECT_CODE = tuple(f"{folder}/" for folder in PACKAGE_FOLDERS)
 
 
 @dataclass(frozen=True)
@@ -60,19 +59,19 @@ class ProjectAlgorithm:
     layout: Layout
 
     @property
+    def settings_class(self) -> type:
+        """Its config module's `Settings`: a dataclass whose fields are the TOML sections it reads."""
+        return importlib.import_module(self.layout.config).Settings
+
+    @property
     def sections(self) -> tuple[str, ...]:
-        """The sections of the run's TOML it reads (handed over as CONFIG.package_settings): its
-        config module's `Settings`."""
-        return importlib.import_module(self.layout.config).Settings.sections()
+        """The sections of the run's TOML it reads (handed over as CONFIG.package_settings)."""
+        return self.settings_class.sections()
 
 
 PROJECT_ALGORITHMS: dict[str, ProjectAlgorithm] = {
-    "ppo": ProjectAlgorithm(Layout(config="agent.config", definition="feature.definition", agent="agent.agent",
-                                   workflow="workflow.train_workflow", code=PROJECT_CODE)),
-    "dqn_plus": ProjectAlgorithm(Layout(config="agent.dqn_config", definition="feature.dqn_definition",
-                                        agent="agent.dqn_agent", workflow="workflow.dqn_workflow", code=PROJECT_CODE)),
-}
-PROJECT_ALGO = "ppo"  # the default
+    algo: ProjectAlgorithm(Layout(**modules, code=PROJECT_CODE)) for algo, modules in ALGORITHMS.items()}
+PROJECT_ALGO = DEFAULT_ALGORITHM
 PROJECT_LAYOUT = PROJECT_ALGORITHMS[PROJECT_ALGO].layout
 
 

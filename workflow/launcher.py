@@ -59,7 +59,7 @@ PLAIN_STATUS_EVERY_S = 30.0  # without a terminal: one status line (stderr and l
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="./train.sh", description="Train a PPO agent (learner + aisrv processes).")
+    parser = argparse.ArgumentParser(prog="./train.sh", description="Train one of the project's agents or a Kaiwu code package (learner + aisrv processes).")
     parser.add_argument("--config", default=None, help="TOML config (default conf/configure_app.toml)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
                         help="override one config value (TOML literal), repeatable")
@@ -104,35 +104,27 @@ def load_run_config(args: argparse.Namespace) -> AppConfig:
 
 # --- checks before anything starts ----------------------------------------------------------------
 
-def curriculum_probe_points(cfg: AppConfig) -> list[tuple[int, int]]:
-    """(episode, env_step) points that select every stage of the curriculum."""
-    points, episode, env_step = [(0, 0)], 0, 0
-    for stage in cfg.curriculum.stages:
-        episode = max(episode, stage.until_episode or 0)
-        env_step = max(env_step, stage.until_env_step or 0)
-        points.append((episode, env_step))
-    return points
-
-
-def check_episode_settings(cfg: AppConfig, draws_per_point: int = 4) -> None:
-    """Build the env and reset it with usr_confs drawn from the curriculum (each stage), so a map
-    or curriculum the simulator rejects fails here, not in every aisrv."""
-    from feature.curriculum import CurriculumSampler
+def check_episode_settings(cfg: AppConfig) -> None:
+    """Build the env and reset it with the usr_confs the project package's episode loop may use
+    (its settings' `usr_confs_to_check`: the curriculum at each stage), so a map or curriculum the
+    simulator rejects fails here, not in every aisrv."""
     from realm import make_env
+    from workflow.kaiwu_package import PROJECT_ALGORITHMS
 
     try:
         env = make_env(**cfg.env.make_kwargs())
     except (ValueError, OSError, TypeError) as e:
         raise ConfigError(f"[env]: the simulator rejects it: {e}") from e
-    sampler = CurriculumSampler(cfg.curriculum, seed=cfg.app.seed)
-    for episode, env_step in curriculum_probe_points(cfg):
-        for _ in range(draws_per_point):
-            usr_conf = sampler.sample(episode, env_step)
-            try:
-                env.reset(usr_conf=usr_conf)
-            except ValueError as e:  # realm.UsrConfError is a ValueError
-                raise ConfigError(f"[curriculum] produces a usr_conf the simulator rejects "
-                                  f"(episode {episode}, env step {env_step}): {e}; usr_conf = {usr_conf}") from e
+    if cfg.app.package:
+        return  # a platform package's episode settings are its own code's
+    project = PROJECT_ALGORITHMS[cfg.app.algo]
+    settings = project.settings_class.from_dict({name: cfg.to_dict()[name] for name in project.sections})
+    for section, when, usr_conf in settings.usr_confs_to_check(cfg.app.seed):
+        try:
+            env.reset(usr_conf=usr_conf)
+        except ValueError as e:  # realm.UsrConfError is a ValueError
+            raise ConfigError(f"{section} produces a usr_conf the simulator rejects ({when}): {e}; "
+                              f"usr_conf = {usr_conf}") from e
 
 
 def check_arguments(args: argparse.Namespace) -> None:

@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import csv
-import logging
 import math
 import time
 from pathlib import Path
@@ -33,30 +32,6 @@ def setup_logging(role: str, log_dir: str | Path, level: str = "INFO", console=N
     if console is not None:
         logger.add(console, level="WARNING", format="{level}: {message}")
     return logger
-
-
-class _ToLoguru(logging.Handler):
-    """Forwards stdlib logging records (code written against `logging.Logger`) to loguru."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            level = logger.level(record.levelname).name
-        except ValueError:
-            level = record.levelno
-        message = record.getMessage()
-        if record.exc_info:
-            logger.opt(exception=record.exc_info).log(level, message)
-        else:
-            logger.log(level, message)
-
-
-def stdlib_logger(name: str) -> logging.Logger:
-    """A `logging.Logger` whose records land in this process's loguru sinks."""
-    std = logging.getLogger(f"realm.{name}")
-    std.handlers = [_ToLoguru()]
-    std.setLevel(logging.DEBUG)
-    std.propagate = False
-    return std
 
 
 class MetricsWriter:

@@ -23,7 +23,7 @@ from loguru import logger
 from dataclasses import dataclass
 
 from workflow.adder import ChunkAdder, Stopped, TelemetrySender
-from workflow.episode import EpisodeStats
+from episodes.runner import EpisodeStats
 from workflow.kaiwu_package import KaiwuPackage, PackageError, numeric_values
 from workflow.model_pool import ModelPoolReader, PublishedModel
 

@@ -9,15 +9,15 @@ the checkpoints in `run_state.json`.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
 import numpy as np
 from loguru import logger
 
+from agent.checkpoint_io import check_counters, is_training_state, save_json, sync_directory
 from workflow import ckpt_files
-from workflow.checkpoint import CheckpointManager, check_counters, prune_user_saves
+from workflow.checkpoint import CheckpointManager, prune_user_saves
 from workflow.kaiwu_package import KaiwuPackage, PackageError, numeric_values
 from workflow.metrics_keys import learner_key
 
@@ -133,9 +133,12 @@ class Trainee:
         return files
 
     def pool_item(self) -> dict[str, np.ndarray]:
+        """The files of the newest model an actor loads: all but the training state (optimizer,
+        target network), which only the learner needs."""
         if not self._pool_files:  # nothing written by this process yet (a resume): publish what it loaded
             self._stage(self.train_step)
-        return {path.name: np.frombuffer(path.read_bytes(), dtype=np.uint8) for path in self._pool_files}
+        return {path.name: np.frombuffer(path.read_bytes(), dtype=np.uint8) for path in self._pool_files
+                if not is_training_state(path)}
 
     def checkpoint(self, extra: dict, recent_score: float | None) -> Path:
         step, directory = self.train_step, self.ckpts.ckpt_dir
@@ -160,7 +163,7 @@ class Trainee:
 
         def load(ckpt_id: int) -> dict:
             extra = state.get(str(ckpt_id), {})
-            check_counters(extra.get("counters", {}) if isinstance(extra, dict) else extra)
+            check_counters(extra.get("counters", {}) if isinstance(extra, dict) else extra, f"run counters of {ckpt_id}")
             self.agent.load_model(path=str(self.ckpts.ckpt_dir), id=ckpt_id)
             return extra
 
@@ -189,7 +192,5 @@ class Trainee:
             return {}
 
     def _write_state(self, state: dict) -> None:
-        path = self._state_path()
-        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-        tmp.write_text(json.dumps(state, indent=1, sort_keys=True) + "\n")
-        os.replace(tmp, path)
+        save_json(state, self._state_path())
+        sync_directory(self._state_path().parent)

@@ -2,7 +2,7 @@
 start episodes with the curriculum's settings (a failed reset is retried), shape each step's
 reward (feature.reward) and sum it per term, report each finished episode to the monitor.
 
-The algorithm's workflow (train_workflow.py for PPO, dqn_workflow.py for DQN) turns the frames
+The algorithm's workflow (episodes.ppo_workflow, episodes.dqn_workflow) turns the frames
 into samples; this module knows nothing of samples.
 """
 from __future__ import annotations
@@ -12,10 +12,11 @@ import os
 
 import numpy as np
 
+from agent.checkpointed import CheckpointedAgent
 from feature.curriculum import CurriculumSampler
 from feature.reward import reward_shaping
 from feature.unpack import step_view
-from workflow.episode import EpisodeRunner
+from episodes.runner import EpisodeRunner
 
 MAX_RESET_FAILURES = 3  # consecutive failed resets of one env before the loop gives up
 
@@ -31,9 +32,12 @@ class _Episode:
 
 
 class TrainingEpisodes:
-    def __init__(self, envs, agent, settings, observation_process, action_process, logger=None, monitor=None):
-        """The envs stepped in lockstep with `agent.predict` (`self.runner`, workflow.episode);
-        `settings`: the package's (reads .reward, .curriculum). Every env starts an episode."""
+    def __init__(self, envs, agent: CheckpointedAgent, settings, observation_process, action_process, logger=None,
+                 monitor=None):
+        """The envs stepped in lockstep with `agent.predict` (`self.runner`, episodes.runner); the
+        agent's `samples_learned` (the run's, brought by every model it loads) moves the
+        curriculum's stages. `settings`: the package's (reads .reward, .curriculum). Every env
+        starts an episode."""
         self.runner = EpisodeRunner(envs, agent.predict, observation_process, action_process)
         self.agent = agent
         self.reward_cfg = settings.reward
@@ -46,13 +50,13 @@ class TrainingEpisodes:
             self.reset(i)
 
     def step(self):
-        """One batched action on every env: the transitions (workflow.episode.Transition)."""
+        """One batched action on every env: the transitions (episodes.runner.Transition)."""
         return self.runner.step()
 
     def reset(self, i: int) -> None:
         """Start a new episode on env i with the curriculum's settings for the run's progress."""
         for _ in range(MAX_RESET_FAILURES):
-            usr_conf = self.curriculum.sample(self.finished, getattr(self.agent, "samples_learned", 0))
+            usr_conf = self.curriculum.sample(self.finished, self.agent.samples_learned)
             try:
                 obs = self.runner.reset(i, usr_conf)
             except Exception:

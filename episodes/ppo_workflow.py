@@ -1,13 +1,13 @@
 """The package's training episode loop (`<algo>/train_workflow.py`): Kaiwu's
 `workflow(envs, agents, logger, monitor)`, over every env it is given, in lockstep.
 
-Per step (workflow.episode.EpisodeRunner): observation_process for every env, one batched
+Per step (episodes.runner.EpisodeRunner): observation_process for every env, one batched
 `agent.predict`, action_process, env.step; then reward_shaping and a Frame per env. A chunk of
 frames becomes samples (sample_process, GAE) when it reaches `ppo.num_steps` frames or its
 episode ends, and goes to `agent.learn(samples)`: on the platform and in this toolkit's
 training system that sends them to the replay buffer; the learner trains on them.
 
-Around the episodes (workflow.training_episodes, shared with the DQN package's loop): each
+Around the episodes (episodes.training, shared with the DQN package's loop): each
 finished episode reports its shaped reward per term to `monitor.put_data`; episode settings
 come from the curriculum ([curriculum]); stages advance on this workflow's own episodes and on
 the run's learned samples, which the agent's counters bring with every model it loads (so a
@@ -18,7 +18,7 @@ from __future__ import annotations
 from agent.config import load_settings
 from feature.definition import action_process, observation_process, sample_process
 from kaiwu_agent.utils.common_func import Frame, attached
-from workflow.training_episodes import TrainingEpisodes
+from episodes.training import TrainingEpisodes
 
 
 @attached

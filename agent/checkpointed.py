@@ -1,0 +1,112 @@
+"""What the project's agents share around checkpoints: their counters, and the steps of
+save_model / load_model over the files of agent.checkpoint_io. Each agent adds only what is its
+own: its training state (`_train_state`, `_check_train_state`, `_apply_train_state`) and how its
+model is named in an error (`_describe`).
+
+Loading checks everything before anything is applied: a checkpoint that reads but would poison
+training (non-finite values, another architecture, optimizer moments that do not fit, counters
+that are not counters) raises CheckpointError and leaves the agent as it was. What is loaded
+depends on what is there: the weights always; the counters from the progress record (an actor
+picking a model from the pool gets these two); the training state when it is beside them.
+"""
+from __future__ import annotations
+
+import abc
+from pathlib import Path
+
+import agent.checkpoint_io as io
+from agent.checkpoint_io import CheckpointError
+from kaiwu_agent.agent.base_agent import BaseAgent
+
+COUNTERS = ("train_step", "samples_learned", "model_version")
+
+
+class CheckpointedAgent(BaseAgent, abc.ABC):
+    """Base of the project's Agents: `self.model`, `self.device` and the COUNTERS are set by the subclass."""
+
+    train_step: int
+    samples_learned: int  # drives the schedules, epsilon and the curriculum's staged progress
+    model_version: int  # bumped by every update or load
+
+    # --- the subclass's own ---------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def _describe(self) -> str:
+        """The model, as an error about a checkpoint that does not fit it names it."""
+
+    @abc.abstractmethod
+    def _train_state(self) -> dict:
+        """What only training needs (the .train.pt file)."""
+
+    @abc.abstractmethod
+    def _check_train_state(self, train, file: Path) -> None:
+        """CheckpointError unless `train` can be applied (agent.checkpoint_io.check_train_state)."""
+
+    @abc.abstractmethod
+    def _apply_train_state(self, train: dict | None, weights: dict) -> None:
+        """After the weights are in: the training state (None when the checkpoint has none)."""
+
+    # --- shared ---------------------------------------------------------------------------------------
+
+    def write_checkpoint(self, path, ckpt_id) -> Path:
+        """Write checkpoint `ckpt_id` into `path` (weights, progress record, training state); returns the .pkl."""
+        if path is None:
+            raise CheckpointError("save_model(path=None): without the platform's framework, give a directory")
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        io.save_torch({k: v.detach().cpu() for k, v in self.model.state_dict().items()}, io.checkpoint_file(path, ckpt_id))
+        io.save_json({name: int(getattr(self, name)) for name in COUNTERS}, io.progress_file(path, ckpt_id))
+        io.save_torch(self._train_state(), io.train_state_file(path, ckpt_id))
+        io.sync_directory(path)
+        return io.checkpoint_file(path, ckpt_id)
+
+    def read_checkpoint(self, path, ckpt_id) -> None:
+        """Load checkpoint `ckpt_id` ("latest": the newest) of `path`, checked first (module docstring)."""
+        path, ckpt_id = resolve(path, ckpt_id)
+        file = io.checkpoint_file(path, ckpt_id)
+        weights = io.read_torch(file, self.device)
+        try:
+            io.check_state_dict(self.model.state_dict(), weights, file)
+        except CheckpointError as e:
+            raise CheckpointError(f"{e} ({self._describe()})") from None
+        train_file = io.train_state_file(path, ckpt_id)
+        train = io.read_torch(train_file, self.device) if train_file.is_file() else None
+        if train is not None:
+            self._check_train_state(train, train_file)
+        counters = read_counters(path, ckpt_id, train)
+        self.model.load_state_dict(weights)
+        self._apply_train_state(train, weights)
+        if counters is None:
+            self.model_version += 1
+            return
+        for name in COUNTERS:
+            setattr(self, name, counters[name])
+
+
+def resolve(path, ckpt_id) -> tuple[Path, int | str]:
+    """(directory, id) of a load_model call; "latest" is the newest checkpoint there."""
+    if path is None:
+        raise CheckpointError("load_model(path=None): without the platform's framework, give a directory")
+    path = Path(path)
+    if ckpt_id == "latest":
+        ckpt_id = io.latest_checkpoint_id(path)
+        if ckpt_id is None:
+            raise CheckpointError(f"no checkpoint model.ckpt-*.pkl in {path}")
+    if not io.checkpoint_file(path, ckpt_id).is_file():
+        raise CheckpointError(f"checkpoint not found: {io.checkpoint_file(path, ckpt_id)}")
+    return path, ckpt_id
+
+
+def read_counters(path: Path, ckpt_id, train) -> dict[str, int] | None:
+    """The agent's counters: from the progress record, else from a training state that holds them
+    (checkpoints written before the progress record had its own file), else None."""
+    file = io.progress_file(path, ckpt_id)
+    if file.is_file():
+        counters = io.read_json(file)
+        io.check_counters(counters, f"checkpoint {file}", COUNTERS)
+    elif isinstance(train, dict) and all(name in train for name in COUNTERS):
+        counters = {name: train[name] for name in COUNTERS}
+        io.check_counters(counters, f"checkpoint {io.train_state_file(path, ckpt_id)}")
+    else:
+        return None
+    return {name: counters[name] for name in COUNTERS}
