@@ -12,6 +12,7 @@ over the seeds that learned, and last the number of seeds that learned.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import multiprocessing as mp
 import statistics
 import sys
@@ -35,7 +36,7 @@ def run_seed(job: tuple[str, int, int, dict]) -> dict:
     algo, seed, budget, overrides = job
     cfg = near_end.dqn_near_end_config(seed) if algo == "dqn_plus" else near_end.near_end_config(seed)
     for section, values in overrides.items():
-        setattr(cfg, section, near_end.dataclasses.replace(getattr(cfg, section), **values))
+        setattr(cfg, section, dataclasses.replace(getattr(cfg, section), **values))
     result = near_end.train_near_end(cfg, budget)
     return {k: v for k, v in vars(result).items() if k != "agent"}
 

@@ -4,8 +4,8 @@ tools/bench_near_end.py.
 Generated map 0, no chests, start id 5 and end id 8 (40 BFS cells apart), 100 steps: a
 uniformly random policy essentially never gets there, a trained one needs about 30 steps. The
 project's PPO package with its default network and reward terms (the end's guidance at
-END_PROGRESS: the task has only the end, so its guidance carries more than beside chests) trains in one process
-(workflow.local_trainer) until 90 % of the last 50 training episodes are won, or a budget of env
+END_PROGRESS: the task has only the end, so its guidance carries more than beside chests)
+trains in one process (workflow.local_trainer) until 90 % of the last 50 training episodes are won, or a budget of env
 steps runs out; then its sampling policy plays 20 episodes of a separately seeded env. The
 dqn_plus package trains a fixed budget and has learned when its exploit wins >= 80 % of them,
 quickly (EVAL_MAX_STEPS).
@@ -23,7 +23,7 @@ NEAR = dict(start=5, end=8)
 MAX_STEP = 100
 WIN_TARGET = 0.9  # of the last WINDOW training episodes
 WINDOW = 50
-BUDGET_ENV_STEPS = 25_000
+BUDGET_ENV_STEPS = 20_000  # ~3x the worst of seeds 0..9 under the default and AVX2 kernels
 # dqn_plus has learned when its exploit wins EVAL_WIN_TARGET of the evaluation episodes in at most
 # EVAL_MAX_STEPS steps on average: an untrained greedy network with the unstuck exploit can
 # stumble to this end (one seed of three wins 15 of 20, in 65 steps), a trained one takes ~20.
