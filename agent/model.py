@@ -9,6 +9,10 @@ The actor and the critic each own such a backbone (`share_backbone=False`, the d
 regression then cannot disturb the policy's features); with `share_backbone=True` one backbone
 feeds both heads. Input sizes come from feature.layout, so a new feature needs no edit here.
 Illegal actions get a large negative logit, so they are never sampled and carry no gradient.
+
+The conv towers keep their weights and inputs channels-last (NHWC), the layout oneDNN's fast
+convolutions use, and the networks hand back fp32 outputs whatever precision the learner runs
+the update in (workflow.precision), so losses and log-probabilities are always fp32.
 """
 from __future__ import annotations
 
@@ -48,6 +52,15 @@ class ModelConfig:
                                  f"use smaller kernels or strides")
 
 
+def conv_input(map_tensor: torch.Tensor) -> torch.Tensor:
+    """The map batch as the conv towers read it: channels-last and, under autocast, already in
+    the autocast dtype, converted once for both backbones instead of once per convolution."""
+    device = map_tensor.device.type
+    if torch.is_autocast_enabled(device):
+        map_tensor = map_tensor.to(torch.get_autocast_dtype(device))
+    return map_tensor.contiguous(memory_format=torch.channels_last)
+
+
 def layer_init(layer: nn.Module, gain: float) -> nn.Module:
     nn.init.orthogonal_(layer.weight, gain)
     nn.init.zeros_(layer.bias)
@@ -63,12 +76,14 @@ class Backbone(nn.Module):
         for out_ch, k, s in zip(cfg.channels, cfg.kernel_sizes, cfg.strides):
             layers += [layer_init(nn.Conv2d(in_ch, out_ch, k, stride=s), math.sqrt(2)), nn.ReLU()]
             in_ch, size = out_ch, (size - k) // s + 1
-        self.conv = nn.Sequential(*layers, nn.Flatten())
+        self.conv = nn.Sequential(*layers).to(memory_format=torch.channels_last)
         self.fc = nn.Sequential(layer_init(nn.Linear(in_ch * size * size + STATE_DIM, cfg.hidden_size), math.sqrt(2)),
                                 nn.ReLU())
 
     def forward(self, map_tensor: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
-        return self.fc(torch.cat([self.conv(map_tensor), state], dim=1))
+        features = self.conv(conv_input(map_tensor))  # a no-op when the caller converted it already
+        # flattened in (C, H, W) order whatever the layout, as the first hidden layer expects
+        return self.fc(torch.cat([features.flatten(1), state.to(features.dtype)], dim=1))
 
 
 class ActorCritic(nn.Module):
@@ -85,11 +100,12 @@ class ActorCritic(nn.Module):
     def forward(self, map_tensor: torch.Tensor, state: torch.Tensor, legal: torch.Tensor
                 ) -> tuple[torch.Tensor, torch.Tensor]:
         """-> (masked logits (B, NUM_ACTIONS), value (B,)). `legal` is 1 for allowed actions."""
+        map_tensor = conv_input(map_tensor)
         actor_features = self.actor_backbone(map_tensor, state)
         critic_features = actor_features if self.critic_backbone is None else self.critic_backbone(map_tensor, state)
         logits = self.policy_head(actor_features)
-        logits = torch.where(legal > 0.5, logits, torch.full_like(logits, MASKED_LOGIT))
-        return logits, self.value_head(critic_features).squeeze(-1)
+        logits = torch.where(legal > 0.5, logits.float(), torch.full_like(logits, MASKED_LOGIT, dtype=torch.float32))
+        return logits, self.value_head(critic_features).squeeze(-1).float()
 
 
 class QNetwork(nn.Module):
@@ -109,7 +125,7 @@ class QNetwork(nn.Module):
     def forward(self, map_tensor: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
         """-> Q (B, NUM_ACTIONS)."""
         features = self.backbone(map_tensor, state)
-        advantage = self.advantage_head(features)
+        advantage = self.advantage_head(features).float()
         if self.value_head is None:
             return advantage
-        return self.value_head(features) + advantage - advantage.mean(dim=1, keepdim=True)
+        return self.value_head(features).float() + advantage - advantage.mean(dim=1, keepdim=True)

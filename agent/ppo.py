@@ -16,6 +16,7 @@ from typing import Literal
 import torch
 from torch import nn
 
+from agent.model import conv_input
 from agent.value_norm import ValueNorm
 
 
@@ -114,6 +115,7 @@ def ppo_update(model: nn.Module, optimizer: torch.optim.Optimizer, batch: dict[s
     if cfg.norm_adv and advantage.numel() > 1:
         advantage = (advantage - advantage.mean()) / (advantage.std() + 1e-8)
     n = advantage.numel()
+    maps = conv_input(batch["map"])  # converted once per batch; the minibatches keep the layout and dtype
     mb_size = cfg.minibatch_size or math.ceil(n / cfg.num_minibatches)
 
     sums: dict[str, float] = {}
@@ -122,7 +124,7 @@ def ppo_update(model: nn.Module, optimizer: torch.optim.Optimizer, batch: dict[s
         order = torch.randperm(n, generator=generator)
         for start in range(0, n, mb_size):
             idx = order[start:start + mb_size]
-            logits, new_value = model(batch["map"][idx], batch["state"][idx], batch["legal"][idx])
+            logits, new_value = model(maps[idx], batch["state"][idx], batch["legal"][idx])
             dist = torch.distributions.Categorical(logits=logits)
             loss, stats = ppo_loss(dist.log_prob(batch["action"][idx]), dist.entropy(), new_value,
                                    batch["log_prob"][idx], old_values[idx], advantage[idx], returns[idx], cfg, ent_coef)

@@ -15,6 +15,7 @@ from kaiwudrl.common.config.config_control import CONFIG
 from workflow import ckpt_files
 from workflow.checkpoint import CheckpointManager
 from workflow.kaiwu_package import PROJECT_ALGO, PROJECT_LAYOUT, REPO_ROOT, KaiwuPackage
+from workflow.precision import resolve_precision
 from workflow.trainee import RUN_STATE_FILE, LearnerHandler, Trainee
 
 
@@ -42,7 +43,8 @@ def make_trainee(tmp_path, keep: int, keep_best: bool = False, user_keep: int = 
     ckpts = CheckpointManager(tmp_path / "ckpt", keep=keep, keep_best=keep_best, user_dir=tmp_path / "user",
                               user_keep=user_keep)
     trainee = Trainee(package, agent, ckpts, publish_freq=0, staging_dir=tmp_path / "pool")
-    agent.framework_handler = LearnerHandler(tmp_path / "user", user_keep, lambda: trainee.train_step)
+    agent.framework_handler = LearnerHandler(tmp_path / "user", user_keep, lambda: trainee.train_step,
+                                             resolve_precision("fp32", "cpu"), "cpu")
     return trainee
 
 

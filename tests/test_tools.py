@@ -327,9 +327,10 @@ def test_bench_model_counts_the_update_flops_of_the_network():
     counted = {}
     for epochs in (1, 2):
         cfg = load_config(None, [f"ppo.update_epochs={epochs}", "ppo.num_minibatches=2", "app.train_batch_size=16"])
-        per_sample, rate = bench_model.bench_update(Agent(settings=cfg, seed=0), cfg.app.train_batch_size, 0.05)
+        per_sample, rates = bench_model.bench_update(Agent(settings=cfg, seed=0), cfg.app.train_batch_size, 0.05,
+                                                     (bench_model.FP32, bench_model.BF16))
         counted[epochs] = per_sample
-        assert rate > 0
+        assert rates["fp32"] > 0 and rates["bf16"] > 0
     fwd = forward_flops(cfg)
     assert 2.0 * fwd <= counted[1] <= 3.05 * fwd, (counted[1], fwd)
     assert abs(counted[2] - 2 * counted[1]) < 1e-6 * counted[1]

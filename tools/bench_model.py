@@ -1,21 +1,29 @@
-"""Throughput of the network on this machine's CPU, and how much of the machine the PPO update uses.
+"""Throughput of the network on this machine, in both precisions, and how much of the machine the
+PPO update uses.
 
     python tools/bench_model.py [--threads 2] [--seconds 3] [--config conf/leaderboard.toml] [--set ppo.update_epochs=2]
 
 Prints one `name: value` line per figure:
+  precision_auto                    what `[app] precision = "auto"` picks here, and why
   predict_b{1,16,64}_samples_per_s  Agent.predict on ObsData lists (stacking, forward, sampling):
-                                    what the episode loop pays per step
+                                    what the episode loop pays per step (fp32, as the aisrv run it)
+  predict_b{1,16,64}_bf16_samples_per_s  the same under bf16 autocast
   update_flop_per_sample            FLOPs of the learner's PPO update per trained sample (epochs x
                                     forward + backward over the config's batch and minibatches)
-  update_samples_per_s              samples per second through Agent.learn's update
-  update_gflop_per_s                what the update reaches
-  matmul_gflop_per_s                this machine's dense fp32 matmul rate, same threads, same run
-  flop_ratio                        update / matmul (last line): the share of the machine the learner uses
+  matmul_{fp32,bf16}_gflop_per_s    this machine's dense matmul peak (2048 x 2048), same threads
+  update_{fp32,bf16}_samples_per_s  samples per second through the PPO update
+  update_{fp32,bf16}_gflop_per_s    what the update reaches
+  flop_ratio_{fp32,bf16}            update / matmul peak of the same precision
+  update speed-up bf16/fp32         (last line) the learner's gain from bf16 on this machine
+
+The two precisions are timed in alternating windows (best window each), so other work on a
+shared machine weighs on both alike.
 """
 from __future__ import annotations
 
 import argparse
 import time
+from typing import Callable
 
 import numpy as np
 import torch
@@ -26,29 +34,46 @@ from agent.ppo import ppo_update
 from feature.definition import ObsData
 from feature.layout import MAP_SHAPE, NUM_ACTIONS, STATE_DIM, legal_mask
 from workflow.config import load_config
+from workflow.precision import Precision, autocast, resolve_precision
 
-MATMUL_SIZE = 1024
+MATMUL_SIZE = 2048
+FP32, BF16 = Precision(torch.float32, "measured"), Precision(torch.bfloat16, "measured")
 
 
-def _timed(fn, seconds: float, repeats: int = 5) -> float:
-    """Calls per second of `fn`: the best of `repeats` windows sharing `seconds` (after a warm-up
-    call). The best window is the least disturbed by other work on a shared machine."""
-    fn()
-    best = 0.0
+def _rates(fns: dict[str, Callable[[], None]], seconds: float, repeats: int = 5) -> dict[str, float]:
+    """Calls per second of each function: the best of `repeats` windows of `seconds / repeats`
+    each, the functions' windows alternating (after a warm-up call each). The best window is the
+    least disturbed by other work on a shared machine; alternating spreads that work over all."""
+    for fn in fns.values():
+        fn()
+    best = dict.fromkeys(fns, 0.0)
     for _ in range(repeats):
-        calls, start = 0, time.perf_counter()
-        while (elapsed := time.perf_counter() - start) < seconds / repeats or calls < 2:
-            fn()
-            calls += 1
-        best = max(best, calls / elapsed)
+        for name, fn in fns.items():
+            calls, start = 0, time.perf_counter()
+            while (elapsed := time.perf_counter() - start) < seconds / repeats or calls < 2:
+                fn()
+                calls += 1
+            best[name] = max(best[name], calls / elapsed)
     return best
 
 
-def bench_predict(agent: Agent, batch: int, seconds: float) -> float:
+def _timed(fn, seconds: float, repeats: int = 5) -> float:
+    return _rates({"fn": fn}, seconds, repeats)["fn"]
+
+
+def bench_predict(agent: Agent, batch: int, seconds: float) -> dict[str, float]:
+    """Samples per second of Agent.predict on `batch` observations, fp32 and under bf16 autocast."""
     rng = np.random.default_rng(0)
     obs = [ObsData(map=rng.random(MAP_SHAPE, dtype=np.float32), state=rng.random(STATE_DIM, dtype=np.float32),
                    legal=legal_mask([1, 1])) for _ in range(batch)]
-    return batch * _timed(lambda: agent.predict(obs), seconds)
+
+    def predict(precision):
+        def call():
+            with autocast(precision, "cpu"):
+                agent.predict(obs)
+        return call
+    rates = _rates({"fp32": predict(FP32), "bf16": predict(BF16)}, seconds)
+    return {name: batch * rate for name, rate in rates.items()}
 
 
 def update_batch(batch: int) -> dict[str, torch.Tensor]:
@@ -60,26 +85,35 @@ def update_batch(batch: int) -> dict[str, torch.Tensor]:
             "advantage": torch.randn(batch, generator=g), "ret": torch.randn(batch, generator=g)}
 
 
-def bench_update(agent: Agent, batch_size: int, seconds: float) -> tuple[float, float]:
-    """(FLOPs per trained sample, samples per second) of ppo_update on `batch_size` samples."""
+def bench_update(agent: Agent, batch_size: int, seconds: float,
+                 precisions: tuple[Precision, ...] = (FP32,)) -> tuple[float, dict[str, float]]:
+    """(FLOPs per trained sample, {precision: samples per second}) of ppo_update on `batch_size`
+    samples, each precision as the learner runs it (workflow.precision.autocast)."""
     batch, cfg = update_batch(batch_size), agent.ppo_cfg
     agent.model.train()
 
-    def update():
-        ppo_update(agent.model, agent.optimizer, batch, cfg, 0.0, None, agent.shuffle_generator)
+    def update(precision):
+        def call():
+            with autocast(precision, "cpu"):
+                ppo_update(agent.model, agent.optimizer, batch, cfg, 0.0, None, agent.shuffle_generator)
+        return call
 
     counter = FlopCounterMode(display=False)
     with counter:
-        update()
-    return counter.get_total_flops() / batch_size, batch_size * _timed(update, seconds, repeats=3)
+        update(FP32)()
+    rates = _rates({p.name: update(p) for p in precisions}, seconds, repeats=3)
+    return counter.get_total_flops() / batch_size, {name: batch_size * rate for name, rate in rates.items()}
 
 
-def bench_matmul(seconds: float, n: int = MATMUL_SIZE) -> float:
-    """Dense fp32 matmul FLOP/s (2 n^3 per product) on the current torch threads."""
+def bench_matmul(seconds: float, n: int = MATMUL_SIZE) -> dict[str, float]:
+    """Dense matmul FLOP/s (2 n^3 per product) in fp32 and bf16 on the current torch threads."""
     g = torch.Generator().manual_seed(0)
-    a, b = torch.rand(n, n, generator=g), torch.rand(n, n, generator=g)
-    out = torch.empty(n, n)
-    return 2 * n ** 3 * _timed(lambda: torch.mm(a, b, out=out), seconds)
+    fns = {}
+    for name, dtype in (("fp32", torch.float32), ("bf16", torch.bfloat16)):
+        a, b = torch.rand(n, n, generator=g, dtype=dtype), torch.rand(n, n, generator=g, dtype=dtype)
+        out = torch.empty(n, n, dtype=dtype)
+        fns[name] = (lambda a, b, out: lambda: torch.mm(a, b, out=out))(a, b, out)
+    return {name: 2 * n ** 3 * rate for name, rate in _rates(fns, seconds).items()}
 
 
 def main() -> None:
@@ -97,15 +131,20 @@ def main() -> None:
     agent = Agent(settings=cfg, seed=0)
     print(f"threads: {threads}")
     print(f"parameters: {sum(p.numel() for p in agent.model.parameters())}")
+    print(f"precision_auto: {resolve_precision('auto', 'cpu')}")
     for batch in (1, 16, 64):
-        print(f"predict_b{batch}_samples_per_s: {bench_predict(agent, batch, args.seconds):.0f}")
-    flop_per_sample, samples_per_s = bench_update(agent, cfg.app.train_batch_size, args.seconds * 3)
+        rates = bench_predict(agent, batch, args.seconds)
+        print(f"predict_b{batch}_samples_per_s: {rates['fp32']:.0f}")
+        print(f"predict_b{batch}_bf16_samples_per_s: {rates['bf16']:.0f}")
+    flop_per_sample, update = bench_update(agent, cfg.app.train_batch_size, args.seconds * 6, (FP32, BF16))
     matmul = bench_matmul(args.seconds)
     print(f"update_flop_per_sample: {flop_per_sample / 1e6:.1f}M")
-    print(f"update_samples_per_s: {samples_per_s:.0f}")
-    print(f"update_gflop_per_s: {flop_per_sample * samples_per_s / 1e9:.1f}")
-    print(f"matmul_gflop_per_s: {matmul / 1e9:.1f}")
-    print(f"flop_ratio: {flop_per_sample * samples_per_s / matmul:.3f}")
+    for name in ("fp32", "bf16"):
+        print(f"matmul_{name}_gflop_per_s: {matmul[name] / 1e9:.1f}")
+        print(f"update_{name}_samples_per_s: {update[name]:.0f}")
+        print(f"update_{name}_gflop_per_s: {flop_per_sample * update[name] / 1e9:.1f}")
+        print(f"flop_ratio_{name}: {flop_per_sample * update[name] / matmul[name]:.3f}")
+    print(f"update speed-up bf16/fp32: {update['bf16'] / update['fp32']:.2f}")
 
 
 if __name__ == "__main__":

@@ -27,14 +27,17 @@ from workflow.adder import Stopped
 from workflow.config import AppConfig
 from workflow.kaiwu_package import KaiwuPackage, numeric_values, platform_config
 from workflow.package_aisrv import LoopStats, PlatformEnv
+from workflow.precision import Precision, autocast, resolve_precision
 
 
 class LocalHandler:
     """The framework behind the agent in local mode: `learn` buffers samples and trains the
-    agent itself on every `batch_size` of them; the other methods run as written."""
+    agent itself on every `batch_size` of them, in the run's precision; the other methods run
+    as written."""
 
-    def __init__(self, batch_size: int, on_update: Callable[[dict], None] | None = None):
+    def __init__(self, batch_size: int, precision: Precision, on_update: Callable[[dict], None] | None = None):
         self.batch_size = batch_size
+        self.precision = precision
         self.on_update = on_update
         self._samples: list = []
 
@@ -48,9 +51,15 @@ class LocalHandler:
         metrics = None
         while len(self._samples) >= self.batch_size:
             batch, self._samples = self._samples[:self.batch_size], self._samples[self.batch_size:]
+            metrics = self._train(agent, method, batch, *args, **kwargs)
+        return metrics
+
+    def _train(self, agent, method, batch, *args, **kwargs):
+        """One train step on `batch`, reported to on_update."""
+        with autocast(self.precision, "cpu"):
             metrics = method(agent, batch, *args, **kwargs)
-            if self.on_update is not None:
-                self.on_update(metrics if isinstance(metrics, dict) else {})
+        if self.on_update is not None:
+            self.on_update(metrics if isinstance(metrics, dict) else {})
         return metrics
 
 
@@ -61,8 +70,8 @@ class LocalReplayHandler(LocalHandler):
     needs the replay server, so local mode samples uniformly)."""
 
     def __init__(self, batch_size: int, capacity: int, min_items: int, consume_ratio: float, seed: int,
-                 on_update: Callable[[dict], None] | None = None):
-        super().__init__(batch_size, on_update)
+                 precision: Precision, on_update: Callable[[dict], None] | None = None):
+        super().__init__(batch_size, precision, on_update)
         self.capacity = capacity
         self.min_items = min_items
         self.steps_per_sample = consume_ratio / batch_size
@@ -84,9 +93,7 @@ class LocalReplayHandler(LocalHandler):
         while self._credit >= 1.0:
             self._credit -= 1.0
             batch = [self._samples[i] for i in self.rng.integers(len(self._samples), size=self.batch_size)]
-            metrics = method(agent, batch, *args, **kwargs)
-            if self.on_update is not None:
-                self.on_update(metrics if isinstance(metrics, dict) else {})
+            metrics = self._train(agent, method, batch, *args, **kwargs)
         return metrics
 
 
@@ -176,12 +183,13 @@ def train_local(config: AppConfig, max_env_steps: int | None = None, max_updates
     package = KaiwuPackage.of_run(config, "local", None)
     episode_log = EpisodeLog(window=window, every=log_every, log=log)
     agent = package.make_agent("learner", logger, episode_log)
+    precision = resolve_precision(app.precision, "cpu")
     if app.algorithm_on_policy_or_off_policy == "off-policy":
         agent.framework_handler = LocalReplayHandler(app.train_batch_size, app.replay_buffer_capacity,
                                                      app.min_items_to_train, app.production_consume_ratio, app.seed,
-                                                     on_update=episode_log.updates.append)
+                                                     precision, on_update=episode_log.updates.append)
     else:
-        agent.framework_handler = LocalHandler(app.train_batch_size, on_update=episode_log.updates.append)
+        agent.framework_handler = LocalHandler(app.train_batch_size, precision, on_update=episode_log.updates.append)
     stats = LoopStats()
     start = time.monotonic()
 

@@ -20,6 +20,7 @@ from workflow import ckpt_files
 from workflow.checkpoint import CheckpointManager, prune_user_saves
 from workflow.kaiwu_package import KaiwuPackage, PackageError, numeric_values
 from workflow.metrics_keys import learner_key
+from workflow.precision import Precision, autocast
 
 RUN_STATE_FILE = "run_state.json"
 POOL_STAGING_DIR = "learner"  # <run>/pool/learner: saves made only to be published (aisrv unpack theirs beside it)
@@ -28,17 +29,24 @@ POOL_STAGING_DIR = "learner"  # <run>/pool/learner: saves made only to be publis
 class LearnerHandler:
     """The framework behind a learner agent's five methods: the package's own code runs; a
     `save_model` without a path (the package's own call, or an aisrv's request) is a user save
-    into `<user_ckpt_dir>/<app>_<algo>/` with the current train step as id."""
+    into `<user_ckpt_dir>/<app>_<algo>/` with the current train step as id; `learn` runs in the
+    run's precision (workflow.precision)."""
 
-    def __init__(self, user_dir: Path, user_keep: int, train_step):
+    def __init__(self, user_dir: Path, user_keep: int, train_step, precision: Precision, device: str):
         self.user_dir = Path(user_dir)
         self.user_keep = user_keep
         self._train_step = train_step
+        self.precision = precision
+        self.device = device
 
     def predict(self, agent, method, *args, **kwargs):
         return method(agent, *args, **kwargs)
 
-    exploit = learn = load_model = predict
+    exploit = load_model = predict
+
+    def learn(self, agent, method, *args, **kwargs):
+        with autocast(self.precision, self.device):
+            return method(agent, *args, **kwargs)
 
     def save_model(self, agent, method, path=None, id=None, *args, **kwargs):
         if path is not None:

@@ -1,0 +1,84 @@
+"""The learner's arithmetic: `[app] precision = "auto" | "fp32" | "bf16"`.
+
+bf16 runs the package's `learn` under `torch.autocast`: matrix products and convolutions in
+bfloat16 (AMX or AVX-512-BF16 units on a CPU, tensor cores on a GPU), everything else as the
+package wrote it. Master weights, optimizer state, value normalisation and checkpoints stay
+fp32 (autocast never changes a parameter), and the project's networks hand back fp32 outputs,
+so losses, log-probabilities and ratios are computed in fp32.
+
+"auto" picks bf16 where the hardware has bf16 matrix units and fp32 elsewhere: emulated bf16
+(AVX2-only CPUs, or oneDNN capped below AVX-512-BF16 by ONEDNN_MAX_CPU_ISA) is slower than fp32.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+PRECISIONS = ("auto", "fp32", "bf16")
+
+# oneDNN's ISA caps (ONEDNN_MAX_CPU_ISA) under which its bf16 kernels still run natively.
+_ONEDNN_BF16_ISAS = {"AVX512_CORE_BF16", "AVX512_CORE_FP16", "AVX512_CORE_AMX", "AVX512_CORE_AMX_FP16",
+                     "AVX10_1_512", "AVX10_1_512_AMX", "AVX10_1_512_AMX_FP16", "AVX10_2_512",
+                     "AVX10_2_512_AMX_2", "DEFAULT", "ALL"}
+
+
+@dataclass(frozen=True)
+class Precision:
+    """What the learner computes in, and why (for the run's log)."""
+
+    dtype: torch.dtype
+    reason: str
+
+    @property
+    def name(self) -> str:
+        return "bf16" if self.dtype == torch.bfloat16 else "fp32"
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.reason})"
+
+
+def cpu_bf16_units() -> list[str]:
+    """The CPU's bf16 matrix units by their /proc/cpuinfo flags (empty where there are none or
+    the file is not there)."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return []
+    flags = set()
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            flags.update(line.split(":", 1)[1].split())
+            break
+    return [flag for flag in ("amx_bf16", "avx512_bf16") if flag in flags]
+
+
+def resolve_precision(setting: str, device: str) -> Precision:
+    """`[app] precision` on `device` ("cpu", "cuda", "cuda:N") -> the dtype the learner uses."""
+    if setting not in PRECISIONS:
+        raise ValueError(f"precision: got {setting!r}, allowed: {', '.join(map(repr, PRECISIONS))}")
+    if setting == "fp32":
+        return Precision(torch.float32, "set")
+    if setting == "bf16":
+        return Precision(torch.bfloat16, "set")
+    if device.startswith("cuda"):
+        if torch.cuda.is_available() and torch.cuda.is_bf16_supported():
+            return Precision(torch.bfloat16, "auto: the GPU has bf16")
+        return Precision(torch.float32, "auto: no bf16 on this GPU")
+    units = cpu_bf16_units()
+    if not units:
+        return Precision(torch.float32, "auto: this CPU has no bf16 matrix units")
+    cap = os.environ.get("ONEDNN_MAX_CPU_ISA", "").strip().upper()
+    if cap and cap not in _ONEDNN_BF16_ISAS:
+        return Precision(torch.float32, f"auto: ONEDNN_MAX_CPU_ISA={cap} leaves oneDNN without bf16 kernels")
+    return Precision(torch.bfloat16, f"auto: this CPU has {', '.join(units)}")
+
+
+def autocast(precision: Precision, device: str):
+    """The context the learner's update runs in: bf16 autocast, or nothing for fp32."""
+    if precision.dtype != torch.bfloat16:
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=torch.device(device).type, dtype=torch.bfloat16)
