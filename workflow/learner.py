@@ -32,14 +32,12 @@ from workflow.trainee import POOL_STAGING_DIR, LearnerHandler, Trainee, WriterMo
 
 IDLE_SLEEP_S = 0.02
 STOP_REQUESTED = "stop requested"
-CKPT_WRITE_MAX_FAILURES = 5  # failed checkpoint writes in a row that end the run
-CKPT_RETRY_FIRST_S = 5.0  # first retry after a failed write; doubles per failure
-CKPT_RETRY_MAX_S = 300.0
+CKPT_RETRY_MAX_S = 300.0  # the longest wait between checkpoint write attempts (app.ckpt_write_retry_seconds doubles)
+RECENT_EPISODES = 100
 
 
 class CheckpointWriteError(RuntimeError):
     """Checkpoint writes keep failing: the run stops rather than train on without a way back."""
-RECENT_EPISODES = 100
 
 
 @dataclass
@@ -180,25 +178,34 @@ class Learner:
 
     def checkpoint(self) -> bool:
         """Write a checkpoint. A failed write (disk full, read-only, gone) does not stop training:
-        it is retried with back-off (`retry_due`), loudly, and only CKPT_WRITE_MAX_FAILURES in a
-        row end the run. True when written."""
-        step = self.trainee.train_step
+        it is retried on a back-off schedule (`checkpoint_due`), loudly, and only
+        app.ckpt_write_max_failures in a row end the run. True when written."""
+        step, app = self.trainee.train_step, self.app
         try:
             path = self.trainee.checkpoint({"counters": asdict(self.counters)}, self.mean_recent_score())
         except OSError as e:
             self.write_failures += 1
-            if self.write_failures >= CKPT_WRITE_MAX_FAILURES:
-                raise CheckpointWriteError(f"{self.write_failures} checkpoint writes in a row failed; last: "
-                                           f"{type(e).__name__}: {e}") from e
-            delay = min(CKPT_RETRY_MAX_S, CKPT_RETRY_FIRST_S * 2 ** (self.write_failures - 1))
+            last = self.write_failures >= app.ckpt_write_max_failures
+            delay = min(CKPT_RETRY_MAX_S, app.ckpt_write_retry_seconds * 2 ** (self.write_failures - 1))
+            logger.error(f"checkpoint at train step {step} failed ({type(e).__name__}: {e}); "
+                         + ("no retry left" if last else f"training goes on, retrying in {delay:g} s")
+                         + f" ({self.write_failures}/{app.ckpt_write_max_failures} failures in a row)")
+            if last:
+                raise CheckpointWriteError(f"{self.write_failures} checkpoint writes in a row failed "
+                                           f"(app.ckpt_write_max_failures); last: {type(e).__name__}: {e}") from e
             self.retry_at = time.monotonic() + delay
-            logger.error(f"checkpoint at train step {step} failed ({type(e).__name__}: {e}); training goes on, "
-                         f"retrying in {delay:.0f} s ({self.write_failures}/{CKPT_WRITE_MAX_FAILURES} failures in a row)")
             return False
         self.write_failures, self.retry_at = 0, None
         self.last_saved = (step, asdict(self.counters))
         logger.info(f"checkpoint {path.name} (env steps {self.counters.env_steps}, episodes {self.counters.episodes})")
         return True
+
+    def checkpoint_due(self, step: int) -> bool:
+        """Every dump_model_freq train steps; after a failed write only when its retry is due, so
+        the back-off the log announces holds however fast the train steps come."""
+        if self.retry_at is not None:
+            return self.retry_due()
+        return step % self.app.dump_model_freq == 0
 
     def retry_due(self) -> bool:
         return self.retry_at is not None and time.monotonic() >= self.retry_at
@@ -281,7 +288,7 @@ class Learner:
         self.window.add({K.POLICY_LAG: float(np.mean(behaviour_lag))})
         self.window.lag_max = max(self.window.lag_max, int(np.max(behaviour_lag)))
         step = self.trainee.train_step
-        if step % self.app.dump_model_freq == 0 or self.retry_due():
+        if self.checkpoint_due(step):
             self.checkpoint()
         if self.trainee.publish_due(step):
             self.publish()
@@ -363,8 +370,7 @@ class Learner:
     def finish(self, reason: str) -> None:
         """The final checkpoint, after the stopped aisrv's last reports are counted."""
         self.drain_telemetry()
-        while self.last_saved != (self.trainee.train_step, asdict(self.counters)) and not self.checkpoint():
-            time.sleep(min(CKPT_RETRY_FIRST_S, 1.0))  # the final state: retry until written or the cap ends the run
+        self.final_checkpoint()
         self.publish()
         self.maybe_report(force=True)
         self.writer.close()
@@ -372,6 +378,16 @@ class Learner:
         logger.info(f"learner stopped ({reason}) at train step {self.trainee.train_step}, "
                     f"{self.counters.env_steps} env steps, {self.counters.episodes} episodes")
         self.ctx.post("done", {"reason": reason, **self.status()})
+
+    def final_checkpoint(self) -> None:
+        """The final state, unless already saved: a failed write is retried on the same schedule
+        as in training until written or app.ckpt_write_max_failures end the run."""
+        while self.last_saved != (self.trainee.train_step, asdict(self.counters)):
+            if self.retry_at is not None and not self.retry_due():
+                self.ctx.beat()
+                time.sleep(min(IDLE_SLEEP_S * 10, max(0.0, self.retry_at - time.monotonic())))
+            elif self.checkpoint():
+                return
 
     def wait_for_aisrv_to_stop(self, reason: str) -> None:
         """A stop limit was reached: training stops now, but the aisrv still play and report. Tell
