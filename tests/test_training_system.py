@@ -319,6 +319,7 @@ def _config_file(tmp_path: Path, text: str) -> str:
     ("app.aisrv_num=100000", "aisrv_num = 100000 is more than this toolkit runs"),
     ("app.ckpt_write_retry_seconds=0", "app: ckpt_write_retry_seconds must be > 0, got 0"),
     ("app.ckpt_write_max_failures=0", "app: ckpt_write_max_failures must be >= 1, got 0"),
+    ("app.max_nonfinite_train_steps=-1", "app: max_nonfinite_train_steps must be >= 0, got -1"),
     ("preload_missing", "preload_model_dir / preload_model_id: no checkpoint"),
     ("run_dir_is_a_file", "is a file, not a directory"),
     ("ckpt_dir_unwritable", "cannot write the run's files"),

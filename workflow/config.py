@@ -124,6 +124,7 @@ class FrameworkConfig:
     dump_model_freq: int = 50  # train steps between checkpoints
     ckpt_write_retry_seconds: float = 5.0  # a failed checkpoint write is retried after this; doubles per failure (<= 300 s)
     ckpt_write_max_failures: int = 5  # checkpoint writes failed in a row that end the run
+    max_nonfinite_train_steps: int = 100  # train steps in a row whose learn left NaN/inf that end the run; 0 = never
     model_pool_publish_freq: int = 1  # train steps between publications to the model pool; 0 = checkpoints only
     device: str = "cpu"  # the learner's torch device: "cpu", "cuda" or "cuda:N"
     max_ckpt_keep: int = 5  # newest checkpoints kept (plus the best by recent score)
@@ -201,7 +202,7 @@ class FrameworkConfig:
                 raise ValueError(f"{key} must be > 0, got {getattr(self, key)}")
         for key in ("model_pool_publish_freq", "max_env_steps", "max_train_steps", "max_minutes", "model_file_sync_per_minutes", "user_save_mode_max_count",
                     "model_file_sync_per_seconds", "learner_train_sleep_seconds", "aisrv_restart_max",
-                    "aisrv_restart_backoff_seconds"):
+                    "aisrv_restart_backoff_seconds", "max_nonfinite_train_steps"):
             if getattr(self, key) < 0:
                 raise ValueError(f"{key} must be >= 0, got {getattr(self, key)}")
         if not 0 <= self.seed < 2**32:

@@ -28,16 +28,22 @@ from workflow.replay import (SAMPLE_TABLE, TELEMETRY_TABLE, can_sample, importan
                              start_server)
 from workflow.sampler import BatchSampler, TelemetryReceiver
 from workflow.signing import Signer
-from workflow.trainee import POOL_STAGING_DIR, LearnerHandler, Trainee, WriterMonitor
+from workflow.trainee import POOL_STAGING_DIR, LearnerHandler, NonFiniteWeights, Trainee, WriterMonitor
 
 IDLE_SLEEP_S = 0.02
 STOP_REQUESTED = "stop requested"
 CKPT_RETRY_MAX_S = 300.0  # the longest wait between checkpoint write attempts (app.ckpt_write_retry_seconds doubles)
 RECENT_EPISODES = 100
+WARN_EVERY_S = 30.0  # repeated warnings (refused items, non-finite steps) at most this often
 
 
 class CheckpointWriteError(RuntimeError):
     """Checkpoint writes keep failing: the run stops rather than train on without a way back."""
+
+
+class NonFiniteLearning(RuntimeError):
+    """The package's Agent.learn keeps producing NaN or infinite values: the run stops rather
+    than train on weights it can neither checkpoint nor publish."""
 
 
 @dataclass
@@ -99,7 +105,7 @@ class RefusalLog:
     """Replay items and telemetry records the learner refused: counted per kind (metrics
     `refused/replay`, `refused/telemetry`) and warned about at most once per WARN_EVERY_S."""
 
-    WARN_EVERY_S = 30.0
+    WARN_EVERY_S = WARN_EVERY_S
 
     def __init__(self):
         self.counts = {"replay": 0, "telemetry": 0}
@@ -161,6 +167,10 @@ class Learner:
         self.max_priority = 1.0  # the largest replay priority written back (prioritized replay)
         self.write_failures = 0  # checkpoint writes that failed in a row
         self.retry_at: float | None = None  # when a failed checkpoint write is tried again
+        self.nonfinite_streak = 0  # train steps in a row that left NaN/inf (statistics or weights)
+        self.nonfinite_steps = 0  # such train steps in this session (metric system/nonfinite_train_steps)
+        self.nonfinite_checkpoints = 0  # checkpoints not written because the weights were not finite
+        self._last_nonfinite_warning: dict[str, float] = {}  # kind -> when last warned
 
     # --- model pool and checkpoints ---------------------------------------------------------------
 
@@ -179,10 +189,17 @@ class Learner:
     def checkpoint(self) -> bool:
         """Write a checkpoint. A failed write (disk full, read-only, gone) does not stop training:
         it is retried on a back-off schedule (`checkpoint_due`), loudly, and only
-        app.ckpt_write_max_failures in a row end the run. True when written."""
+        app.ckpt_write_max_failures in a row end the run. Weights that are not finite are not
+        written (the newest checkpoint stays the last sound one). True when written."""
         step, app = self.trainee.train_step, self.app
         try:
             path = self.trainee.checkpoint({"counters": asdict(self.counters)}, self.mean_recent_score())
+        except NonFiniteWeights as e:
+            self.nonfinite_checkpoints += 1
+            self.retry_at = None  # nothing sound to write: the next one is due by dump_model_freq
+            self.warn_nonfinite("checkpoint", f"checkpoint at train step {step} not written: {e}; the newest "
+                                f"checkpoint stays {self.newest_written()}")
+            return False
         except OSError as e:
             self.write_failures += 1
             last = self.write_failures >= app.ckpt_write_max_failures
@@ -199,6 +216,10 @@ class Learner:
         self.last_saved = (step, asdict(self.counters))
         logger.info(f"checkpoint {path.name} (env steps {self.counters.env_steps}, episodes {self.counters.episodes})")
         return True
+
+    def newest_written(self) -> str:
+        step = self.last_saved[0]
+        return ckpt_files.ckpt_name(step) if step >= 0 else "none yet"
 
     def checkpoint_due(self, step: int) -> bool:
         """Every dump_model_freq train steps; after a failed write only when its retry is due, so
@@ -287,12 +308,43 @@ class Learner:
         self.window.add({K.learner_key(k): v for k, v in stats.items()})
         self.window.add({K.POLICY_LAG: float(np.mean(behaviour_lag))})
         self.window.lag_max = max(self.window.lag_max, int(np.max(behaviour_lag)))
+        self.check_finite(stats)
         step = self.trainee.train_step
         if self.checkpoint_due(step):
             self.checkpoint()
         if self.trainee.publish_due(step):
             self.publish()
         return True
+
+    def check_finite(self, stats: dict[str, float]) -> None:
+        """Count a train step whose statistics or weights hold NaN or inf, warn, and end the run
+        after app.max_nonfinite_train_steps of them in a row (NonFiniteLearning names the
+        package's learn)."""
+        bad = [key for key, value in stats.items() if not np.isfinite(value)] + self.trainee.non_finite_weights()
+        if not bad:
+            self.nonfinite_streak = 0
+            return
+        self.nonfinite_streak += 1
+        self.nonfinite_steps += 1
+        limit, step = self.app.max_nonfinite_train_steps, self.trainee.train_step
+        learn = self.trainee.package.learn_name
+        what = ", ".join(bad[:4]) + (f" and {len(bad) - 4} more" if len(bad) > 4 else "")
+        if limit and self.nonfinite_streak >= limit:
+            self.maybe_report(force=True)
+            raise NonFiniteLearning(f"{learn} left NaN or infinite values on {self.nonfinite_streak} train steps in a "
+                                    f"row (app.max_nonfinite_train_steps = {limit}; last, at train step {step}: {what}); "
+                                    f"the newest checkpoint is the last sound one: {self.newest_written()}")
+        self.warn_nonfinite("step", f"train step {step}: {learn} left NaN or infinite values ({what}); "
+                            f"{self.nonfinite_streak} step(s) in a row"
+                            + (f", the run ends at {limit}" if limit else ""))
+
+    def warn_nonfinite(self, kind: str, message: str) -> None:
+        """A warning about NaN/inf from learn, at most once per WARN_EVERY_S per kind (the counts
+        go to the metrics)."""
+        if time.monotonic() - self._last_nonfinite_warning.get(kind, -float("inf")) >= WARN_EVERY_S:
+            self._last_nonfinite_warning[kind] = time.monotonic()
+            logger.warning(message + f" ({self.nonfinite_steps} non-finite train steps, "
+                           f"{self.nonfinite_checkpoints} checkpoints not written so far)")
 
     def limit_reached(self) -> str | None:
         app = self.app
@@ -353,6 +405,8 @@ class Learner:
             if K.POLICY_LAG in values:
                 values[K.POLICY_LAG_MAX] = self.window.lag_max
             values.update(self.refused.totals())
+            values.update({K.NONFINITE_TRAIN_STEPS: self.nonfinite_steps,
+                           K.NONFINITE_CHECKPOINTS: self.nonfinite_checkpoints})
             score = self.mean_recent_score()
             if score is not None:
                 values[K.MEAN_SCORE_RECENT] = score
@@ -381,13 +435,14 @@ class Learner:
 
     def final_checkpoint(self) -> None:
         """The final state, unless already saved: a failed write is retried on the same schedule
-        as in training until written or app.ckpt_write_max_failures end the run."""
+        as in training until written or app.ckpt_write_max_failures end the run. Weights that are
+        not finite are not written (the newest checkpoint stays the last sound one)."""
         while self.last_saved != (self.trainee.train_step, asdict(self.counters)):
             if self.retry_at is not None and not self.retry_due():
                 self.ctx.beat()
                 time.sleep(min(IDLE_SLEEP_S * 10, max(0.0, self.retry_at - time.monotonic())))
-            elif self.checkpoint():
-                return
+            elif self.checkpoint() or self.retry_at is None:
+                return  # written, or refused for its weights (nothing to retry)
 
     def wait_for_aisrv_to_stop(self, reason: str) -> None:
         """A stop limit was reached: training stops now, but the aisrv still play and report. Tell
