@@ -370,6 +370,29 @@ def test_a_failed_checkpoint_write_is_retried_and_only_repeated_failures_end_the
     learner.writer.close()
 
 
+def test_a_publication_whose_files_are_gone_is_skipped_and_training_goes_on(server_for, learner_run, tmp_path):
+    """A package's publications are its checkpoint files (model_pool_publish_freq = 0): when the
+    checkpoint directory goes away, a publication fails, is logged, and does not end the run."""
+    ctx, trainee, learner_ref = learner_run("app.model_pool_publish_freq=0", "app.dump_model_freq=1")
+    app, client = server_for()
+    learner = learner_of(ctx, client, trainee, learner_ref)
+    trainee.learn(rows_from(trainee.agent, n=8, seed=1))
+    assert learner.checkpoint() is True
+    ctx.paths.ckpt.rename(tmp_path / "moved")
+    ctx.paths.ckpt.write_text("not a directory")
+    from loguru import logger
+
+    errors = []
+    sink = logger.add(errors.append, level="ERROR")
+    try:
+        learner.publish()  # the files it would send cannot be read: skipped
+        learner.publish_if_due(trainee.train_step)
+    finally:
+        logger.remove(sink)
+    assert len(errors) == 1 and "model pool publication at train step 1 failed" in errors[0]  # logged once
+    learner.writer.close()
+
+
 def test_bad_replay_items_and_telemetry_are_dropped_and_counted_never_fatal(server_for, learner_run):
     """What anyone who reaches the port (or a faulty SampleData2NumpyData) can send: a row with
     NaN, a row of the wrong width, a record with a non-numeric field. The learner trains on the

@@ -170,13 +170,37 @@ class Learner:
         self.nonfinite_streak = 0  # train steps in a row that left NaN/inf (statistics or weights)
         self.nonfinite_steps = 0  # such train steps in this session (metric system/nonfinite_train_steps)
         self.nonfinite_checkpoints = 0  # checkpoints not written because the weights were not finite
-        self._last_nonfinite_warning: dict[str, float] = {}  # kind -> when last warned
+        self._last_warning: dict[str, float] = {}  # kind -> when last warned (warn_at_most_every)
 
     # --- model pool and checkpoints ---------------------------------------------------------------
 
-    def publish(self) -> None:
+    def publish(self, first: bool = False) -> None:
+        """Hand the newest model to the model pool. Files that cannot be read or staged (the disk
+        failing) skip this publication, loudly; the aisrv keep the model they have. The `first`
+        publication has no such fallback (the aisrv have no model yet): its failure is raised."""
         counters = {**asdict(self.counters), "max_priority": self.max_priority}  # new samples enter with it
-        self.publisher.publish(self.trainee.pool_item(), self.trainee.model_version, counters)
+        try:
+            item = self.trainee.pool_item()
+        except OSError as e:
+            if first:
+                raise
+            self.publication_failed(e)
+            return
+        self.publisher.publish(item, self.trainee.model_version, counters)
+
+    def publish_if_due(self, step: int) -> None:
+        try:
+            due = self.trainee.publish_due(step)  # stages the model when due by the step count
+        except OSError as e:
+            self.publication_failed(e)
+            return
+        if due:
+            self.publish()
+
+    def publication_failed(self, e: OSError) -> None:
+        self.warn_at_most_every("publish", f"model pool publication at train step {self.trainee.train_step} failed "
+                                f"({type(e).__name__}: {e}); training goes on, the aisrv keep the model they have",
+                                level="ERROR")
 
     def write_priorities(self, keys: np.ndarray, priorities: np.ndarray) -> None:
         """Prioritized replay: the samples' new priorities |p| + epsilon (items evicted meanwhile
@@ -197,8 +221,8 @@ class Learner:
         except NonFiniteWeights as e:
             self.nonfinite_checkpoints += 1
             self.retry_at = None  # nothing sound to write: the next one is due by dump_model_freq
-            self.warn_nonfinite("checkpoint", f"checkpoint at train step {step} not written: {e}; the newest "
-                                f"checkpoint stays {self.newest_written()}")
+            self.warn_at_most_every("checkpoint", f"checkpoint at train step {step} not written: {e}; the newest "
+                                    f"checkpoint stays {self.newest_written()}{self.nonfinite_counts()}")
             return False
         except OSError as e:
             self.write_failures += 1
@@ -312,8 +336,7 @@ class Learner:
         step = self.trainee.train_step
         if self.checkpoint_due(step):
             self.checkpoint()
-        if self.trainee.publish_due(step):
-            self.publish()
+        self.publish_if_due(step)
         return True
 
     def check_finite(self, stats: dict[str, float]) -> None:
@@ -334,17 +357,20 @@ class Learner:
             raise NonFiniteLearning(f"{learn} left NaN or infinite values on {self.nonfinite_streak} train steps in a "
                                     f"row (app.max_nonfinite_train_steps = {limit}; last, at train step {step}: {what}); "
                                     f"the newest checkpoint is the last sound one: {self.newest_written()}")
-        self.warn_nonfinite("step", f"train step {step}: {learn} left NaN or infinite values ({what}); "
-                            f"{self.nonfinite_streak} step(s) in a row"
-                            + (f", the run ends at {limit}" if limit else ""))
+        self.warn_at_most_every("step", f"train step {step}: {learn} left NaN or infinite values ({what}); "
+                                f"{self.nonfinite_streak} step(s) in a row"
+                                + (f", the run ends at {limit}" if limit else "") + self.nonfinite_counts())
 
-    def warn_nonfinite(self, kind: str, message: str) -> None:
-        """A warning about NaN/inf from learn, at most once per WARN_EVERY_S per kind (the counts
-        go to the metrics)."""
-        if time.monotonic() - self._last_nonfinite_warning.get(kind, -float("inf")) >= WARN_EVERY_S:
-            self._last_nonfinite_warning[kind] = time.monotonic()
-            logger.warning(message + f" ({self.nonfinite_steps} non-finite train steps, "
-                           f"{self.nonfinite_checkpoints} checkpoints not written so far)")
+    def nonfinite_counts(self) -> str:
+        return (f" ({self.nonfinite_steps} non-finite train steps, {self.nonfinite_checkpoints} checkpoints "
+                "not written so far)")
+
+    def warn_at_most_every(self, kind: str, message: str, level: str = "WARNING") -> None:
+        """Log `message` at most once per WARN_EVERY_S per kind: what repeats every train step
+        stays readable (the counts go to the metrics)."""
+        if time.monotonic() - self._last_warning.get(kind, -float("inf")) >= WARN_EVERY_S:
+            self._last_warning[kind] = time.monotonic()
+            logger.log(level, message)
 
     def limit_reached(self) -> str | None:
         app = self.app
@@ -498,7 +524,7 @@ def main(ctx: ChildContext) -> None:
     learner_ref.append(learner)
     if not ctx.resume:
         learner.checkpoint()  # model.ckpt-0, as the platform writes before training: the aisrv's first model
-    learner.publish()
+    learner.publish(first=True)
     logger.info(f"replay server on port {server.port} (all interfaces); train step {trainee.train_step}")
     ctx.post("ready", {"port": server.port, "train_step": trainee.train_step})
     try:

@@ -172,21 +172,38 @@ class Trainee:
                 if not is_training_state(path)}
 
     def checkpoint(self, extra: dict, recent_score: float | None) -> Path:
-        """Checkpoint `train_step`: the package's files, then the run's counters and pruning.
-        NonFiniteWeights, and nothing written, when the weights are not finite."""
+        """Checkpoint `train_step`: the package's files, then the run's counters beside them;
+        only a complete checkpoint becomes the pool's model and lets older ones be pruned. A
+        write that fails (OSError) takes the files it made away again, so it never shadows nor
+        costs a good checkpoint. NonFiniteWeights, and nothing written, when the weights are
+        not finite."""
         step, directory = self.train_step, self.ckpts.ckpt_dir
         self._check_finite(f"checkpoint {step}")
-        directory.mkdir(parents=True, exist_ok=True)
-        self.agent.save_model(path=str(directory), id=step)
-        files = self._pool_files = self._written(directory, step)
-        self.model_version = step
-        state = self._read_state()
-        state[str(step)] = extra
-        pruned = self.ckpts.saved(step, recent_score)
-        for ckpt_id in pruned:
-            state.pop(str(ckpt_id), None)
-        self._write_state(state)
+        existed = bool(ckpt_files.checkpoint_files(directory, step))
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            self.agent.save_model(path=str(directory), id=step)
+            files = self._written(directory, step)
+            state = {**self._read_state(), str(step): extra}
+            self._write_state(state)
+        except OSError:
+            if not existed:
+                self._discard(step)
+            raise
+        self._pool_files, self.model_version = files, step
+        pruned = {str(ckpt_id) for ckpt_id in self.ckpts.saved(step, recent_score)}
+        if pruned:
+            self._write_state({key: value for key, value in state.items() if key not in pruned})
         return files[0]
+
+    def _discard(self, step: int) -> None:
+        """Remove what a failed write of checkpoint `step` left, as far as the disk lets us."""
+        try:
+            for path in ckpt_files.checkpoint_files(self.ckpts.ckpt_dir, step):
+                path.unlink(missing_ok=True)
+        except OSError as e:
+            logger.warning(f"could not remove the partial checkpoint {step} ({type(e).__name__}: {e}): "
+                           f"remove its files (model.ckpt-{step}...) before --resume")
 
     def save_user(self) -> Path:
         self.agent.save_model()
