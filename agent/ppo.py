@@ -147,8 +147,8 @@ def ppo_update(model: nn.Module, optimizer: torch.optim.Optimizer, batch: dict[s
 
     metrics = {key: value / minibatches for key, value in sums.items()} if minibatches else {}
     ret_var = batch["ret"].var(unbiased=False)
-    metrics["explained_variance"] = float(1 - (batch["ret"] - batch["value"]).var(unbiased=False) / ret_var) \
-        if ret_var > 0 else float("nan")
+    if ret_var > 0:  # undefined when every return is the same: left out, since NaN reads as a broken update
+        metrics["explained_variance"] = float(1 - (batch["ret"] - batch["value"]).var(unbiased=False) / ret_var)
     metrics.update(lr=lr, ent_coef=ent_coef, minibatches=float(minibatches), early_stop=float(stop),
                    skipped_minibatches=float(skipped))
     return metrics

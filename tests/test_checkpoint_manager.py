@@ -91,25 +91,51 @@ def test_user_saves_obey_their_own_cap(tmp_path):
     assert ids(tmp_path / "ckpt") == [100]
 
 
+def learn_and_checkpoint(trainee: Trainee, rows, times: int) -> None:
+    """`times` train steps, each followed by a checkpoint with the step as its env-step counter."""
+    for _ in range(times):
+        trainee.learn(rows)
+        trainee.checkpoint({"counters": {"env_steps": trainee.train_step}}, None)
+
+
 def test_stray_files_with_higher_ids_never_cost_a_good_checkpoint(tmp_path):
     """A resumed run next to garbage named like a newer checkpoint: pruning keeps the run's own
     newest K and never deletes the garbage it cannot vouch for (nor lets it count as one of K)."""
     ckpt = tmp_path / "ckpt"
     first = make_trainee(tmp_path, keep=2)
     rows = rows_from(first.agent)
-    for _ in range(3):
-        first.learn(rows)
-        first.checkpoint({"counters": {"env_steps": first.train_step}}, None)
+    learn_and_checkpoint(first, rows, 3)
     (ckpt / "model.ckpt-99993.pkl").write_bytes(b"not a checkpoint")
     resumed = make_trainee(tmp_path, keep=2, seed=1)
     assert resumed.restore_newest() == (3, {"counters": {"env_steps": 3}})
-    for _ in range(4, 10):
-        resumed.learn(rows)
-        resumed.checkpoint({"counters": {"env_steps": resumed.train_step}}, None)
+    learn_and_checkpoint(resumed, rows, 6)
     assert ids(ckpt) == [8, 9, 99993]
     loaded = make_trainee(tmp_path, keep=2, seed=2).agent
     loaded.load_model(path=str(ckpt), id=9)  # the newest is a real, loadable checkpoint
     assert loaded.train_step == 9
+
+
+def test_a_failed_write_leaves_no_partial_checkpoint_and_prunes_nothing(tmp_path):
+    """The package's files are written, then the run's counters cannot be (here: a directory
+    where run_state.json goes; on a disk, ENOSPC). The partial checkpoint goes away again, the
+    older ones stay (pruning waits for a complete one) and the pool keeps the last complete one."""
+    ckpt = tmp_path / "ckpt"
+    trainee = make_trainee(tmp_path, keep=2)
+    rows = rows_from(trainee.agent)
+    learn_and_checkpoint(trainee, rows, 2)
+    state = ckpt / RUN_STATE_FILE
+    state.rename(tmp_path / "state.json")
+    state.mkdir()  # the counters cannot be written
+    before = {p.name: p.read_bytes() for p in ckpt.iterdir() if p.is_file()}
+    trainee.learn(rows)
+    with pytest.raises(OSError):
+        trainee.checkpoint({"counters": {"env_steps": 3}}, None)
+    assert {p.name: p.read_bytes() for p in ckpt.iterdir() if p.is_file()} == before  # no model.ckpt-3*, 1 and 2 kept
+    assert trainee.model_version == 2 and sorted(trainee.pool_item()) == ["model.ckpt-2.pkl", "model.ckpt-2.progress.json"]
+    state.rmdir()
+    (tmp_path / "state.json").rename(state)  # the disk recovers: the retry is a whole checkpoint
+    trainee.checkpoint({"counters": {"env_steps": 3}}, None)
+    assert ids(ckpt) == [2, 3] and sorted(run_state(ckpt)) == ["2", "3"]
 
 
 def _corrupt_shuffle_rng(ckpt, _):

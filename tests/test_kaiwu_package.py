@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from tests.conftest import REPO_ROOT
 from workflow import ckpt_files
@@ -161,3 +162,52 @@ def test_a_workflow_that_keeps_failing_ends_the_run_with_exit_1(package, tmp_pat
     assert result.returncode == 1
     assert "every aisrv failed more than app.aisrv_restart_max times" in result.stderr
     assert f"package code failed at dqn/train_workflow.py:{at + 2} in workflow" in result.stderr
+
+
+def patch_learn_to_produce_nan(package: Path) -> None:
+    """The package's dqn learn with a NaN loss (so NaN gradients and weights) that it returns."""
+    agent_py = package / "dqn" / "algorithm" / "agent.py"
+    text = agent_py.read_text()
+    loss = "        loss = torch.square(target_q - logits.gather(1, batch_action).view(-1)).mean()\n"
+    last = "            self.last_report_monitor_time = now\n"
+    assert loss in text and last in text
+    text = text.replace(loss, loss + "        loss = loss * float('nan')\n")
+    agent_py.write_text(text.replace(last, last + "\n        return {'value_loss': value_loss}\n"))
+
+
+@pytest.mark.slow
+def test_a_learn_that_produces_nan_is_counted_never_checkpointed_or_published_and_ends_the_run(package, tmp_path):
+    patch_learn_to_produce_nan(package)
+    result = train(package, tmp_path / "runs", "--set", 'app.algo="dqn"', "--set", "app.dump_model_freq=2",
+                   "--set", "app.max_nonfinite_train_steps=5", "--set", "app.max_train_steps=12",
+                   "--set", "app.model_file_sync_per_minutes=0", "--set", "app.model_file_sync_per_seconds=0.2",
+                   *SMALL_REPLAY)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "dqn Agent.learn (dqn/algorithm/agent.py) left NaN or infinite values on 5 train steps in a row" in result.stderr
+    assert "app.max_nonfinite_train_steps = 5" in result.stderr and "--resume" in result.stderr
+    run = tmp_path / "runs" / "r"
+    learner_log = (run / "log" / "learner.log").read_text()
+    assert "train step 1: dqn Agent.learn (dqn/algorithm/agent.py) left NaN or infinite values (learner/value_loss, " \
+           "model." in learner_log  # warned at the first one
+    assert "checkpoint at train step 2 not written: checkpoint 2: the weights hold NaN" in learner_log
+    ckpt_dir = run / "ckpt" / "back_to_the_realm_dqn"
+    assert [c.id for c in ckpt_files.list_checkpoints(ckpt_dir)] == [0]  # the newest good one stays the newest
+    assert sorted(json.loads((ckpt_dir / "run_state.json").read_text())) == ["0"]
+    pool = run / "pool" / "aisrv-0"
+    assert sorted(p.name for p in pool.iterdir()) == ["model.ckpt-0.pkl"]  # the aisrv only ever got model 0
+    rows = [line.split(",") for line in (run / "metrics.csv").read_text().splitlines()]
+    counted = [float(r[5]) for r in rows if r[4] == "system/nonfinite_train_steps"]
+    assert counted and counted[-1] == 5.0
+
+    # NaN weights under a newer id (a copy from elsewhere; the package's own load_model takes them):
+    # --resume passes them over for the newest sound checkpoint, and leaves the file alone.
+    weights = torch.load(ckpt_dir / "model.ckpt-0.pkl", weights_only=True)
+    torch.save({k: v.clone().fill_(float("nan")) if v.is_floating_point() else v for k, v in weights.items()},
+               ckpt_dir / "model.ckpt-9.pkl")
+    resumed = train(package, tmp_path / "runs", "--resume", "--set", 'app.algo="dqn"', "--set", "app.dump_model_freq=2",
+                    "--set", "app.max_nonfinite_train_steps=3", *SMALL_REPLAY)
+    assert resumed.returncode == 1 and "on 3 train steps in a row" in resumed.stderr
+    learner_log = (run / "log" / "learner.log").read_text()
+    assert "skipping checkpoint" in learner_log and "model.ckpt-9.pkl: NonFiniteWeights" in learner_log
+    assert "resumed from model.ckpt-0.pkl" in learner_log
+    assert [c.id for c in ckpt_files.list_checkpoints(ckpt_dir)] == [0, 9]

@@ -343,28 +343,53 @@ def test_preload_starts_from_weights_with_fresh_counters(learner_run, tmp_path):
 
 
 def test_a_failed_checkpoint_write_is_retried_and_only_repeated_failures_end_the_run(server_for, learner_run,
-                                                                                      tmp_path, monkeypatch):
-    from workflow import learner as learner_module
+                                                                                      tmp_path):
     from workflow.learner import CheckpointWriteError
 
-    ctx, trainee, learner_ref = learner_run("app.max_ckpt_keep=2", "app.keep_best_ckpt=false")
+    ctx, trainee, learner_ref = learner_run("app.max_ckpt_keep=2", "app.keep_best_ckpt=false", "app.dump_model_freq=1",
+                                            "app.ckpt_write_retry_seconds=0.05", "app.ckpt_write_max_failures=3")
     app, client = server_for()
     learner = learner_of(ctx, client, trainee, learner_ref)
     ckpt_dir = ctx.paths.ckpt
-    monkeypatch.setattr(learner_module, "CKPT_RETRY_FIRST_S", 0.0)
     ckpt_dir.parent.mkdir(parents=True)
     ckpt_dir.write_text("the disk is not what it was")  # every write into ckpt_dir now fails (OSError)
     trainee.train_step = 5
-    assert learner.checkpoint() is False and learner.write_failures == 1 and learner.retry_due()
+    assert learner.checkpoint_due(5) and learner.checkpoint() is False and learner.write_failures == 1
+    assert not learner.checkpoint_due(6)  # dump_model_freq came round, the retry is not due yet: no attempt
+    time.sleep(0.06)
+    assert learner.checkpoint_due(6)
     ckpt_dir.unlink()  # the disk recovers: the retry writes and the failure count resets
     assert learner.checkpoint() is True and learner.write_failures == 0 and not learner.retry_due()
     assert [c.id for c in ckpt_files.list_checkpoints(ckpt_dir)] == [5]
     ckpt_dir.rename(tmp_path / "moved")
     ckpt_dir.write_text("broken again")
-    for _ in range(learner_module.CKPT_WRITE_MAX_FAILURES - 1):
+    for _ in range(2):
         assert learner.checkpoint() is False
-    with pytest.raises(CheckpointWriteError, match="checkpoint writes in a row failed"):
+    with pytest.raises(CheckpointWriteError, match="3 checkpoint writes in a row failed"):
         learner.checkpoint()
+    learner.writer.close()
+
+
+def test_a_publication_whose_files_are_gone_is_skipped_and_training_goes_on(server_for, learner_run, tmp_path):
+    """A package's publications are its checkpoint files (model_pool_publish_freq = 0): when the
+    checkpoint directory goes away, a publication fails, is logged, and does not end the run."""
+    ctx, trainee, learner_ref = learner_run("app.model_pool_publish_freq=0", "app.dump_model_freq=1")
+    app, client = server_for()
+    learner = learner_of(ctx, client, trainee, learner_ref)
+    trainee.learn(rows_from(trainee.agent, n=8, seed=1))
+    assert learner.checkpoint() is True
+    ctx.paths.ckpt.rename(tmp_path / "moved")
+    ctx.paths.ckpt.write_text("not a directory")
+    from loguru import logger
+
+    errors = []
+    sink = logger.add(errors.append, level="ERROR")
+    try:
+        learner.publish()  # the files it would send cannot be read: skipped
+        learner.publish_if_due(trainee.train_step)
+    finally:
+        logger.remove(sink)
+    assert len(errors) == 1 and "model pool publication at train step 1 failed" in errors[0]  # logged once
     learner.writer.close()
 
 

@@ -11,13 +11,16 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 
 import pytest
+import torch
 
 from workflow import ckpt_files
 from workflow.config import REPO_ROOT
@@ -173,6 +176,79 @@ def test_train_crash_restart_kill_and_resume(tmp_path):
             assert not pid_alive(pid), f"{name} (pid {pid}) outlived the launcher"
 
 
+FAILED_WRITE = re.compile(r"^(\S+ \S+) \| ERROR .*checkpoint at train step (\d+) failed")
+
+
+def failed_writes(run: Path) -> list[tuple[float, int]]:
+    """(time, train step) of each failed checkpoint write the learner logged."""
+    found = []
+    for line in read(run / "log" / "learner.log").splitlines():
+        match = FAILED_WRITE.match(line)
+        if match:
+            found.append((datetime.strptime(match.group(1), "%Y-%m-%d %H:%M:%S.%f").timestamp(), int(match.group(2))))
+    return found
+
+
+def files_of(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+
+
+def assert_on_schedule(writes: list[tuple[float, int]], first_s: float) -> None:
+    """Each retry came no sooner than the back-off announced (first_s, doubling), however many
+    train steps (and dump_model_freq turns) went by meanwhile; training went on in between."""
+    for i, ((t0, step0), (t1, step1)) in enumerate(zip(writes, writes[1:])):
+        assert t1 - t0 >= first_s * 2 ** i - 0.01, (i, writes)
+        assert step1 > step0, writes
+
+
+def test_a_failing_checkpoint_dir_is_retried_on_schedule_and_only_a_lasting_fault_ends_the_run(tmp_path):
+    """The checkpoint directory becomes a file (as a full, read-only or vanished disk, a write
+    fails, for root too). Training goes on, the writes are retried on the back-off the log
+    announces, the first one after the fault is lifted succeeds; a fault that outlasts the whole
+    schedule ends the run with exit 1 and the resume command, the newest good checkpoint intact."""
+    run_dir = tmp_path / "runs"
+    run = run_dir / "sys"
+    ckpt = run / "ckpt" / "back_to_the_realm_ppo"
+    retry_s, max_failures = 0.5, 5  # attempts at 0, 0.5, 1.5, 3.5, 7.5 s after the first failure
+    proc = start_launcher(run_dir, "--set", "app.dump_model_freq=1", "--set", f"app.ckpt_write_retry_seconds={retry_s}",
+                          "--set", f"app.ckpt_write_max_failures={max_failures}", "--set", "app.max_minutes=3",
+                          log_name="fault.out")
+    try:
+        wait_until(lambda: len(checkpoint_ids(run)) >= 2, 150, "training with checkpoints", proc)
+        good = tmp_path / "good"
+        ckpt.rename(good)
+        ckpt.write_text("not a directory")  # the fault
+        wait_until(lambda: len(failed_writes(run)) >= 3, 60, "three failed checkpoint writes", proc)
+        ckpt.unlink()
+        good.rename(ckpt)  # the fault is lifted, the earlier checkpoints back in place
+        lifted_after = failed_writes(run)
+        wait_until(lambda: max(checkpoint_ids(run)) > lifted_after[-1][1], 60, "a checkpoint after the fault", proc)
+        recovered = failed_writes(run)
+        assert len(recovered) in (3, 4), recovered  # the 4th attempt is due 2 s after the 3rd: the lift came first
+        assert_on_schedule(recovered, retry_s)
+        assert proc.poll() is None  # the run goes on
+
+        # A fault that lasts: every attempt of the schedule fails, then the run ends.
+        ckpt.rename(good)
+        ckpt.write_text("not a directory")
+        wait_until(lambda: len(failed_writes(run)) > len(recovered), 60, "a failed write", proc)
+        before = files_of(good)  # no write in flight any more: the learner has reported the failure
+        assert proc.wait(60) == 1
+    finally:
+        kill_group(proc)
+    lasting = failed_writes(run)[len(recovered):]
+    assert len(lasting) == max_failures, lasting
+    assert_on_schedule(lasting, retry_s)
+    out = (run_dir.parent / "fault.out").read_text()
+    assert f"{max_failures} checkpoint writes in a row failed" in out
+    assert "--resume" in out and 'app.run_name="sys"' in out
+    assert files_of(good) == before  # the failed writes touched nothing of the checkpoints
+    newest_good = max(int(k) for k in json.loads((good / "run_state.json").read_text()))  # with its counters
+    assert newest_good > lifted_after[-1][1]  # written after the first fault was lifted
+    weights = torch.load(good / ckpt_files.ckpt_name(newest_good), weights_only=True)
+    assert all(bool(torch.isfinite(v).all()) for v in weights.values() if v.is_floating_point())
+
+
 def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -241,6 +317,9 @@ def _config_file(tmp_path: Path, text: str) -> str:
     ("reward.scale=inf", "expected a finite number, got inf"),
     ("app.heartbeat_timeout_seconds=-inf", "app.heartbeat_timeout_seconds: expected a finite number"),
     ("app.aisrv_num=100000", "aisrv_num = 100000 is more than this toolkit runs"),
+    ("app.ckpt_write_retry_seconds=0", "app: ckpt_write_retry_seconds must be > 0, got 0"),
+    ("app.ckpt_write_max_failures=0", "app: ckpt_write_max_failures must be >= 1, got 0"),
+    ("app.max_nonfinite_train_steps=-1", "app: max_nonfinite_train_steps must be >= 0, got -1"),
     ("preload_missing", "preload_model_dir / preload_model_id: no checkpoint"),
     ("run_dir_is_a_file", "is a file, not a directory"),
     ("ckpt_dir_unwritable", "cannot write the run's files"),

@@ -122,6 +122,9 @@ class FrameworkConfig:
     learner_train_sleep_seconds: float = 0.0
     algorithm_on_policy_or_off_policy: Literal["on-policy", "off-policy"] = "on-policy"
     dump_model_freq: int = 50  # train steps between checkpoints
+    ckpt_write_retry_seconds: float = 5.0  # a failed checkpoint write is retried after this; doubles per failure (<= 300 s)
+    ckpt_write_max_failures: int = 5  # checkpoint writes failed in a row that end the run
+    max_nonfinite_train_steps: int = 100  # train steps in a row whose learn left NaN/inf that end the run; 0 = never
     model_pool_publish_freq: int = 1  # train steps between publications to the model pool; 0 = checkpoints only
     device: str = "cpu"  # the learner's torch device: "cpu", "cuda" or "cuda:N"
     precision: Literal["auto", "fp32", "bf16"] = "auto"  # the learner's update (workflow.precision)
@@ -192,15 +195,15 @@ class FrameworkConfig:
         if not re.fullmatch(r"cpu|cuda(:\d+)?", self.device):
             raise ValueError(f"device: got {self.device!r}, allowed: 'cpu', 'cuda' or 'cuda:N'")
         for key in ("dump_model_freq", "aisrv_num", "envs_per_aisrv", "torch_num_threads", "aisrv_torch_num_threads",
-                    "max_ckpt_keep", "rate_limiter_timeout_ms"):
+                    "max_ckpt_keep", "rate_limiter_timeout_ms", "ckpt_write_max_failures"):
             if getattr(self, key) < 1:
                 raise ValueError(f"{key} must be >= 1, got {getattr(self, key)}")
-        for key in ("heartbeat_timeout_seconds", "metrics_interval_seconds"):
+        for key in ("heartbeat_timeout_seconds", "metrics_interval_seconds", "ckpt_write_retry_seconds"):
             if getattr(self, key) <= 0:
                 raise ValueError(f"{key} must be > 0, got {getattr(self, key)}")
         for key in ("model_pool_publish_freq", "max_env_steps", "max_train_steps", "max_minutes", "model_file_sync_per_minutes", "user_save_mode_max_count",
                     "model_file_sync_per_seconds", "learner_train_sleep_seconds", "aisrv_restart_max",
-                    "aisrv_restart_backoff_seconds"):
+                    "aisrv_restart_backoff_seconds", "max_nonfinite_train_steps"):
             if getattr(self, key) < 0:
                 raise ValueError(f"{key} must be >= 0, got {getattr(self, key)}")
         if not 0 <= self.seed < 2**32:

@@ -178,6 +178,11 @@ class KaiwuPackage:
 
         return getattr(protocol, name)
 
+    @property
+    def learn_name(self) -> str:
+        """'dqn Agent.learn (dqn/algorithm/agent.py)': the package's learn, as messages name it."""
+        return f"{self.algo} Agent.learn ({self.layout.file('agent', self.algo)})"
+
     def where(self, exc: BaseException) -> str | None:
         return where_in_package(exc, self.root, self.layout.code)
 
@@ -209,15 +214,16 @@ def _named(module, name: str, where: str):
     return found
 
 
-def numeric_values(data) -> dict[str, float]:
-    """The finite numbers of a monitor report {pid: {key: value}} (or a flat {key: value})."""
+def numeric_values(data, finite_only: bool = True) -> dict[str, float]:
+    """The finite numbers of a monitor report {pid: {key: value}} (or a flat {key: value});
+    with `finite_only` false NaN and inf too (the learner counts them)."""
     if not isinstance(data, dict):
         return {}
     flat = {}
     for key, value in data.items():
         inner = value if isinstance(value, dict) else {key: value}
         for k, v in inner.items():
-            if isinstance(v, (int, float, np.number)) and not isinstance(v, bool) and np.isfinite(v):
+            if isinstance(v, (int, float, np.number)) and not isinstance(v, bool) and (not finite_only or np.isfinite(v)):
                 flat[str(k)] = float(v)
     return flat
 

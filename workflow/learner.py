@@ -29,18 +29,22 @@ from workflow.replay import (SAMPLE_TABLE, TELEMETRY_TABLE, can_sample, importan
 from workflow.sampler import BatchSampler, TelemetryReceiver
 from workflow.signing import Signer
 from workflow.precision import resolve_precision
-from workflow.trainee import POOL_STAGING_DIR, LearnerHandler, Trainee, WriterMonitor
+from workflow.trainee import POOL_STAGING_DIR, LearnerHandler, NonFiniteWeights, Trainee, WriterMonitor
 
 IDLE_SLEEP_S = 0.02
 STOP_REQUESTED = "stop requested"
-CKPT_WRITE_MAX_FAILURES = 5  # failed checkpoint writes in a row that end the run
-CKPT_RETRY_FIRST_S = 5.0  # first retry after a failed write; doubles per failure
-CKPT_RETRY_MAX_S = 300.0
+CKPT_RETRY_MAX_S = 300.0  # the longest wait between checkpoint write attempts (app.ckpt_write_retry_seconds doubles)
+RECENT_EPISODES = 100
+WARN_EVERY_S = 30.0  # repeated warnings (refused items, non-finite steps) at most this often
 
 
 class CheckpointWriteError(RuntimeError):
     """Checkpoint writes keep failing: the run stops rather than train on without a way back."""
-RECENT_EPISODES = 100
+
+
+class NonFiniteLearning(RuntimeError):
+    """The package's Agent.learn keeps producing NaN or infinite values: the run stops rather
+    than train on weights it can neither checkpoint nor publish."""
 
 
 @dataclass
@@ -102,7 +106,7 @@ class RefusalLog:
     """Replay items and telemetry records the learner refused: counted per kind (metrics
     `refused/replay`, `refused/telemetry`) and warned about at most once per WARN_EVERY_S."""
 
-    WARN_EVERY_S = 30.0
+    WARN_EVERY_S = WARN_EVERY_S
 
     def __init__(self):
         self.counts = {"replay": 0, "telemetry": 0}
@@ -164,12 +168,40 @@ class Learner:
         self.max_priority = 1.0  # the largest replay priority written back (prioritized replay)
         self.write_failures = 0  # checkpoint writes that failed in a row
         self.retry_at: float | None = None  # when a failed checkpoint write is tried again
+        self.nonfinite_streak = 0  # train steps in a row that left NaN/inf (statistics or weights)
+        self.nonfinite_steps = 0  # such train steps in this session (metric system/nonfinite_train_steps)
+        self.nonfinite_checkpoints = 0  # checkpoints not written because the weights were not finite
+        self._last_warning: dict[str, float] = {}  # kind -> when last warned (warn_at_most_every)
 
     # --- model pool and checkpoints ---------------------------------------------------------------
 
-    def publish(self) -> None:
+    def publish(self, first: bool = False) -> None:
+        """Hand the newest model to the model pool. Files that cannot be read or staged (the disk
+        failing) skip this publication, loudly; the aisrv keep the model they have. The `first`
+        publication has no such fallback (the aisrv have no model yet): its failure is raised."""
         counters = {**asdict(self.counters), "max_priority": self.max_priority}  # new samples enter with it
-        self.publisher.publish(self.trainee.pool_item(), self.trainee.model_version, counters)
+        try:
+            item = self.trainee.pool_item()
+        except OSError as e:
+            if first:
+                raise
+            self.publication_failed(e)
+            return
+        self.publisher.publish(item, self.trainee.model_version, counters)
+
+    def publish_if_due(self, step: int) -> None:
+        try:
+            due = self.trainee.publish_due(step)  # stages the model when due by the step count
+        except OSError as e:
+            self.publication_failed(e)
+            return
+        if due:
+            self.publish()
+
+    def publication_failed(self, e: OSError) -> None:
+        self.warn_at_most_every("publish", f"model pool publication at train step {self.trainee.train_step} failed "
+                                f"({type(e).__name__}: {e}); training goes on, the aisrv keep the model they have",
+                                level="ERROR")
 
     def write_priorities(self, keys: np.ndarray, priorities: np.ndarray) -> None:
         """Prioritized replay: the samples' new priorities |p| + epsilon (items evicted meanwhile
@@ -181,25 +213,45 @@ class Learner:
 
     def checkpoint(self) -> bool:
         """Write a checkpoint. A failed write (disk full, read-only, gone) does not stop training:
-        it is retried with back-off (`retry_due`), loudly, and only CKPT_WRITE_MAX_FAILURES in a
-        row end the run. True when written."""
-        step = self.trainee.train_step
+        it is retried on a back-off schedule (`checkpoint_due`), loudly, and only
+        app.ckpt_write_max_failures in a row end the run. Weights that are not finite are not
+        written (the newest checkpoint stays the last sound one). True when written."""
+        step, app = self.trainee.train_step, self.app
         try:
             path = self.trainee.checkpoint({"counters": asdict(self.counters)}, self.mean_recent_score())
+        except NonFiniteWeights as e:
+            self.nonfinite_checkpoints += 1
+            self.retry_at = None  # nothing sound to write: the next one is due by dump_model_freq
+            self.warn_at_most_every("checkpoint", f"checkpoint at train step {step} not written: {e}; the newest "
+                                    f"checkpoint stays {self.newest_written()}{self.nonfinite_counts()}")
+            return False
         except OSError as e:
             self.write_failures += 1
-            if self.write_failures >= CKPT_WRITE_MAX_FAILURES:
-                raise CheckpointWriteError(f"{self.write_failures} checkpoint writes in a row failed; last: "
-                                           f"{type(e).__name__}: {e}") from e
-            delay = min(CKPT_RETRY_MAX_S, CKPT_RETRY_FIRST_S * 2 ** (self.write_failures - 1))
+            last = self.write_failures >= app.ckpt_write_max_failures
+            delay = min(CKPT_RETRY_MAX_S, app.ckpt_write_retry_seconds * 2 ** (self.write_failures - 1))
+            logger.error(f"checkpoint at train step {step} failed ({type(e).__name__}: {e}); "
+                         + ("no retry left" if last else f"training goes on, retrying in {delay:g} s")
+                         + f" ({self.write_failures}/{app.ckpt_write_max_failures} failures in a row)")
+            if last:
+                raise CheckpointWriteError(f"{self.write_failures} checkpoint writes in a row failed "
+                                           f"(app.ckpt_write_max_failures); last: {type(e).__name__}: {e}") from e
             self.retry_at = time.monotonic() + delay
-            logger.error(f"checkpoint at train step {step} failed ({type(e).__name__}: {e}); training goes on, "
-                         f"retrying in {delay:.0f} s ({self.write_failures}/{CKPT_WRITE_MAX_FAILURES} failures in a row)")
             return False
         self.write_failures, self.retry_at = 0, None
         self.last_saved = (step, asdict(self.counters))
         logger.info(f"checkpoint {path.name} (env steps {self.counters.env_steps}, episodes {self.counters.episodes})")
         return True
+
+    def newest_written(self) -> str:
+        step = self.last_saved[0]
+        return ckpt_files.ckpt_name(step) if step >= 0 else "none yet"
+
+    def checkpoint_due(self, step: int) -> bool:
+        """Every dump_model_freq train steps; after a failed write only when its retry is due, so
+        the back-off the log announces holds however fast the train steps come."""
+        if self.retry_at is not None:
+            return self.retry_due()
+        return step % self.app.dump_model_freq == 0
 
     def retry_due(self) -> bool:
         return self.retry_at is not None and time.monotonic() >= self.retry_at
@@ -281,12 +333,45 @@ class Learner:
         self.window.add({K.learner_key(k): v for k, v in stats.items()})
         self.window.add({K.POLICY_LAG: float(np.mean(behaviour_lag))})
         self.window.lag_max = max(self.window.lag_max, int(np.max(behaviour_lag)))
+        self.check_finite(stats)
         step = self.trainee.train_step
-        if step % self.app.dump_model_freq == 0 or self.retry_due():
+        if self.checkpoint_due(step):
             self.checkpoint()
-        if self.trainee.publish_due(step):
-            self.publish()
+        self.publish_if_due(step)
         return True
+
+    def check_finite(self, stats: dict[str, float]) -> None:
+        """Count a train step whose statistics or weights hold NaN or inf, warn, and end the run
+        after app.max_nonfinite_train_steps of them in a row (NonFiniteLearning names the
+        package's learn)."""
+        bad = [key for key, value in stats.items() if not np.isfinite(value)] + self.trainee.non_finite_weights()
+        if not bad:
+            self.nonfinite_streak = 0
+            return
+        self.nonfinite_streak += 1
+        self.nonfinite_steps += 1
+        limit, step = self.app.max_nonfinite_train_steps, self.trainee.train_step
+        learn = self.trainee.package.learn_name
+        what = ", ".join(bad[:4]) + (f" and {len(bad) - 4} more" if len(bad) > 4 else "")
+        if limit and self.nonfinite_streak >= limit:
+            self.maybe_report(force=True)
+            raise NonFiniteLearning(f"{learn} left NaN or infinite values on {self.nonfinite_streak} train steps in a "
+                                    f"row (app.max_nonfinite_train_steps = {limit}; last, at train step {step}: {what}); "
+                                    f"the newest checkpoint is the last sound one: {self.newest_written()}")
+        self.warn_at_most_every("step", f"train step {step}: {learn} left NaN or infinite values ({what}); "
+                                f"{self.nonfinite_streak} step(s) in a row"
+                                + (f", the run ends at {limit}" if limit else "") + self.nonfinite_counts())
+
+    def nonfinite_counts(self) -> str:
+        return (f" ({self.nonfinite_steps} non-finite train steps, {self.nonfinite_checkpoints} checkpoints "
+                "not written so far)")
+
+    def warn_at_most_every(self, kind: str, message: str, level: str = "WARNING") -> None:
+        """Log `message` at most once per WARN_EVERY_S per kind: what repeats every train step
+        stays readable (the counts go to the metrics)."""
+        if time.monotonic() - self._last_warning.get(kind, -float("inf")) >= WARN_EVERY_S:
+            self._last_warning[kind] = time.monotonic()
+            logger.log(level, message)
 
     def limit_reached(self) -> str | None:
         app = self.app
@@ -347,6 +432,8 @@ class Learner:
             if K.POLICY_LAG in values:
                 values[K.POLICY_LAG_MAX] = self.window.lag_max
             values.update(self.refused.totals())
+            values.update({K.NONFINITE_TRAIN_STEPS: self.nonfinite_steps,
+                           K.NONFINITE_CHECKPOINTS: self.nonfinite_checkpoints})
             score = self.mean_recent_score()
             if score is not None:
                 values[K.MEAN_SCORE_RECENT] = score
@@ -364,8 +451,7 @@ class Learner:
     def finish(self, reason: str) -> None:
         """The final checkpoint, after the stopped aisrv's last reports are counted."""
         self.drain_telemetry()
-        while self.last_saved != (self.trainee.train_step, asdict(self.counters)) and not self.checkpoint():
-            time.sleep(min(CKPT_RETRY_FIRST_S, 1.0))  # the final state: retry until written or the cap ends the run
+        self.final_checkpoint()
         self.publish()
         self.maybe_report(force=True)
         self.writer.close()
@@ -373,6 +459,17 @@ class Learner:
         logger.info(f"learner stopped ({reason}) at train step {self.trainee.train_step}, "
                     f"{self.counters.env_steps} env steps, {self.counters.episodes} episodes")
         self.ctx.post("done", {"reason": reason, **self.status()})
+
+    def final_checkpoint(self) -> None:
+        """The final state, unless already saved: a failed write is retried on the same schedule
+        as in training until written or app.ckpt_write_max_failures end the run. Weights that are
+        not finite are not written (the newest checkpoint stays the last sound one)."""
+        while self.last_saved != (self.trainee.train_step, asdict(self.counters)):
+            if self.retry_at is not None and not self.retry_due():
+                self.ctx.beat()
+                time.sleep(min(IDLE_SLEEP_S * 10, max(0.0, self.retry_at - time.monotonic())))
+            elif self.checkpoint() or self.retry_at is None:
+                return  # written, or refused for its weights (nothing to retry)
 
     def wait_for_aisrv_to_stop(self, reason: str) -> None:
         """A stop limit was reached: training stops now, but the aisrv still play and report. Tell
@@ -430,7 +527,7 @@ def main(ctx: ChildContext) -> None:
     learner_ref.append(learner)
     if not ctx.resume:
         learner.checkpoint()  # model.ckpt-0, as the platform writes before training: the aisrv's first model
-    learner.publish()
+    learner.publish(first=True)
     logger.info(f"replay server on port {server.port} (all interfaces); train step {trainee.train_step}")
     ctx.post("ready", {"port": server.port, "train_step": trainee.train_step})
     try:

@@ -27,6 +27,8 @@ AISRV_MODEL_VERSION = "model/aisrv_version"  # the version an aisrv adopted (wit
 ENV_ERRORS = "aisrv/env_errors"
 AISRV_SEND_WAIT = "aisrv/send_wait_s"  # time aisrv waited on the replay's rate limiter
 REFUSED_PREFIX = "refused/"  # replay items / telemetry records the learner dropped (run totals this session)
+NONFINITE_TRAIN_STEPS = "system/nonfinite_train_steps"  # train steps whose learn left NaN/inf (this session)
+NONFINITE_CHECKPOINTS = "system/nonfinite_checkpoints"  # checkpoints not written: weights not finite (this session)
 MEAN_SCORE_RECENT = "episode/mean_total_score_recent"  # over the last 100 episodes
 WIN_RATE_RECENT = "episode/win_rate_recent"
 

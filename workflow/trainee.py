@@ -13,6 +13,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import torch
 from loguru import logger
 
 from agent.checkpoint_io import check_counters, is_training_state, save_json, sync_directory
@@ -24,6 +25,24 @@ from workflow.precision import Precision, autocast
 
 RUN_STATE_FILE = "run_state.json"
 POOL_STAGING_DIR = "learner"  # <run>/pool/learner: saves made only to be published (aisrv unpack theirs beside it)
+
+
+class NonFiniteWeights(RuntimeError):
+    """The agent's weights hold NaN or inf: they are neither checkpointed nor published."""
+
+
+def non_finite_weights(agent) -> list[str]:
+    """Names of the agent's weights that hold NaN or inf: the floating-point tensors in the
+    state of every torch module the agent holds as an attribute (its model, a target network).
+    Checked after every train step, so it must be cheap: numpy's check on CPU is ~100x torch's."""
+    return [f"{attr}.{name}" for attr, module in vars(agent).items() if isinstance(module, torch.nn.Module)
+            for name, value in module.state_dict().items() if value.is_floating_point() and not _finite(value)]
+
+
+def _finite(tensor: torch.Tensor) -> bool:
+    if tensor.device.type == "cpu" and tensor.dtype in (torch.float16, torch.float32, torch.float64):
+        return bool(np.isfinite(tensor.detach().numpy()).all())
+    return bool(torch.isfinite(tensor).all())
 
 
 class LearnerHandler:
@@ -101,7 +120,17 @@ class Trainee:
         if not isinstance(result, dict):
             return {}, None
         priorities = self._priorities(result.get("priority"), len(samples))
-        return {learner_key(key): value for key, value in numeric_values(result).items()}, priorities
+        stats = numeric_values(result, finite_only=False)  # NaN and inf too: the learner counts them
+        return {learner_key(key): value for key, value in stats.items()}, priorities
+
+    def non_finite_weights(self) -> list[str]:
+        return non_finite_weights(self.agent)
+
+    def _check_finite(self, what: str) -> None:
+        bad = self.non_finite_weights()
+        if bad:
+            raise NonFiniteWeights(f"{what}: the weights hold NaN or infinite values ({', '.join(bad[:4])}"
+                                   + (f" and {len(bad) - 4} more)" if len(bad) > 4 else ")"))
 
     def _priorities(self, value, count: int) -> np.ndarray | None:
         if value is None:
@@ -117,15 +146,17 @@ class Trainee:
 
     def publish_due(self, step: int) -> bool:
         """A checkpoint was just written at this step, or a publication is due by the step count
-        (then the package saves into the staging directory for it)."""
+        (then the package saves into the staging directory for it; weights that are not finite
+        are not published: the pool keeps the last sound model)."""
         if self.model_version == step and self._pool_files:
             return True
-        if self.publish_freq and step % self.publish_freq == 0:
+        if self.publish_freq and step % self.publish_freq == 0 and not self.non_finite_weights():
             self._stage(step)
             return True
         return False
 
     def _stage(self, step: int) -> None:
+        self._check_finite(f"model pool publication at train step {step}")
         if self.staging_dir.exists():
             shutil.rmtree(self.staging_dir)
         self.staging_dir.mkdir(parents=True)
@@ -149,18 +180,38 @@ class Trainee:
                 if not is_training_state(path)}
 
     def checkpoint(self, extra: dict, recent_score: float | None) -> Path:
+        """Checkpoint `train_step`: the package's files, then the run's counters beside them;
+        only a complete checkpoint becomes the pool's model and lets older ones be pruned. A
+        write that fails (OSError) takes the files it made away again, so it never shadows nor
+        costs a good checkpoint. NonFiniteWeights, and nothing written, when the weights are
+        not finite."""
         step, directory = self.train_step, self.ckpts.ckpt_dir
-        directory.mkdir(parents=True, exist_ok=True)
-        self.agent.save_model(path=str(directory), id=step)
-        files = self._pool_files = self._written(directory, step)
-        self.model_version = step
-        state = self._read_state()
-        state[str(step)] = extra
-        pruned = self.ckpts.saved(step, recent_score)
-        for ckpt_id in pruned:
-            state.pop(str(ckpt_id), None)
-        self._write_state(state)
+        self._check_finite(f"checkpoint {step}")
+        existed = bool(ckpt_files.checkpoint_files(directory, step))
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            self.agent.save_model(path=str(directory), id=step)
+            files = self._written(directory, step)
+            state = {**self._read_state(), str(step): extra}
+            self._write_state(state)
+        except OSError:
+            if not existed:
+                self._discard(step)
+            raise
+        self._pool_files, self.model_version = files, step
+        pruned = {str(ckpt_id) for ckpt_id in self.ckpts.saved(step, recent_score)}
+        if pruned:
+            self._write_state({key: value for key, value in state.items() if key not in pruned})
         return files[0]
+
+    def _discard(self, step: int) -> None:
+        """Remove what a failed write of checkpoint `step` left, as far as the disk lets us."""
+        try:
+            for path in ckpt_files.checkpoint_files(self.ckpts.ckpt_dir, step):
+                path.unlink(missing_ok=True)
+        except OSError as e:
+            logger.warning(f"could not remove the partial checkpoint {step} ({type(e).__name__}: {e}): "
+                           f"remove its files (model.ckpt-{step}...) before --resume")
 
     def save_user(self) -> Path:
         self.agent.save_model()
@@ -173,6 +224,7 @@ class Trainee:
             extra = state.get(str(ckpt_id), {})
             check_counters(extra.get("counters", {}) if isinstance(extra, dict) else extra, f"run counters of {ckpt_id}")
             self.agent.load_model(path=str(self.ckpts.ckpt_dir), id=ckpt_id)
+            self._check_finite(f"checkpoint {ckpt_id}")  # the package's load_model may not check: skip it
             return extra
 
         ckpt_id, extra = self.ckpts.load_newest(load, (Exception,))
@@ -182,6 +234,7 @@ class Trainee:
     def preload(self, model_dir: str, model_id) -> int:
         found = ckpt_files.find_checkpoint(model_dir, model_id)
         self.agent.load_model(path=str(model_dir), id=found.id)
+        self._check_finite(f"preload_model_dir {model_dir}, checkpoint {found.id}")
         return found.id
 
     # --- the run's counters beside the package's files ------------------------------------------
