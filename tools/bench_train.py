@@ -121,6 +121,7 @@ def measure_components(cfg: AppConfig, env_steps: int) -> dict[str, float]:
     from workflow.adder import Stopped
     from workflow.kaiwu_package import KaiwuPackage
     from workflow.package_aisrv import LoopStats, PlatformEnv
+    from workflow.precision import autocast, resolve_precision
 
     class NoTelemetry:
         def send(self, kind, values):
@@ -158,12 +159,15 @@ def measure_components(cfg: AppConfig, env_steps: int) -> dict[str, float]:
         rows = np.concatenate([rows, rows])
     rows = rows[:batch_rows]
     from_numpy = package.protocol("NumpyData2SampleData")
-    torch.set_num_threads(app.torch_num_threads)  # training as the learner runs it
-    agent.learn([from_numpy(row) for row in rows])  # warm-up
-    repeats = 2
-    start = time.perf_counter()
-    for _ in range(repeats):
-        agent.learn([from_numpy(row) for row in rows])  # as the learner hands a batch over
+    torch.set_num_threads(app.torch_num_threads)  # training as the learner runs it: its threads, its precision
+    precision = resolve_precision(app.precision, "cpu")
+    print(f"learner precision: {precision}")
+    with autocast(precision, "cpu"):
+        agent.learn([from_numpy(row) for row in rows])  # warm-up
+        repeats = 2
+        start = time.perf_counter()
+        for _ in range(repeats):
+            agent.learn([from_numpy(row) for row in rows])  # as the learner hands a batch over
     train_s = (time.perf_counter() - start) / (repeats * len(rows))
     return {"env": env_s, "inference": infer_s, "train": train_s}
 

@@ -1,0 +1,99 @@
+"""The learner's precision: what "auto" picks, and that a bf16 update keeps fp32 weights, optimizer
+state, outputs and checkpoints while moving the weights as the fp32 update does."""
+import copy
+
+import numpy as np
+import pytest
+import torch
+
+from agent.agent import Agent
+from agent.model import ActorCritic, ModelConfig, QNetwork
+from feature.definition import SampleData
+from feature.layout import MAP_SHAPE, NUM_ACTIONS, STATE_DIM, legal_mask
+from workflow.config import ConfigError, load_config
+from workflow.precision import autocast, resolve_precision
+
+BF16 = resolve_precision("bf16", "cpu")
+FP32 = resolve_precision("fp32", "cpu")
+
+
+def test_set_precisions_and_bad_values():
+    assert BF16.dtype == torch.bfloat16 and BF16.name == "bf16" and str(BF16) == "bf16 (set)"
+    assert FP32.dtype == torch.float32 and FP32.name == "fp32"
+    with pytest.raises(ValueError, match=r"precision: got 'fp16', allowed: 'auto', 'fp32', 'bf16'"):
+        resolve_precision("fp16", "cpu")
+    with pytest.raises(ConfigError, match="precision"):
+        load_config(None, ['app.precision="half"'])
+
+
+def test_auto_follows_the_cpus_bf16_units_and_the_onednn_cap(monkeypatch):
+    import workflow.precision as precision
+
+    monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)
+    monkeypatch.setattr(precision, "cpu_bf16_units", lambda: ["amx_bf16"])
+    picked = resolve_precision("auto", "cpu")
+    assert picked.dtype == torch.bfloat16 and "amx_bf16" in picked.reason
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")  # the kernels an AVX2-only CPU gets: bf16 emulated, slower
+    picked = resolve_precision("auto", "cpu")
+    assert picked.dtype == torch.float32 and "ONEDNN_MAX_CPU_ISA=AVX2" in picked.reason
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "avx512_core_amx")
+    assert resolve_precision("auto", "cpu").dtype == torch.bfloat16
+    monkeypatch.setattr(precision, "cpu_bf16_units", lambda: [])
+    picked = resolve_precision("auto", "cpu")
+    assert picked.dtype == torch.float32 and "no bf16" in picked.reason
+
+
+def test_this_cpus_flags_are_read():
+    flags = open("/proc/cpuinfo").read()
+    from workflow.precision import cpu_bf16_units
+    assert cpu_bf16_units() == [f for f in ("amx_bf16", "avx512_bf16") if f" {f}" in flags]
+
+
+@pytest.mark.parametrize("network", ["actor_critic", "q_network"])
+def test_networks_hand_back_fp32_under_autocast(network):
+    cfg = ModelConfig(channels=[8, 8], kernel_sizes=[5, 3], strides=[2, 2], hidden_size=32)
+    model = ActorCritic(cfg) if network == "actor_critic" else QNetwork(cfg)
+    x, s, legal = torch.rand((3,) + MAP_SHAPE), torch.rand(3, STATE_DIM), torch.ones(3, NUM_ACTIONS)
+    with autocast(BF16, "cpu"):
+        out = model(x, s, legal) if network == "actor_critic" else (model(x, s),)
+    assert all(o.dtype == torch.float32 for o in out)
+    with torch.no_grad():
+        reference = model(x, s, legal) if network == "actor_critic" else (model(x, s),)
+    for low, full in zip(out, reference):  # bf16 keeps ~3 significant digits
+        assert torch.allclose(low, full, rtol=0.05, atol=0.05)
+
+
+def _samples(n: int, seed: int) -> list:
+    rng = np.random.default_rng(seed)
+    return [SampleData(map=rng.random(MAP_SHAPE, dtype=np.float32), state=rng.random(STATE_DIM, dtype=np.float32),
+                       legal=legal_mask([1, 1]), action=int(rng.integers(NUM_ACTIONS)), log_prob=np.float32(-2.77),
+                       value=np.float32(rng.normal()), advantage=np.float32(rng.normal()), ret=np.float32(rng.normal()))
+            for _ in range(n)]
+
+
+def test_a_bf16_update_keeps_fp32_state_and_moves_the_weights_as_fp32_does(tmp_path):
+    cfg = load_config(None, ["model.channels=[8, 8]", "model.kernel_sizes=[5, 3]", "model.strides=[2, 2]",
+                             "model.hidden_size=32", "ppo.update_epochs=1", "ppo.num_minibatches=1"])
+    samples = _samples(64, seed=1)
+    full, low = Agent(settings=cfg, seed=3), Agent(settings=cfg, seed=3)
+    start = copy.deepcopy(full.model.state_dict())
+    full.learn(samples)
+    with autocast(BF16, "cpu"):
+        metrics = low.learn(samples)
+    assert all(np.isfinite(v) for v in metrics.values())
+    assert all(p.dtype == torch.float32 for p in low.model.parameters())
+    assert all(t.dtype == torch.float32 for state in low.optimizer.state.values() for t in state.values()
+               if torch.is_tensor(t) and t.is_floating_point())
+    # one Adam step moves each weight by about the learning rate: the bf16 step points the same way
+    names = [name for name in start if "value_norm" not in name]
+    a = torch.cat([(full.model.state_dict()[name] - start[name]).flatten() for name in names])
+    b = torch.cat([(low.model.state_dict()[name] - start[name]).flatten() for name in names])
+    assert torch.nn.functional.cosine_similarity(a, b, dim=0) > 0.9
+    assert b.abs().max() < 3 * cfg.ppo.learning_rate  # Adam's first step: |Δw| <= lr (fp32 master weights)
+
+    low.save_model(str(tmp_path), id=1)
+    restored = Agent(settings=cfg, seed=4)
+    restored.load_model(str(tmp_path), id=1)
+    for name, value in restored.model.state_dict().items():
+        assert value.dtype == low.model.state_dict()[name].dtype
+        assert torch.equal(value, low.model.state_dict()[name])
