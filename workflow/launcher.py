@@ -127,6 +127,23 @@ def check_episode_settings(cfg: AppConfig) -> None:
                               f"usr_conf = {usr_conf}") from e
 
 
+def check_replay_memory(cfg: AppConfig) -> None:
+    """The sample table when full (replay_buffer_capacity rows of the package's SAMPLE_DIM float32
+    values) fits in this machine's memory: a learner whose replay outgrows it dies, or swaps, long
+    after the start."""
+    from workflow.kaiwu_package import KaiwuPackage, PackageError
+
+    try:
+        sample_dim = KaiwuPackage.of_run(cfg, "launcher", None).sample_dim
+    except PackageError as e:
+        raise ConfigError(str(e)) from e
+    capacity, row_bytes, memory = cfg.app.replay_buffer_capacity, 4 * sample_dim, psutil.virtual_memory().total
+    if capacity * row_bytes > memory:
+        raise ConfigError(f"app.replay_buffer_capacity = {capacity}: that many samples of {sample_dim} float32 values "
+                          f"need {capacity * row_bytes / 2**30:,.1f} GiB, more than this machine's "
+                          f"{memory / 2**30:,.1f} GiB of memory; at most {memory // row_bytes}")
+
+
 def check_arguments(args: argparse.Namespace) -> None:
     if args.role == "aisrv" and not args.learner:
         raise ConfigError("--role aisrv needs --learner HOST:PORT (printed by the learner at start)")
@@ -535,6 +552,8 @@ def main(argv: list[str] | None = None) -> int:
         cfg = load_run_config(args)
         if args.role in ("all", "aisrv"):
             check_episode_settings(cfg)
+        if args.role in ("all", "learner"):
+            check_replay_memory(cfg)
         paths = resolve_run(cfg.app, resume=args.resume)
         paths.create()
     except (ConfigError, RunError) as e:
