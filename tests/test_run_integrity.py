@@ -1,0 +1,70 @@
+"""What keeps a run's files and counters right, end to end with real launcher processes and the
+real simulator: one launcher holds a run at a time."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from test_training_system import kill_group, wait_until
+from workflow import ckpt_files
+from workflow.config import REPO_ROOT
+
+SMOKE = str(REPO_ROOT / "conf" / "smoke.toml")
+SMALL = ("--set", "app.aisrv_num=1")
+
+
+def launcher(runs: Path, name: str, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "workflow.launcher", "--config", SMOKE, "--set", f'app.run_dir="{runs}"',
+            "--set", f'app.run_name="{name}"', *SMALL, *extra]
+
+
+def start(cmd: list[str], out: Path, env: dict | None = None) -> subprocess.Popen:
+    return subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=open(out, "w"), stderr=subprocess.STDOUT,
+                            start_new_session=True, env=env)  # its own process group, killed as a whole
+
+
+def finish(cmd: list[str], timeout_s: float = 120) -> subprocess.CompletedProcess:
+    """Run a launcher to its end; one still running after timeout_s is killed with its children."""
+    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+        raise AssertionError(f"{cmd} still running after {timeout_s:.0f} s")
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def ckpt_dir(run: Path) -> Path:
+    return run / "ckpt" / "back_to_the_realm_ppo"
+
+
+def snapshot(root: Path) -> dict[str, tuple[int, int]]:
+    """Every file and directory under root: (mtime in ns, size)."""
+    return {str(p.relative_to(root)): (p.stat().st_mtime_ns, p.stat().st_size) for p in [root, *root.rglob("*")]}
+
+
+def test_a_run_is_held_by_one_launcher_at_a_time(tmp_path):
+    runs = tmp_path / "runs"
+    run = runs / "tw"
+    holder = start(launcher(runs, "tw"), tmp_path / "holder.out")
+    try:
+        wait_until(lambda: (run / "log" / "launcher.log").exists(), 60, "the run's start", holder)
+        os.killpg(holder.pid, signal.SIGSTOP)  # the holder and its children hold still: any change is the others'
+        before = snapshot(run)
+        for extra in ((), ("--resume",)):  # a second start, and a resume, while the first is starting
+            second = finish(launcher(runs, "tw", *extra), timeout_s=30)
+            assert second.returncode == 2, second.stderr
+            assert f"run tw ({run}) is in use by another launcher (pid {holder.pid})" in second.stderr
+        assert snapshot(run) == before  # nothing created or modified in the held run
+        os.killpg(holder.pid, signal.SIGCONT)
+        wait_until(lambda: ckpt_files.list_checkpoints(ckpt_dir(run)), 120, "the first checkpoint", holder)
+    finally:
+        kill_group(holder)  # the holder dies at once (SIGKILL): the OS drops its lock
+    newest = ckpt_files.latest_checkpoint(ckpt_dir(run)).id
+    resumed = finish(launcher(runs, "tw", "--resume", "--set", f"app.max_train_steps={newest + 2}"))
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"learner stopped (max_train_steps {newest + 2} reached)" in resumed.stderr
