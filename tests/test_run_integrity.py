@@ -1,14 +1,16 @@
-"""What keeps a run's files and counters right, end to end with real launcher processes and the
-real simulator: one launcher holds a run at a time."""
+"""What keeps a run's files and counters right, end to end with real launcher processes, a real
+reverb server and the real simulator: one launcher holds a run at a time; a damaged
+run_state.json does not reset a resumed run's counters."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
-from test_training_system import kill_group, wait_until
+from test_training_system import kill_group, read, wait_until
 from workflow import ckpt_files
 from workflow.config import REPO_ROOT
 
@@ -47,6 +49,11 @@ def snapshot(root: Path) -> dict[str, tuple[int, int]]:
     return {str(p.relative_to(root)): (p.stat().st_mtime_ns, p.stat().st_size) for p in [root, *root.rglob("*")]}
 
 
+def newest_counters(run: Path) -> tuple[int, dict]:
+    newest = ckpt_files.latest_checkpoint(ckpt_dir(run)).id
+    return newest, json.loads((ckpt_dir(run) / "run_state.json").read_text())[str(newest)]["counters"]
+
+
 def test_a_run_is_held_by_one_launcher_at_a_time(tmp_path):
     runs = tmp_path / "runs"
     run = runs / "tw"
@@ -68,3 +75,32 @@ def test_a_run_is_held_by_one_launcher_at_a_time(tmp_path):
     resumed = finish(launcher(runs, "tw", "--resume", "--set", f"app.max_train_steps={newest + 2}"))
     assert resumed.returncode == 0, resumed.stderr
     assert f"learner stopped (max_train_steps {newest + 2} reached)" in resumed.stderr
+
+
+def test_a_damaged_run_state_is_recovered_from_its_copy_or_stops_the_resume(tmp_path):
+    runs = tmp_path / "runs"
+    run = runs / "rs"
+    first = finish(launcher(runs, "rs", "--set", "app.max_train_steps=3"))
+    assert first.returncode == 0, first.stderr
+    step, counters = newest_counters(run)
+    assert step == 3 and counters["env_steps"] > 0
+    state_file = ckpt_dir(run) / "run_state.json"
+    state_file.write_text("{not json")
+
+    resumed = finish(launcher(runs, "rs", "--resume", "--set", "app.max_train_steps=4"))
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{state_file} is unreadable" in resumed.stderr  # said on the terminal, not only in learner.log
+    assert "the run's counters are recovered from the copy (checkpoint 3:" in resumed.stderr
+    assert (f"resumed from model.ckpt-3.pkl: train step 3, {counters['env_steps']} env steps, "
+            f"{counters['episodes']} episodes") in read(run / "log" / "learner.log")
+    step, after = newest_counters(run)  # run_state.json is whole again, and the counters went on
+    assert step == 4 and after["env_steps"] >= counters["env_steps"] and after["episodes"] >= counters["episodes"]
+
+    state_file.write_text("{not json")
+    (ckpt_dir(run) / "run_state.copy.json").write_text("[]")
+    launcher_log = read(run / "log" / "launcher.log")
+    stopped = finish(launcher(runs, "rs", "--resume", "--set", "app.max_train_steps=5"))
+    assert stopped.returncode == 2, stopped.stderr
+    assert f"the counters of run rs (env steps, episodes) are lost: {state_file} is unreadable" in stopped.stderr
+    assert f"echo '{{}}' > {state_file}" in stopped.stderr
+    assert read(run / "log" / "launcher.log") == launcher_log  # nothing started

@@ -20,7 +20,7 @@ writing a final checkpoint; a second Ctrl-C kills at once.
 One launcher at a time holds a run (workflow.runs.RunLock): a second start or --resume of a run
 in use exits 2 naming the holder's pid.
 Exit codes: 0 finished or stopped cleanly, 1 a process failed, 2 bad config or arguments, or the
-run is in use (nothing started).
+run is in use or its counters are lost (nothing started).
 """
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ from tqdm import tqdm
 
 from workflow.config import PACKAGE_DEFAULTS, PLATFORM_ONLY_KEYS, AppConfig, ConfigError, load_config, save_effective_config
 from workflow.processes import ChildContext, run_child
-from workflow.runs import RunError, RunPaths, hold_run, locate_run
+from workflow.runs import RunError, RunPaths, hold_run, locate_run, resume_counters
 from workflow.signing import SECRET_ENV
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_CONFIG = 0, 1, 2
@@ -558,6 +558,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.role in ("all", "learner"):
             check_replay_memory(cfg)
         paths, lock = hold_run(cfg.app, resume=args.resume)
+        recovered = resume_counters(paths) if args.resume else None
         paths.create()
     except (ConfigError, RunError) as e:
         if lock is not None:
@@ -565,10 +566,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_BAD_CONFIG
     with lock:  # held until the run ends: no second launcher writes into it meanwhile
-        return train(args, cfg, paths)
+        return train(args, cfg, paths, recovered)
 
 
-def train(args: argparse.Namespace, cfg: AppConfig, paths: RunPaths) -> int:
+def train(args: argparse.Namespace, cfg: AppConfig, paths: RunPaths, recovered: str | None) -> int:
     """Run the held run's processes until they end; returns the exit code."""
     effective = paths.effective_config
     session = len(list(paths.log.glob(f"{effective.stem}-resume-*{effective.suffix}"))) + (1 if args.resume else 0)
@@ -581,6 +582,8 @@ def train(args: argparse.Namespace, cfg: AppConfig, paths: RunPaths) -> int:
     if cfg.app.package:
         what += f"; package {cfg.app.package}, algorithm {cfg.app.algo}"
     console(f"{'resuming' if args.resume else 'starting'} run {paths.name} ({what}); logs in {paths.log}")
+    if recovered:
+        logger.warning(recovered)  # the terminal and launcher.log
     if cfg.platform_keys:
         console(f"platform-only [app] keys, accepted and unused here (reasons in launcher.log): "
                 f"{', '.join(sorted(cfg.platform_keys))}")

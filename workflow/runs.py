@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from workflow import ckpt_files
+from workflow.run_state import RUN_STATE_FILE, RunStateError, read_run_state
 
 LOCK_FILE = "launcher.lock"
 HOLDER_READ_TRIES = 20  # a holder writes its pid just after taking the lock: re-read this often, 50 ms apart
@@ -188,6 +189,28 @@ def check_run(paths: RunPaths, resume: bool) -> None:
     if not resume and _has_checkpoints(paths):
         raise RunError(f"run {paths.root} already has checkpoints; add --resume to continue it, "
                        f"or choose another app.run_name")
+
+
+def resume_counters(paths: RunPaths) -> str | None:
+    """Check that a resume gets the run's counters back (workflow.run_state): None when
+    run_state.json is fine, a line saying what was recovered from its copy, or RunError saying
+    what is damaged and how to go on (never a resume with the counters silently at 0)."""
+    state_file = paths.ckpt / RUN_STATE_FILE
+    try:
+        found = read_run_state(paths.ckpt)
+        if found is None:
+            raise RunStateError(f"{state_file} is missing")
+    except RunStateError as e:
+        raise RunError(f"--resume: the counters of run {paths.name} (env steps, episodes) are lost: {e}. Restore "
+                       f"{state_file} from a backup, or, to resume with the counters at 0, write an empty table "
+                       f"into it: echo '{{}}' > {state_file}") from None
+    if not found.recovered:
+        return None
+    newest = ckpt_files.latest_checkpoint(paths.ckpt)
+    entry = found.entries.get(str(newest.id)) if newest else None
+    counters = entry.get("counters") if isinstance(entry, dict) else entry
+    return (f"{found.recovered}; the run's counters are recovered from the copy "
+            f"(checkpoint {newest.id if newest else '-'}: {counters})")
 
 
 def locate_run(app_cfg, resume: bool, now: float | None = None) -> RunPaths:
