@@ -1,14 +1,19 @@
 """What keeps a run's files and counters right, end to end with real launcher processes, a real
 reverb server and the real simulator: one launcher holds a run at a time; a damaged
-run_state.json does not reset a resumed run's counters."""
+run_state.json does not reset a resumed run's counters; a signed but insane telemetry record is
+refused like a forged one, never fatal."""
 from __future__ import annotations
 
+import csv
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from test_training_system import kill_group, read, wait_until
 from workflow import ckpt_files
@@ -104,3 +109,38 @@ def test_a_damaged_run_state_is_recovered_from_its_copy_or_stops_the_resume(tmp_
     assert f"the counters of run rs (env steps, episodes) are lost: {state_file} is unreadable" in stopped.stderr
     assert f"echo '{{}}' > {state_file}" in stopped.stderr
     assert read(run / "log" / "launcher.log") == launcher_log  # nothing started
+
+
+def test_signed_telemetry_with_insane_numbers_is_refused_and_never_reaches_the_counters(tmp_path):
+    reverb = pytest.importorskip("reverb")
+    from workflow.adder import TelemetrySender
+    from workflow.signing import SECRET_ENV, Signer
+
+    secret = "the run's own key"
+    runs = tmp_path / "runs"
+    run = runs / "tel"
+    proc = start(launcher(runs, "tel"), tmp_path / "tel.out", env={**os.environ, SECRET_ENV: secret})
+    bogus = [("progress", {"env_steps": 1e300}), ("progress", {"env_steps": -5}), ("progress", {"env_steps": 2.5}),
+             ("progress", {"env_errors": 10**12}), ("episode", {"total_score": 1e300, "win": 1.0}),
+             ("model", {"version": 1e39, "pickup_latency_s": 0.1})]
+    try:
+        port = wait_until(lambda: re.search(r"replay server on port (\d+)", read(run / "log" / "launcher.log")), 120,
+                          "the learner's replay server", proc).group(1)
+        client = reverb.Client(f"127.0.0.1:{port}")
+        sender = TelemetrySender(client, "insider", 1000, lambda: False, Signer(secret))
+        for kind, values in bogus:
+            sender.send(kind, values)
+        sender.close()
+        wait_until(lambda: f"refused/telemetry,{float(len(bogus))}" in read(run / "metrics.csv"), 60,
+                   "the records counted as refused", proc)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(90) == 0, read(tmp_path / "tel.out")
+    finally:
+        kill_group(proc)
+    with open(run / "metrics.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert max(int(r["env_steps"]) for r in rows) < 10**6
+    assert max(abs(float(r["value"])) for r in rows) < 1e30
+    state = json.loads((ckpt_dir(run) / "run_state.json").read_text())
+    assert all(0 <= value < 10**6 for entry in state.values() for value in entry["counters"].values())
+    assert "refused 1 telemetry item(s) (ValueError: 1e+300 is out of range" in read(run / "log" / "learner.log")
