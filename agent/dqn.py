@@ -21,6 +21,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from agent.limits import MAX_CHUNK_FRAMES, MAX_COUNT, MAX_VISITS, check_at_most
+
 
 @dataclass
 class DQNConfig:
@@ -59,6 +61,8 @@ class DQNConfig:
                 raise ValueError(f"{key} must be >= 1, got {getattr(self, key)}")
         if self.chunk_frames < self.n_step:
             raise ValueError(f"chunk_frames ({self.chunk_frames}) must be >= n_step ({self.n_step})")
+        check_at_most(self, {"chunk_frames": MAX_CHUNK_FRAMES, "target_update_interval": MAX_COUNT,
+                             "epsilon_decay_samples": MAX_COUNT, "unstuck_visits": MAX_VISITS})
         if not 0 < self.tau <= 1:
             raise ValueError(f"tau must be in (0, 1], got {self.tau}")
         if self.target_update not in ("hard", "soft"):

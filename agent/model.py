@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
+from agent.limits import MAX_BACKBONE_PARAMS
 from agent.value_norm import ValueNorm
 from feature.layout import MAP_CHANNELS, MAP_SIZE, NUM_ACTIONS, STATE_DIM
 
@@ -44,12 +45,20 @@ class ModelConfig:
                              f"{len(self.channels)}, {len(self.kernel_sizes)}, {len(self.strides)}")
         if min(self.channels + self.kernel_sizes + self.strides + [self.hidden_size]) < 1:
             raise ValueError("channels, kernel_sizes, strides and hidden_size must be >= 1")
-        size = MAP_SIZE
-        for k, s in zip(self.kernel_sizes, self.strides):
+        if max(self.kernel_sizes + self.strides) > MAP_SIZE:
+            raise ValueError(f"kernel_sizes and strides must be <= {MAP_SIZE} (the map's width), got "
+                             f"{self.kernel_sizes}, {self.strides}")
+        size, in_ch, params = MAP_SIZE, MAP_CHANNELS, 0
+        for out_ch, k, s in zip(self.channels, self.kernel_sizes, self.strides):
             size = (size - k) // s + 1
             if size < 1:
                 raise ValueError(f"the conv tower shrinks the {MAP_SIZE}×{MAP_SIZE} map below 1×1; "
                                  f"use smaller kernels or strides")
+            params, in_ch = params + (in_ch * k * k + 1) * out_ch, out_ch
+        params += (in_ch * size * size + STATE_DIM + 1) * self.hidden_size
+        if params > MAX_BACKBONE_PARAMS:
+            raise ValueError(f"channels {self.channels} and hidden_size {self.hidden_size} make a backbone of "
+                             f"{params:,} parameters: at most {MAX_BACKBONE_PARAMS:,}")
 
 
 def conv_input(map_tensor: torch.Tensor) -> torch.Tensor:

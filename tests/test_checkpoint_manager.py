@@ -16,7 +16,8 @@ from workflow import ckpt_files
 from workflow.checkpoint import CheckpointManager
 from workflow.kaiwu_package import PROJECT_ALGO, PROJECT_LAYOUT, REPO_ROOT, KaiwuPackage
 from workflow.precision import resolve_precision
-from workflow.trainee import RUN_STATE_FILE, LearnerHandler, Trainee
+from workflow.run_state import COPY_FILE, RUN_STATE_FILE
+from workflow.trainee import LearnerHandler, Trainee
 
 
 SETTINGS = Settings(model=ModelConfig(channels=[4], kernel_sizes=[5], strides=[5], hidden_size=8),
@@ -70,7 +71,7 @@ def test_keeps_newest_k_plus_best(tmp_path):
     assert ids(tmp_path / "ckpt") == kept
     # a pruned checkpoint leaves nothing behind: neither of its files, nor its counters
     assert sorted(p.name for p in (tmp_path / "ckpt").iterdir()) == sorted(
-        [f"model.ckpt-{i}.{kind}" for i in kept for kind in ("pkl", "progress.json", "train.pt")] + [RUN_STATE_FILE])
+        [f"model.ckpt-{i}.{kind}" for i in kept for kind in ("pkl", "progress.json", "train.pt")] + [COPY_FILE, RUN_STATE_FILE])
     assert sorted(int(k) for k in run_state(tmp_path / "ckpt")) == kept
 
 

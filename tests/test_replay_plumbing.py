@@ -219,7 +219,8 @@ def test_checkpoints_prune_keep_best_and_skip_a_corrupt_newest(learner_run):
         trainee.train_step = step
         trainee.checkpoint({"counters": {"env_steps": step * 100}}, score)
     assert sorted(p.name for p in ckpt.iterdir()) == [  # newest 2 + best, the run's counters beside them
-        *checkpoint_files(10), *checkpoint_files(30), *checkpoint_files(40), "run_state.json"]
+        *checkpoint_files(10), *checkpoint_files(30), *checkpoint_files(40), "run_state.copy.json",
+        "run_state.json"]
     (ckpt / "model.ckpt-40.pkl").write_bytes(b"truncated")
     assert resolve_run(ctx.config.app, resume=True).root == ctx.paths.root
     fresh = trainee_of(ctx)

@@ -281,6 +281,19 @@ def test_bad_config_exits_2_and_starts_nothing(tmp_path, override, message):
     assert not (tmp_path / "runs").exists()  # no run directory, no process
 
 
+def test_a_config_not_utf8_or_a_replay_beyond_reverb_exits_2_from_the_real_launcher(tmp_path):
+    """Once a traceback (exit 1), and a learner dying on reverb's TypeError after the start (exit 1)."""
+    latin1 = tmp_path / "latin1.toml"
+    latin1.write_bytes(f'include = ["{SMOKE}"]\n[app]\nrun_name = "caf\xe9"\n'.encode("latin-1"))
+    for args, message in [(["--config", str(latin1)], f"{latin1}: not UTF-8 text (byte 0xe9 at offset"),
+                          (["--set", "app.replay_buffer_capacity=100000000000000000000"],
+                           "replay_buffer_capacity = 100000000000000000000 is too large: at most 100000000")]:
+        result = run_launcher(tmp_path, *args)
+        assert result.returncode == 2, result.stderr
+        assert message in result.stderr and "Traceback" not in result.stderr
+        assert not (tmp_path / "runs").exists()
+
+
 def test_usr_conf_rejected_by_the_simulator_exits_2(tmp_path, monkeypatch, capsys):
     """The curriculum's usr_conf goes through realm's own validator before anything starts."""
     from feature.curriculum import CurriculumSampler
@@ -304,9 +317,9 @@ def test_role_arguments_are_checked(tmp_path):
     assert result.returncode == 2 and "--resume is for the learner" in result.stderr
 
 
-def _config_file(tmp_path: Path, text: str) -> str:
+def _config_file(tmp_path: Path, text: str, encoding: str = "utf-8") -> str:
     path = tmp_path / "bad.toml"
-    path.write_text(text)
+    path.write_bytes(text.encode(encoding))
     return str(path)
 
 
@@ -318,7 +331,22 @@ def _config_file(tmp_path: Path, text: str) -> str:
     ("ppo.learning_rate=nan", "ppo.learning_rate: expected a finite number, got nan"),
     ("reward.scale=inf", "expected a finite number, got inf"),
     ("app.heartbeat_timeout_seconds=-inf", "app.heartbeat_timeout_seconds: expected a finite number"),
-    ("app.aisrv_num=100000", "aisrv_num = 100000 is more than this toolkit runs"),
+    ("app.aisrv_num=100000", "aisrv_num = 100000 is too large: at most 256"),
+    ("app.replay_buffer_capacity=100000000000000000000",
+     "app: replay_buffer_capacity = 100000000000000000000 is too large: at most 100000000"),
+    ("app.replay_buffer_capacity=100000000", "app.replay_buffer_capacity = 100000000: that many samples of 10486 "
+                                             "float32 values need 3,906.3 GiB, more than this machine's"),
+    ("app.max_env_steps=100000000000000000000", "app: max_env_steps = 100000000000000000000 is too large: at most"),
+    ("app.torch_num_threads=100000000000000000000", "app: torch_num_threads = 100000000000000000000 is too large"),
+    ("app.rate_limiter_timeout_ms=100000000000000000000", "rate_limiter_timeout_ms = 100000000000000000000 is too "
+                                                          "large: at most heartbeat_timeout_seconds × 1000 = 30000"),
+    ("ppo.num_steps=100000000000000000000", "ppo: num_steps = 100000000000000000000 is too large: at most 8192"),
+    ("dqn.epsilon_decay_samples=100000000000000000000", "dqn: epsilon_decay_samples = 100000000000000000000 is too large"),
+    ("model.hidden_size=100000000000000000000", "model: channels [8, 8] and hidden_size 100000000000000000000 make a "
+                                                "backbone of"),
+    ("model.strides=[100000000000000000000, 2]", "model: kernel_sizes and strides must be <= 51"),
+    ("not_utf8", "bad.toml: not UTF-8 text (byte 0xe9 at offset"),
+    ("not_utf8_include", "latin1.toml: not UTF-8 text (byte 0xe9 at offset"),
     ("app.ckpt_write_retry_seconds=0", "app: ckpt_write_retry_seconds must be > 0, got 0"),
     ("app.ckpt_write_max_failures=0", "app: ckpt_write_max_failures must be >= 1, got 0"),
     ("app.max_nonfinite_train_steps=-1", "app: max_nonfinite_train_steps must be >= 0, got -1"),
@@ -334,6 +362,11 @@ def test_every_bad_config_exits_2_before_anything_starts(tmp_path, capsys, case,
     args = ["--config", SMOKE, "--set", f'app.run_dir="{runs}"']
     if case == "include = 5":
         args[1] = _config_file(tmp_path, "include = 5\n")
+    elif case == "not_utf8":
+        args[1] = _config_file(tmp_path, f'include = ["{SMOKE}"]\n# caf\xe9\n', "latin-1")
+    elif case == "not_utf8_include":
+        (tmp_path / "latin1.toml").write_bytes("[app]\n# caf\xe9\n".encode("latin-1"))
+        args[1] = _config_file(tmp_path, f'include = ["{SMOKE}", "latin1.toml"]\n')
     elif case == "duplicate":
         args[1] = _config_file(tmp_path, f'include = ["{SMOKE}"]\n[app]\nseed = 1\nseed = 2\n')
     elif case == "preload_missing":

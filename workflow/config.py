@@ -25,7 +25,28 @@ from workflow.schema import ConfigError, build, closest_key, to_dict
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CONFIG = REPO_ROOT / "conf" / "configure_app.toml"
-MAX_PROCESSES_OR_ENVS = 256  # aisrv_num / envs_per_aisrv bound: beyond it a typo, not a machine
+MAX_PROCESSES_OR_ENVS = 256  # processes, envs per process, threads: beyond it a typo, not a machine
+MAX_STEPS = 10**12  # train or env steps: beyond any run, and exact as a float and in JSON
+MAX_REPLAY_CAPACITY = 10**8  # samples; whether this machine's memory holds them is checked at start (launcher)
+MAX_KEPT = 1_000_000  # checkpoints kept, restarts allowed
+
+#: Upper bounds of [app]'s integer sizes (what the replay server, torch and a run's counters hold):
+#: key -> (at most, what it counts).
+APP_SIZE_LIMITS: dict[str, tuple[int, str]] = {
+    "replay_buffer_capacity": (MAX_REPLAY_CAPACITY, "samples one replay table holds"),
+    "priority_beta_steps": (MAX_STEPS, "train steps"),
+    "dump_model_freq": (MAX_STEPS, "train steps"),
+    "model_pool_publish_freq": (MAX_STEPS, "train steps"),
+    "max_train_steps": (MAX_STEPS, "train steps"),
+    "max_env_steps": (MAX_STEPS, "env steps"),
+    "max_ckpt_keep": (MAX_KEPT, "checkpoints"),
+    "user_save_mode_max_count": (MAX_KEPT, "checkpoints"),
+    "aisrv_restart_max": (MAX_KEPT, "restarts"),
+    "torch_num_threads": (MAX_PROCESSES_OR_ENVS, "threads"),
+    "aisrv_torch_num_threads": (MAX_PROCESSES_OR_ENVS, "threads"),
+    "aisrv_num": (MAX_PROCESSES_OR_ENVS, "processes this toolkit runs on one machine; several machines: --role aisrv"),
+    "envs_per_aisrv": (MAX_PROCESSES_OR_ENVS, "envs one process runs; several machines: --role aisrv"),
+}
 
 #: The [app] defaults under a Kaiwu code package's own configure_app.toml (the platform's defaults).
 PACKAGE_DEFAULTS = REPO_ROOT / "conf" / "kaiwu_package.toml"
@@ -208,10 +229,13 @@ class FrameworkConfig:
                 raise ValueError(f"{key} must be >= 0, got {getattr(self, key)}")
         if not 0 <= self.seed < 2**32:
             raise ValueError(f"seed must be in 0..{2**32 - 1}, got {self.seed}")
-        for key in ("aisrv_num", "envs_per_aisrv"):
-            if getattr(self, key) > MAX_PROCESSES_OR_ENVS:
-                raise ValueError(f"{key} = {getattr(self, key)} is more than this toolkit runs (at most "
-                                 f"{MAX_PROCESSES_OR_ENVS}); several machines: --role aisrv")
+        for key, (most, what) in APP_SIZE_LIMITS.items():
+            if getattr(self, key) > most:
+                raise ValueError(f"{key} = {getattr(self, key)} is too large: at most {most} ({what})")
+        if self.rate_limiter_timeout_ms > self.heartbeat_timeout_seconds * 1000:
+            raise ValueError(f"rate_limiter_timeout_ms = {self.rate_limiter_timeout_ms} is too large: at most "
+                             f"heartbeat_timeout_seconds × 1000 = {self.heartbeat_timeout_seconds * 1000:.0f} (a process "
+                             "waiting longer on the replay misses its heartbeat and is killed as hung)")
         if self.preload_model:
             try:
                 ckpt_files.find_checkpoint(self.preload_model_dir, self.preload_model_id)
@@ -291,7 +315,13 @@ def _read_toml(path: Path, seen: tuple[Path, ...] = ()) -> dict:
         raise ConfigError(f"{path}: include cycle ({' -> '.join(str(p) for p in seen + (path,))})")
     if not path.is_file():
         raise ConfigError(f"config file not found: {path}")
-    text = path.read_text()
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {e.object[e.start]:#04x} at offset {e.start}); "
+                          "a TOML config file must be UTF-8") from None
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read it ({e.strerror or e})") from None
     try:
         data = toml.loads(text)
     except toml.TomlDecodeError as e:

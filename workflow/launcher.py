@@ -17,8 +17,10 @@ Supervision: an aisrv that crashes or stops beating its heartbeat is restarted w
 back-off, at most app.aisrv_restart_max times per slot. A learner that dies ends the run with
 the command that resumes it. Ctrl-C or SIGTERM stops every process cleanly, the learner
 writing a final checkpoint; a second Ctrl-C kills at once.
-Exit codes: 0 finished or stopped cleanly, 1 a process failed, 2 bad config or arguments
-(nothing started).
+One launcher at a time holds a run (workflow.runs.RunLock): a second start or --resume of a run
+in use exits 2 naming the holder's pid.
+Exit codes: 0 finished or stopped cleanly, 1 a process failed, 2 bad config or arguments, or the
+run is in use or its counters are lost (nothing started).
 """
 from __future__ import annotations
 
@@ -44,7 +46,7 @@ from tqdm import tqdm
 
 from workflow.config import PACKAGE_DEFAULTS, PLATFORM_ONLY_KEYS, AppConfig, ConfigError, load_config, save_effective_config
 from workflow.processes import ChildContext, run_child
-from workflow.runs import RunError, RunPaths, resolve_run
+from workflow.runs import RunError, RunPaths, hold_run, locate_run, resume_counters
 from workflow.signing import SECRET_ENV
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_CONFIG = 0, 1, 2
@@ -96,7 +98,7 @@ def load_run_config(args: argparse.Namespace) -> AppConfig:
     cfg = load_config(args.config or config_file(root), overrides + list(args.overrides), base=PACKAGE_DEFAULTS)
     check_layout(root, cfg.app.algo)
     try:
-        KaiwuPackage.load(root, cfg.app.algo, platform_config(cfg, "launcher", resolve_run(cfg.app, args.resume)))
+        KaiwuPackage.load(root, cfg.app.algo, platform_config(cfg, "launcher", locate_run(cfg.app, args.resume)))
     except PackageError as e:
         raise ConfigError(str(e)) from e
     return cfg
@@ -125,6 +127,23 @@ def check_episode_settings(cfg: AppConfig) -> None:
         except ValueError as e:  # realm.UsrConfError is a ValueError
             raise ConfigError(f"{section} produces a usr_conf the simulator rejects ({when}): {e}; "
                               f"usr_conf = {usr_conf}") from e
+
+
+def check_replay_memory(cfg: AppConfig) -> None:
+    """The sample table when full (replay_buffer_capacity rows of the package's SAMPLE_DIM float32
+    values) fits in this machine's memory: a learner whose replay outgrows it dies, or swaps, long
+    after the start."""
+    from workflow.kaiwu_package import KaiwuPackage, PackageError
+
+    try:
+        sample_dim = KaiwuPackage.of_run(cfg, "launcher", None).sample_dim
+    except PackageError as e:
+        raise ConfigError(str(e)) from e
+    capacity, row_bytes, memory = cfg.app.replay_buffer_capacity, 4 * sample_dim, psutil.virtual_memory().total
+    if capacity * row_bytes > memory:
+        raise ConfigError(f"app.replay_buffer_capacity = {capacity}: that many samples of {sample_dim} float32 values "
+                          f"need {capacity * row_bytes / 2**30:,.1f} GiB, more than this machine's "
+                          f"{memory / 2**30:,.1f} GiB of memory; at most {memory // row_bytes}")
 
 
 def check_arguments(args: argparse.Namespace) -> None:
@@ -530,16 +549,28 @@ def setup_launcher_logging(paths: RunPaths, level: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    lock = None
     try:
         check_arguments(args)
         cfg = load_run_config(args)
         if args.role in ("all", "aisrv"):
             check_episode_settings(cfg)
-        paths = resolve_run(cfg.app, resume=args.resume)
+        if args.role in ("all", "learner"):
+            check_replay_memory(cfg)
+        paths, lock = hold_run(cfg.app, resume=args.resume)
+        recovered = resume_counters(paths) if args.resume else None
         paths.create()
     except (ConfigError, RunError) as e:
+        if lock is not None:
+            lock.discard()
         print(f"error: {e}", file=sys.stderr)
         return EXIT_BAD_CONFIG
+    with lock:  # held until the run ends: no second launcher writes into it meanwhile
+        return train(args, cfg, paths, recovered)
+
+
+def train(args: argparse.Namespace, cfg: AppConfig, paths: RunPaths, recovered: str | None) -> int:
+    """Run the held run's processes until they end; returns the exit code."""
     effective = paths.effective_config
     session = len(list(paths.log.glob(f"{effective.stem}-resume-*{effective.suffix}"))) + (1 if args.resume else 0)
     if args.resume and effective.exists():  # keep the config the run started with; add this session's
@@ -551,6 +582,8 @@ def main(argv: list[str] | None = None) -> int:
     if cfg.app.package:
         what += f"; package {cfg.app.package}, algorithm {cfg.app.algo}"
     console(f"{'resuming' if args.resume else 'starting'} run {paths.name} ({what}); logs in {paths.log}")
+    if recovered:
+        logger.warning(recovered)  # the terminal and launcher.log
     if cfg.platform_keys:
         console(f"platform-only [app] keys, accepted and unused here (reasons in launcher.log): "
                 f"{', '.join(sorted(cfg.platform_keys))}")

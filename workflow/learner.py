@@ -92,14 +92,31 @@ class TrainTrigger:
         self._inserts_at_last_step = inserts_completed(info)
 
 
+#: Signing proves who sent a record, not that it is sane: what a record may hold.
+METRIC_LIMIT = float(np.finfo(np.float32).max)  # TensorBoard keeps scalars as float32
+MAX_RECORD_COUNT = 10**9  # env steps or errors in one progress record (an aisrv reports about once a second)
+MAX_RUN_COUNT = 2**53  # a run counter's ceiling: exact as a float and in JSON, a valid TensorBoard step
+
+
 def number(value) -> float:
-    """A telemetry value as a finite float; anything else is refused (ValueError)."""
+    """A telemetry value as a finite float the metric writers hold; anything else is refused (ValueError)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"{value!r} is not a number")
     value = float(value)
     if not np.isfinite(value):
         raise ValueError(f"{value!r} is not finite")
+    if abs(value) > METRIC_LIMIT:
+        raise ValueError(f"{value!r} is out of range (|value| <= {METRIC_LIMIT:.4g})")
     return value
+
+
+def count(values: dict[str, float], key: str, total: int) -> int:
+    """A counter's increment in a record: an integer in 0..MAX_RECORD_COUNT that keeps the run's
+    `total` within MAX_RUN_COUNT; anything else is refused (ValueError)."""
+    value, most = values.get(key, 0.0), min(MAX_RECORD_COUNT, MAX_RUN_COUNT - total)
+    if not (0 <= value <= most and value.is_integer()):
+        raise ValueError(f"{key} = {value!r}: a count must be an integer in 0..{most}")
+    return int(value)
 
 
 class RefusalLog:
@@ -274,11 +291,12 @@ class Learner:
         kind, values = record.get("kind"), record.get("values") or {}
         if not isinstance(values, dict):
             raise TypeError(f"values is a {type(values).__name__}")
-        when = float(record.get("time", time.time()))
+        when = number(record.get("time", time.time()))
         if kind in ("progress", "episode", "model", "monitor"):
             values = {str(key): number(value) for key, value in values.items()}
         if kind == "progress":
-            steps, errors = int(values.get("env_steps", 0)), int(values.get("env_errors", 0))
+            steps = count(values, "env_steps", self.counters.env_steps)
+            errors = count(values, "env_errors", self.counters.env_errors)
             self.counters.env_steps += steps
             self.counters.env_errors += errors
             if errors:

@@ -4,11 +4,10 @@ Replay rows become SampleData with the package's registered `NumpyData2SampleDat
 its `Agent.learn(list)`. Checkpoints are the files the package's own `save_model(path, id)`
 writes; they, or a save into a staging directory every `model_pool_publish_freq` train steps,
 are what the model pool publishes (as files, as on the platform). The run's counters go beside
-the checkpoints in `run_state.json`.
+the checkpoints in `run_state.json` and its copy (workflow.run_state).
 """
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -16,14 +15,13 @@ import numpy as np
 import torch
 from loguru import logger
 
-from agent.checkpoint_io import check_counters, is_training_state, save_json, sync_directory
+from agent.checkpoint_io import CheckpointError, check_counters, is_training_state
 from workflow import ckpt_files
 from workflow.checkpoint import CheckpointManager, prune_user_saves
 from workflow.kaiwu_package import KaiwuPackage, PackageError, numeric_values
 from workflow.metrics_keys import learner_key
 from workflow.precision import Precision, autocast
-
-RUN_STATE_FILE = "run_state.json"
+from workflow.run_state import RUN_STATE_FILE, RunStateError, read_run_state, write_run_state
 POOL_STAGING_DIR = "learner"  # <run>/pool/learner: saves made only to be published (aisrv unpack theirs beside it)
 
 
@@ -192,8 +190,8 @@ class Trainee:
             directory.mkdir(parents=True, exist_ok=True)
             self.agent.save_model(path=str(directory), id=step)
             files = self._written(directory, step)
-            state = {**self._read_state(), str(step): extra}
-            self._write_state(state)
+            state = {**self._state_for_writing(), str(step): extra}
+            write_run_state(directory, state)
         except OSError:
             if not existed:
                 self._discard(step)
@@ -201,7 +199,7 @@ class Trainee:
         self._pool_files, self.model_version = files, step
         pruned = {str(ckpt_id) for ckpt_id in self.ckpts.saved(step, recent_score)}
         if pruned:
-            self._write_state({key: value for key, value in state.items() if key not in pruned})
+            write_run_state(directory, {key: value for key, value in state.items() if key not in pruned})
         return files[0]
 
     def _discard(self, step: int) -> None:
@@ -218,7 +216,18 @@ class Trainee:
         return self.agent.framework_handler.user_dir
 
     def restore_newest(self) -> tuple[int, dict]:
-        state = self._read_state()
+        """Load the newest checkpoint that loads; returns (its id, its entry in the run state). The
+        run state must be readable (from run_state.json or its copy): resuming with counters
+        silently at zero is refused."""
+        try:
+            found = read_run_state(self.ckpts.ckpt_dir)
+        except RunStateError as e:
+            raise CheckpointError(f"the run's counters are lost: {e}") from e
+        if found is None:
+            raise CheckpointError(f"the run's counters are lost: no {RUN_STATE_FILE} in {self.ckpts.ckpt_dir}")
+        if found.recovered:
+            logger.warning(f"run counters recovered from the copy: {found.recovered}")
+        state = found.entries
 
         def load(ckpt_id: int) -> dict:
             extra = state.get(str(ckpt_id), {})
@@ -237,21 +246,13 @@ class Trainee:
         self._check_finite(f"preload_model_dir {model_dir}, checkpoint {found.id}")
         return found.id
 
-    # --- the run's counters beside the package's files ------------------------------------------
-
-    def _state_path(self) -> Path:
-        return self.ckpts.ckpt_dir / RUN_STATE_FILE
-
-    def _read_state(self) -> dict:
+    def _state_for_writing(self) -> dict:
+        """The run state the next checkpoint's entry joins (its copy when run_state.json is damaged)."""
         try:
-            data = json.loads(self._state_path().read_text())
-            return data if isinstance(data, dict) else {}
-        except FileNotFoundError:
+            found = read_run_state(self.ckpts.ckpt_dir)
+        except RunStateError as e:
+            logger.warning(f"{e}; counters of older checkpoints are lost")
             return {}
-        except (OSError, ValueError) as e:
-            logger.warning(f"{self._state_path()} unreadable ({e}); counters of older checkpoints are lost")
-            return {}
-
-    def _write_state(self, state: dict) -> None:
-        save_json(state, self._state_path())
-        sync_directory(self._state_path().parent)
+        if found is not None and found.recovered:
+            logger.warning(f"run counters taken from the copy: {found.recovered}")
+        return dict(found.entries) if found is not None else {}

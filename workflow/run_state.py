@@ -1,0 +1,60 @@
+"""The run's counters beside its checkpoints: `run_state.json` in the checkpoint directory maps
+each checkpoint id to the training system's state then (`{"counters": {...}}`, workflow.learner).
+
+The package's checkpoint files cannot give them back (they hold the agent's own counters, not the
+run's env steps and episodes), so the table is written twice, each file atomically: run_state.json,
+then its copy run_state.copy.json. One file damaged or removed (by hand, a disk error) then never
+resets a resumed run's counters: the reader takes the copy and says so.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent.checkpoint_io import save_json, sync_directory
+
+RUN_STATE_FILE = "run_state.json"
+COPY_FILE = "run_state.copy.json"
+
+
+class RunStateError(RuntimeError):
+    """Neither run_state.json nor its copy can be read (the message names both and why)."""
+
+
+@dataclass(frozen=True)
+class RunState:
+    entries: dict  # checkpoint id (str) -> {"counters": {...}}
+    recovered: str | None = None  # why run_state.json was not used and the copy was; None when it was
+
+
+def read_run_state(ckpt_dir: str | Path) -> RunState | None:
+    """The table, from run_state.json or else its copy; None when neither file exists (a run
+    without checkpoints yet); RunStateError when neither holds a table."""
+    ckpt_dir = Path(ckpt_dir)
+    problems, missing = [], 0
+    for path in (ckpt_dir / RUN_STATE_FILE, ckpt_dir / COPY_FILE):
+        try:
+            data = json.loads(path.read_text())
+        except FileNotFoundError:
+            problems.append(f"{path} is missing")
+            missing += 1
+            continue
+        except (OSError, ValueError) as e:
+            problems.append(f"{path} is unreadable ({type(e).__name__}: {e})")
+            continue
+        if not isinstance(data, dict):
+            problems.append(f"{path} holds a JSON {type(data).__name__}, not a table")
+            continue
+        return RunState(data, "; ".join(problems) or None)
+    if missing == 2:
+        return None
+    raise RunStateError("; ".join(problems))
+
+
+def write_run_state(ckpt_dir: str | Path, entries: dict) -> None:
+    """Both files, one after the other, each atomically; the renames made durable."""
+    ckpt_dir = Path(ckpt_dir)
+    for name in (RUN_STATE_FILE, COPY_FILE):
+        save_json(entries, ckpt_dir / name)
+    sync_directory(ckpt_dir)
