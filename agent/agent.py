@@ -37,6 +37,10 @@ METRIC_NAMES = {"policy_loss": "loss/policy", "value_loss": "loss/value"}
 
 @attached
 class Agent(CheckpointedAgent):
+    #: the network keeps its precision-sensitive layers in fp32 (agent.model), so the learner's
+    #: precision "auto" may run the update in bf16 (workflow.precision)
+    bf16_ready = True
+
     def __init__(self, agent_type="player", device=None, logger=None, monitor=None, *,
                  settings: Settings | None = None, seed: int | None = None):
         """The platform builds it with its four arguments; the settings then come from

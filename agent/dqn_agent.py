@@ -36,6 +36,10 @@ METRIC_NAMES = {"loss": "loss/q"}  # the rest go under "dqn/"
 
 @attached
 class Agent(CheckpointedAgent):
+    #: the network keeps its precision-sensitive layers in fp32 (agent.model), so the learner's
+    #: precision "auto" may run the update in bf16 (workflow.precision)
+    bf16_ready = True
+
     def __init__(self, agent_type="player", device=None, logger=None, monitor=None, *,
                  settings: Settings | None = None, seed: int | None = None):
         """As the PPO agent: the platform's four arguments; tools and tests may pass `settings`

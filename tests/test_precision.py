@@ -1,6 +1,8 @@
 """The learner's precision: what "auto" picks, and that a bf16 update keeps fp32 weights, optimizer
 state, outputs and checkpoints while moving the weights as the fp32 update does."""
 import copy
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -10,9 +12,10 @@ from agent.agent import Agent
 from agent.model import ActorCritic, ModelConfig, QNetwork
 from feature.definition import SampleData
 from feature.layout import MAP_SHAPE, NUM_ACTIONS, STATE_DIM, legal_mask
-from workflow.config import ConfigError, load_config
+from workflow.config import REPO_ROOT, ConfigError, load_config
 from workflow.precision import autocast, resolve_precision
 
+KAIWU_2024 = REPO_ROOT.parent / "shared" / "kaiwu"
 BF16 = resolve_precision("bf16", "cpu")
 FP32 = resolve_precision("fp32", "cpu")
 
@@ -43,6 +46,26 @@ def test_auto_follows_the_cpus_bf16_units_and_the_onednn_cap(monkeypatch):
     assert picked.dtype == torch.float32 and "no bf16" in picked.reason
 
 
+def test_auto_is_fp32_for_a_package_whose_network_is_not_declared_bf16_ready(monkeypatch):
+    import workflow.precision as precision
+    from agent.dqn_agent import Agent as DQNAgent
+
+    monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)
+    monkeypatch.setattr(precision, "cpu_bf16_units", lambda: ["amx_bf16"])
+    assert precision.package_bf16_ready(Agent) and precision.package_bf16_ready(DQNAgent)
+    if not (KAIWU_2024 / "dqn").is_dir():
+        pytest.skip(f"the platform's package is not at {KAIWU_2024}")
+    # the platform's own package, written for fp32 (loaded in a process of its own: it goes on sys.path)
+    probe = ("from workflow.kaiwu_package import KaiwuPackage; from workflow.precision import package_bf16_ready; "
+             f"print(package_bf16_ready(KaiwuPackage.load({str(KAIWU_2024)!r}, 'dqn', {{}}).agent_class))")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "False"
+    picked = resolve_precision("auto", "cpu", False)
+    assert picked.dtype == torch.float32 and "bf16_ready" in picked.reason
+    assert resolve_precision("bf16", "cpu", False).dtype == torch.bfloat16  # forced: any package
+
+
 def test_this_cpus_flags_are_read():
     flags = open("/proc/cpuinfo").read()
     from workflow.precision import cpu_bf16_units
@@ -61,6 +84,20 @@ def test_networks_hand_back_fp32_under_autocast(network):
         reference = model(x, s, legal) if network == "actor_critic" else (model(x, s),)
     for low, full in zip(out, reference):  # bf16 keeps ~3 significant digits
         assert torch.allclose(low, full, rtol=0.05, atol=0.05)
+
+
+def test_only_the_conv_towers_run_in_bf16():
+    """The layers reading the state vector (positions, distances) and the heads stay fp32."""
+    model = ActorCritic(ModelConfig(channels=[8, 8], kernel_sizes=[5, 3], strides=[2, 2], hidden_size=32))
+    dtypes = {}
+    for name, module in model.named_modules():
+        if isinstance(module, (torch.nn.Conv2d, torch.nn.Linear)):
+            module.register_forward_hook(lambda m, i, o, name=name: dtypes.__setitem__(name, o.dtype))
+    with autocast(BF16, "cpu"):
+        model(torch.rand((2,) + MAP_SHAPE), torch.rand(2, STATE_DIM), torch.ones(2, NUM_ACTIONS))
+    convs = {n: d for n, d in dtypes.items() if ".conv." in n}
+    assert len(convs) == 4 and set(convs.values()) == {torch.bfloat16}
+    assert len(dtypes) == 8 and {d for n, d in dtypes.items() if n not in convs} == {torch.float32}
 
 
 def _samples(n: int, seed: int) -> list:

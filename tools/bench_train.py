@@ -121,7 +121,7 @@ def measure_components(cfg: AppConfig, env_steps: int) -> dict[str, float]:
     from workflow.adder import Stopped
     from workflow.kaiwu_package import KaiwuPackage
     from workflow.package_aisrv import LoopStats, PlatformEnv
-    from workflow.precision import autocast, resolve_precision
+    from workflow.precision import autocast, package_bf16_ready, resolve_precision
 
     class NoTelemetry:
         def send(self, kind, values):
@@ -160,7 +160,7 @@ def measure_components(cfg: AppConfig, env_steps: int) -> dict[str, float]:
     rows = rows[:batch_rows]
     from_numpy = package.protocol("NumpyData2SampleData")
     torch.set_num_threads(app.torch_num_threads)  # training as the learner runs it: its threads, its precision
-    precision = resolve_precision(app.precision, "cpu")
+    precision = resolve_precision(app.precision, "cpu", package_bf16_ready(package.agent_class))
     print(f"learner precision: {precision}")
     with autocast(precision, "cpu"):
         agent.learn([from_numpy(row) for row in rows])  # warm-up

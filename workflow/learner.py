@@ -28,7 +28,7 @@ from workflow.replay import (SAMPLE_TABLE, TELEMETRY_TABLE, can_sample, importan
                              start_server)
 from workflow.sampler import BatchSampler, TelemetryReceiver
 from workflow.signing import Signer
-from workflow.precision import resolve_precision
+from workflow.precision import package_bf16_ready, resolve_precision
 from workflow.trainee import POOL_STAGING_DIR, LearnerHandler, NonFiniteWeights, Trainee, WriterMonitor
 
 IDLE_SLEEP_S = 0.02
@@ -515,7 +515,7 @@ def make_trainee(ctx: ChildContext, learner_ref: list) -> Trainee:
     monitor = WriterMonitor(lambda values: learner_ref[0].write_learner(values) if learner_ref else None)
     agent = package.make_agent("learner", logger, monitor, device=app.device)
     trainee = Trainee(package, agent, ckpts, app.model_pool_publish_freq, paths.root / "pool" / POOL_STAGING_DIR)
-    precision = resolve_precision(app.precision, app.device)
+    precision = resolve_precision(app.precision, app.device, package_bf16_ready(package.agent_class))
     logger.info(f"learner precision: {precision}")
     agent.framework_handler = LearnerHandler(paths.user_ckpt / f"{app.app}_{package.algo}", app.user_save_mode_max_count,
                                              lambda: trainee.train_step, precision, app.device)

@@ -27,7 +27,7 @@ from workflow.adder import Stopped
 from workflow.config import AppConfig
 from workflow.kaiwu_package import KaiwuPackage, numeric_values, platform_config
 from workflow.package_aisrv import LoopStats, PlatformEnv
-from workflow.precision import Precision, autocast, resolve_precision
+from workflow.precision import Precision, autocast, package_bf16_ready, resolve_precision
 
 
 class LocalHandler:
@@ -183,7 +183,7 @@ def train_local(config: AppConfig, max_env_steps: int | None = None, max_updates
     package = KaiwuPackage.of_run(config, "local", None)
     episode_log = EpisodeLog(window=window, every=log_every, log=log)
     agent = package.make_agent("learner", logger, episode_log)
-    precision = resolve_precision(app.precision, "cpu")
+    precision = resolve_precision(app.precision, "cpu", package_bf16_ready(package.agent_class))
     if app.algorithm_on_policy_or_off_policy == "off-policy":
         agent.framework_handler = LocalReplayHandler(app.train_batch_size, app.replay_buffer_capacity,
                                                      app.min_items_to_train, app.production_consume_ratio, app.seed,

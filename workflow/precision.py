@@ -6,8 +6,12 @@ package wrote it. Master weights, optimizer state, value normalisation and check
 fp32 (autocast never changes a parameter), and the project's networks hand back fp32 outputs,
 so losses, log-probabilities and ratios are computed in fp32.
 
-"auto" picks bf16 where the hardware has bf16 matrix units and fp32 elsewhere: emulated bf16
-(AVX2-only CPUs, or oneDNN capped below AVX-512-BF16 by ONEDNN_MAX_CPU_ISA) is slower than fp32.
+"auto" picks bf16 where the hardware has bf16 matrix units and the package's Agent says its
+network is ready for it (a class attribute `bf16_ready = True`: the project's networks keep the
+layers that need fp32 in fp32, agent.model), and fp32 elsewhere: emulated bf16 (AVX2-only CPUs,
+or oneDNN capped below AVX-512-BF16 by ONEDNN_MAX_CPU_ISA) is slower than fp32, and a network
+written for fp32 may learn worse in bf16 (inputs such as positions lose their small differences).
+"bf16" forces it for any package.
 """
 from __future__ import annotations
 
@@ -56,14 +60,22 @@ def cpu_bf16_units() -> list[str]:
     return [flag for flag in ("amx_bf16", "avx512_bf16") if flag in flags]
 
 
-def resolve_precision(setting: str, device: str) -> Precision:
-    """`[app] precision` on `device` ("cpu", "cuda", "cuda:N") -> the dtype the learner uses."""
+def package_bf16_ready(agent_class) -> bool:
+    """Whether a package's Agent class declares its network bf16-ready (`bf16_ready = True`)."""
+    return getattr(agent_class, "bf16_ready", False) is True
+
+
+def resolve_precision(setting: str, device: str, bf16_ready: bool = True) -> Precision:
+    """`[app] precision` on `device` ("cpu", "cuda", "cuda:N") for a package whose network is
+    (`bf16_ready`) or is not ready for bf16 -> the dtype the learner uses."""
     if setting not in PRECISIONS:
         raise ValueError(f"precision: got {setting!r}, allowed: {', '.join(map(repr, PRECISIONS))}")
     if setting == "fp32":
         return Precision(torch.float32, "set")
     if setting == "bf16":
         return Precision(torch.bfloat16, "set")
+    if not bf16_ready:
+        return Precision(torch.float32, "auto: the package's Agent does not declare bf16_ready = True")
     if device.startswith("cuda"):
         if torch.cuda.is_available() and torch.cuda.is_bf16_supported():
             return Precision(torch.bfloat16, "auto: the GPU has bf16")
