@@ -107,6 +107,11 @@ class ActorCritic(nn.Module):
         logits = torch.where(legal > 0.5, logits.float(), torch.full_like(logits, MASKED_LOGIT, dtype=torch.float32))
         return logits, self.value_head(critic_features).squeeze(-1).float()
 
+    def value(self, map_tensor: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
+        """-> value (B,), the critic alone (the learner's GAE pass needs no policy)."""
+        backbone = self.actor_backbone if self.critic_backbone is None else self.critic_backbone
+        return self.value_head(backbone(map_tensor, state)).squeeze(-1).float()
+
 
 class QNetwork(nn.Module):
     """Action values for the DQN package: one backbone, then a dueling head
