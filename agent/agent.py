@@ -92,7 +92,7 @@ class Agent(CheckpointedAgent):
         if not list_obs_data:
             return []
         self.model.eval()
-        logits, _ = self.model(*self._obs_tensors(list_obs_data))
+        logits = self.model.policy(*self._obs_tensors(list_obs_data))
         log_probs = torch.log_softmax(logits, dim=-1)
         if greedy is True:
             actions = log_probs.argmax(dim=-1, keepdim=True)

@@ -103,14 +103,20 @@ class ActorCritic(nn.Module):
         map_tensor = conv_input(map_tensor)
         actor_features = self.actor_backbone(map_tensor, state)
         critic_features = actor_features if self.critic_backbone is None else self.critic_backbone(map_tensor, state)
-        logits = self.policy_head(actor_features)
-        logits = torch.where(legal > 0.5, logits.float(), torch.full_like(logits, MASKED_LOGIT, dtype=torch.float32))
-        return logits, self.value_head(critic_features).squeeze(-1).float()
+        return self._masked_logits(actor_features, legal), self.value_head(critic_features).squeeze(-1).float()
+
+    def policy(self, map_tensor: torch.Tensor, state: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
+        """-> masked logits (B, NUM_ACTIONS), the actor alone (acting needs no value)."""
+        return self._masked_logits(self.actor_backbone(map_tensor, state), legal)
 
     def value(self, map_tensor: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
         """-> value (B,), the critic alone (the learner's GAE pass needs no policy)."""
         backbone = self.actor_backbone if self.critic_backbone is None else self.critic_backbone
         return self.value_head(backbone(map_tensor, state)).squeeze(-1).float()
+
+    def _masked_logits(self, actor_features: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
+        logits = self.policy_head(actor_features)
+        return torch.where(legal > 0.5, logits.float(), torch.full_like(logits, MASKED_LOGIT, dtype=torch.float32))
 
 
 class QNetwork(nn.Module):

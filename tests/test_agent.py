@@ -361,3 +361,14 @@ def test_foreign_architecture_is_refused_naming_tensors(tmp_path):
     assert "model.ckpt-1.pkl" in message
     assert "actor_backbone.conv.0.weight: checkpoint (4, 4, 5, 5) vs model (8, 4, 5, 5)" in message
     assert "unexpected critic_backbone.conv.0.weight" in message
+
+
+@pytest.mark.parametrize("share_backbone", [False, True])
+def test_the_actor_and_the_critic_alone_give_what_the_whole_model_gives(share_backbone):
+    """Acting runs the actor alone and the learner's value pass the critic alone."""
+    agent = make(model=dataclasses.replace(TINY, share_backbone=share_backbone), seed=0)
+    maps, states, legal = agent._obs_tensors(obs_batch(6, flash_ready=False))
+    with torch.no_grad():
+        logits, value = agent.model(maps, states, legal)
+        assert torch.allclose(agent.model.policy(maps, states, legal), logits, atol=1e-6)
+        assert torch.allclose(agent.model.value(maps, states), value, atol=1e-6)
