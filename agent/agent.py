@@ -23,6 +23,7 @@ import torch
 from agent.checkpoint_io import check_train_state
 from agent.checkpointed import CheckpointedAgent
 from agent.config import Settings, load_settings
+from agent.gae import gae, valid_frames
 from agent.model import ActorCritic
 from agent.ppo import ppo_update
 from feature.definition import SAMPLE_ROWS, ActData, ObsData, SampleData
@@ -62,7 +63,7 @@ class Agent(CheckpointedAgent):
         self.shuffle_generator = torch.Generator()  # minibatch order (saved for an exact resume)
         self.shuffle_generator.manual_seed(generator_seeds[1])
         self.train_step = 0  # learn() calls
-        self.samples_learned = 0  # drives the PPO schedules
+        self.samples_learned = 0  # frames learned: drives the PPO schedules
         self.model_version = 0  # bumped by every update or load
 
     # --- acting ---------------------------------------------------------------------------------
@@ -74,7 +75,7 @@ class Agent(CheckpointedAgent):
 
     @predict_wrapper
     def predict(self, list_obs_data: Sequence[ObsData]) -> list[ActData]:
-        """Sample one action per observation (training), with its log-probability and value."""
+        """Sample one action per observation (training), with its log-probability."""
         return self._act(list_obs_data, greedy=False)
 
     @exploit_wrapper
@@ -95,7 +96,7 @@ class Agent(CheckpointedAgent):
         if not list_obs_data:
             return []
         self.model.eval()
-        logits, value = self.model(*self._obs_tensors(list_obs_data))
+        logits = self.model.policy(*self._obs_tensors(list_obs_data))
         log_probs = torch.log_softmax(logits, dim=-1)
         if greedy is True:
             actions = log_probs.argmax(dim=-1, keepdim=True)
@@ -104,32 +105,52 @@ class Agent(CheckpointedAgent):
             if greedy is not False:
                 actions = torch.where(torch.tensor(greedy)[:, None], log_probs.argmax(dim=-1, keepdim=True), actions)
         chosen = log_probs.gather(1, actions).squeeze(1)
-        value = self.model.value_norm.denormalize(value)  # identity until value normalisation learns
-        return [ActData(action=int(a), log_prob=float(lp), value=float(v))
-                for a, lp, v in zip(actions.squeeze(1).tolist(), chosen.tolist(), value.tolist())]
+        return [ActData(action=int(a), log_prob=float(lp)) for a, lp in zip(actions.squeeze(1).tolist(), chosen.tolist())]
 
     # --- learning ---------------------------------------------------------------------------------
 
     @learn_wrapper
     def learn(self, list_sample_data: Sequence[SampleData]) -> dict[str, float]:
-        """One PPO update on a batch of SampleData. Returns its statistics named as metrics
-        ("loss/policy", "ppo/approx_kl", ...)."""
+        """One PPO update on a batch of segments (feature.definition): advantages and returns
+        from the current critic (`frame_batch`), then ppo_update on the segments' frames. Returns
+        its statistics named as metrics ("loss/policy", "ppo/approx_kl", ...)."""
         if len(list_sample_data) == 0:
             raise ValueError("learn() got an empty batch")
         fields = SAMPLE_ROWS.stack(list_sample_data)  # one copy per field, straight from the samples
-        rows = fields["action"]
-        batch = {k: torch.from_numpy(v).to(self.device) for k, v in fields.items()}
-        batch["action"] = batch["action"].long()
+        batch = self.frame_batch({k: torch.from_numpy(v).to(self.device) for k, v in fields.items()})
+        frames = len(batch["action"])
         progress = self.samples_learned / self.ppo_cfg.schedule_samples
         self.model.train()
         value_norm = self.model.value_norm if self.ppo_cfg.value_norm else None
         metrics = ppo_update(self.model, self.optimizer, batch, self.ppo_cfg, progress, value_norm,
                              self.shuffle_generator)
         self.train_step += 1
-        self.samples_learned += len(rows)
+        self.samples_learned += frames
         self.model_version += 1
-        metrics.update(batch_size=float(len(rows)))
+        metrics.update(batch_size=float(frames), segments=float(len(list_sample_data)))
         return {METRIC_NAMES.get(name, "ppo/" + name): value for name, value in metrics.items()}
+
+    def frame_batch(self, segments: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """Segments (N, SEGMENT_FRAMES, ...) -> ppo_update's batch of their K frames (K, ...).
+
+        One no-grad pass of the current critic values the K frames and the N bootstrap
+        observations (in the learner's precision: learn runs under its autocast); GAE over those
+        (agent.gae) gives the advantages, returns = advantages + values, and the values are the
+        "old" values value clipping keeps the update near."""
+        valid = valid_frames(segments["mask"])
+        count = int(valid.sum())
+        maps = torch.cat([segments["map"][valid], segments["next_map"]])
+        states = torch.cat([segments["state"][valid], segments["next_state"]])
+        with torch.no_grad():
+            values = self.model.value_norm.denormalize(self.model.value(maps, states))  # identity without value_norm
+        frame_values = values.new_zeros(valid.shape)
+        frame_values[valid] = values[:count]
+        advantages = gae(segments["reward"], frame_values, values[count:], segments["terminated"], valid,
+                         self.ppo_cfg.gamma, self.ppo_cfg.gae_lambda)[valid]
+        frame_values = frame_values[valid]
+        return {"map": maps[:count], "state": states[:count], "legal": segments["legal"][valid],
+                "action": segments["action"][valid].long(), "log_prob": segments["log_prob"][valid],
+                "value": frame_values, "advantage": advantages, "ret": advantages + frame_values}
 
     # --- checkpoints --------------------------------------------------------------------------------
 

@@ -15,7 +15,9 @@ from feature.definition import SAMPLE_DIM
 class Config(PlatformConfig):
     """The platform's per-algorithm constants (what its framework reads of this file)."""
 
-    SAMPLE_DIM = SAMPLE_DIM  # width of SampleData2NumpyData's rows
+    # width of SampleData2NumpyData's rows: one segment of SEGMENT_FRAMES frames, fixed at import
+    # whatever [ppo] num_steps is (feature.definition.SEGMENT_FRAMES says why)
+    SAMPLE_DIM = SAMPLE_DIM
 
 
 @dataclass
@@ -23,7 +25,6 @@ class Settings(CommonSettings):
     """[model] [reward] [curriculum] (agent.settings.CommonSettings) and [ppo]."""
 
     ppo: PPOConfig = field(default_factory=PPOConfig)
-
 
 
 def load_settings() -> Settings:

@@ -123,10 +123,25 @@ class ActorCritic(nn.Module):
         map_tensor = conv_input(map_tensor)
         actor_features = self.actor_backbone(map_tensor, state)
         critic_features = actor_features if self.critic_backbone is None else self.critic_backbone(map_tensor, state)
-        with full_precision(state):
+        return self._masked_logits(actor_features, legal), self._value(critic_features)
+
+    def policy(self, map_tensor: torch.Tensor, state: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
+        """-> masked logits (B, NUM_ACTIONS), the actor alone (acting needs no value)."""
+        return self._masked_logits(self.actor_backbone(map_tensor, state), legal)
+
+    def value(self, map_tensor: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
+        """-> value (B,), the critic alone (the learner's GAE pass needs no policy)."""
+        backbone = self.actor_backbone if self.critic_backbone is None else self.critic_backbone
+        return self._value(backbone(map_tensor, state))
+
+    def _masked_logits(self, actor_features: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
+        with full_precision(actor_features):
             logits = self.policy_head(actor_features)
-            logits = torch.where(legal > 0.5, logits, torch.full_like(logits, MASKED_LOGIT))
-            return logits, self.value_head(critic_features).squeeze(-1)
+            return torch.where(legal > 0.5, logits, torch.full_like(logits, MASKED_LOGIT))
+
+    def _value(self, critic_features: torch.Tensor) -> torch.Tensor:
+        with full_precision(critic_features):
+            return self.value_head(critic_features).squeeze(-1)
 
 
 class QNetwork(nn.Module):

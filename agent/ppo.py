@@ -1,8 +1,9 @@
 """The PPO update (clipped surrogate, CleanRL style): `ppo_loss` is the objective of one
-minibatch, `ppo_update` runs epochs × minibatches over one batch of samples.
+minibatch, `ppo_update` runs epochs × minibatches over one batch of frames (the Agent flattens
+its segments' frames and adds their values, advantages and returns, agent.gae).
 
 Linear schedules (learning rate, entropy coefficient) run over `schedule_samples` learned
-samples; the caller passes `progress` = samples learned so far / schedule_samples (clipped to 1).
+frames; the caller passes `progress` = frames learned so far / schedule_samples (clipped to 1).
 With `value_norm` the critic learns returns standardised by running statistics (`ValueNorm`);
 values handed to GAE are de-normalised by the Agent, so returns stay in reward units everywhere
 outside the critic.
@@ -19,6 +20,7 @@ from torch import nn
 from agent.limits import MAX_CHUNK_FRAMES, MAX_COUNT, MAX_PASSES, MAX_VISITS, check_at_most
 from agent.model import conv_input
 from agent.value_norm import ValueNorm
+from feature.definition import SEGMENT_FRAMES
 
 
 @dataclass
@@ -28,7 +30,7 @@ class PPOConfig:
     lr_final: float = 0.0  # where "linear" ends
     gamma: float = 0.99
     gae_lambda: float = 0.95
-    num_steps: int = 128  # frames per trajectory chunk (per env) before GAE and learning
+    num_steps: int = 128  # frames of one env per sample (a trajectory segment), at most SEGMENT_FRAMES
     clip_coef: float = 0.2
     dual_clip: float | None = None  # c > 1 bounds the loss of negative-advantage samples by c·|A|
     clip_vloss: bool = True
@@ -36,7 +38,7 @@ class PPOConfig:
     ent_coef: float = 0.01
     ent_schedule: Literal["constant", "linear"] = "constant"
     ent_coef_final: float = 0.0  # where "linear" ends
-    schedule_samples: int = 10_000_000  # learned samples over which linear schedules run
+    schedule_samples: int = 10_000_000  # learned frames over which linear schedules run
     norm_adv: bool = True  # standardise advantages over each batch
     update_epochs: int = 4
     num_minibatches: int = 4
@@ -61,6 +63,9 @@ class PPOConfig:
         for key in ("num_steps", "update_epochs", "num_minibatches", "schedule_samples", "unstuck_visits"):
             if getattr(self, key) < 1:
                 raise ValueError(f"{key} must be >= 1, got {getattr(self, key)}")
+        if self.num_steps > SEGMENT_FRAMES:
+            raise ValueError(f"num_steps ({self.num_steps}) must be <= {SEGMENT_FRAMES}, the frames a sample row "
+                             "holds (feature.definition.SEGMENT_FRAMES)")
         if self.minibatch_size is not None and self.minibatch_size < 1:
             raise ValueError(f"minibatch_size must be >= 1 (or unset), got {self.minibatch_size}")
         check_at_most(self, {"num_steps": MAX_CHUNK_FRAMES, "update_epochs": MAX_PASSES, "num_minibatches": MAX_PASSES,
@@ -70,6 +75,10 @@ class PPOConfig:
                 raise ValueError(f"{key} must be >= 0, got {getattr(self, key)}")
         if self.target_kl is not None and self.target_kl <= 0:
             raise ValueError(f"target_kl must be > 0 (or unset), got {self.target_kl}")
+
+    def max_frames(self, samples: int) -> int:
+        """The most frames `samples` samples hold (a segment an episode end cut holds fewer)."""
+        return samples * self.num_steps
 
 
 def scheduled(start: float, final: float, schedule: str, progress: float) -> float:
@@ -105,7 +114,8 @@ def ppo_loss(new_log_prob, entropy, new_value, old_log_prob, old_value, advantag
 
 def ppo_update(model: nn.Module, optimizer: torch.optim.Optimizer, batch: dict[str, torch.Tensor], cfg: PPOConfig,
                progress: float, value_norm: ValueNorm | None, generator: torch.Generator) -> dict[str, float]:
-    """Epochs × minibatches of PPO over `batch` (map, state, legal, action, log_prob, value, advantage, ret)."""
+    """Epochs × minibatches of PPO over `batch`, one entry per frame (map, state, legal, action,
+    log_prob, value, advantage, ret); `value` is what value clipping keeps the new values near."""
     lr = scheduled(cfg.learning_rate, cfg.lr_final, cfg.lr_schedule, progress)
     ent_coef = scheduled(cfg.ent_coef, cfg.ent_coef_final, cfg.ent_schedule, progress)
     for group in optimizer.param_groups:

@@ -2,15 +2,18 @@
 `workflow(envs, agents, logger, monitor)`, over every env it is given, in lockstep.
 
 Per step (episodes.runner.EpisodeRunner): observation_process for every env, one batched
-`agent.predict`, action_process, env.step; then reward_shaping and a Frame per env. A chunk of
-frames becomes samples (sample_process, GAE) when it reaches `ppo.num_steps` frames or its
-episode ends, and goes to `agent.learn(samples)`: on the platform and in this toolkit's
-training system that sends them to the replay buffer; the learner trains on them.
+`agent.predict`, action_process, env.step; then reward_shaping and a Frame per env. An env's
+frames become one sample, a trajectory segment with the observation after its last frame
+(sample_process), when they reach `ppo.num_steps` or the episode ends (terminated, or truncated
+by the step limit), and go to `agent.learn([segment])`: on the platform and in this toolkit's
+training system that sends it to the replay buffer. Nothing here values a state: the learner
+computes values and advantages with its current critic (Agent.learn), so the loop asks the
+agent for nothing but actions.
 
 Around the episodes (episodes.training, shared with the DQN package's loop): each
 finished episode reports its shaped reward per term to `monitor.put_data`; episode settings
 come from the curriculum ([curriculum]); stages advance on this workflow's own episodes and on
-the run's learned samples, which the agent's counters bring with every model it loads (so a
+the run's learned frames, which the agent's counters bring with every model it loads (so a
 resumed run keeps its stage). The loop runs until the framework stops it.
 """
 from __future__ import annotations
@@ -25,18 +28,11 @@ from episodes.training import TrainingEpisodes
 def workflow(envs, agents, logger=None, monitor=None):
     agent = agents[0]
     settings = load_settings()
-    ppo = settings.ppo
+    num_steps = settings.ppo.num_steps
     episodes = TrainingEpisodes(envs, agent, settings, observation_process, action_process, logger, monitor)
     frames: list[list] = [[] for _ in envs]
 
-    def flush(i: int, bootstrap_value: float) -> None:
-        samples = sample_process(frames[i], bootstrap_value, ppo.gamma, ppo.gae_lambda)
-        frames[i] = []
-        agent.learn(samples)
-
     while True:
-        need_bootstrap = []  # chunk cut mid-episode or episode truncated: V(s') needed
-        ended = []
         for t in episodes.step():
             if t.error is not None:
                 frames[t.index] = []
@@ -44,15 +40,8 @@ def workflow(envs, agents, logger=None, monitor=None):
                 continue
             reward = episodes.reward(t)
             frames[t.index].append(Frame(obs=t.before, act=t.act, reward=reward, terminated=t.terminated))
-            if t.terminated:
-                flush(t.index, 0.0)
-            elif t.truncated or len(frames[t.index]) >= ppo.num_steps:
-                need_bootstrap.append(t.index)
+            if t.ended or len(frames[t.index]) >= num_steps:
+                agent.learn(sample_process(frames[t.index], t.obs_data))
+                frames[t.index] = []
             if t.ended:
-                ended.append(t.index)
-        if need_bootstrap:
-            values = agent.predict([episodes.runner.obs_data(i) for i in need_bootstrap])
-            for i, value in zip(need_bootstrap, values):
-                flush(i, value.value)
-        for i in ended:
-            episodes.ended(i)
+                episodes.ended(t.index)

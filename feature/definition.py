@@ -7,10 +7,14 @@ platform's names (`ObsData`, `ActData`, `SampleData`, `observation_process`, `ac
 (`ObsData`, `observation_process`) is feature.observation's, shared with the DQN package; what
 goes into its arrays is declared in `feature.layout`.
 
-Data flow of one step: Observation --observation_process--> ObsData --agent.predict--> ActData
---action_process--> int action --env.step--> reward (feature.reward) --> Frame. A chunk of
-Frames --sample_process (GAE)--> SampleData --SampleData2NumpyData--> flat float32 rows that
-the replay server and the learner move around.
+Data flow: Observation --observation_process--> ObsData --agent.predict--> ActData
+--action_process--> int action --env.step--> reward (feature.reward) --> Frame. Up to
+`[ppo] num_steps` consecutive Frames of one episode and the observation after the last one
+--sample_process--> one SampleData, a trajectory segment --SampleData2NumpyData--> one flat
+float32 row that the replay server and the learner move around. The aisrv computes nothing
+for training beyond the behaviour log-probability: the learner values every frame and the
+bootstrap observation with its current critic and computes GAE there (agent.gae, Agent.learn),
+so the advantages are as fresh as the weights they train.
 """
 from __future__ import annotations
 
@@ -23,31 +27,45 @@ from feature.observation import ObsData, action_process, observation_process  # 
 from feature.rows import RowLayout, protocol_converters
 from kaiwu_agent.utils.common_func import Frame, attached, create_cls
 
-#: The policy's answer for one observation: `action` 0..15 (sent to the env), `log_prob`
-#: log π(action | obs) under the policy that chose it, `value` the critic's estimate of the
-#: return from this obs (in return units).
-ActData = create_cls("ActData", action=None, log_prob=None, value=None)
+#: Frames one segment row has room for. The platform needs `Config.SAMPLE_DIM` when config.py
+#: is imported, before any run's settings are known (and one process may host several runs: the
+#: tests, the local trainer), so the row is sized by this constant rather than by `[ppo]
+#: num_steps`, which is validated to be <= it (agent.ppo.PPOConfig). Shorter segments are padded
+#: and the learner skips the padding; a num_steps above it means raising it here.
+SEGMENT_FRAMES = 128
 
-#: One training sample; every number travels as float32 (the action too: 0..15 is exact).
-#: `value` is the behaviour policy's estimate (for value clipping), `advantage` the GAE
-#: advantage, `ret` the return target = advantage + value.
-SampleData = create_cls("SampleData", map=None, state=None, legal=None, action=None, log_prob=None, value=None,
-                        advantage=None, ret=None)
+#: The policy's answer for one observation: `action` 0..15 (sent to the env) and `log_prob`
+#: log π(action | obs) under the policy that chose it (the behaviour policy of PPO's ratio).
+ActData = create_cls("ActData", action=None, log_prob=None)
 
-# A Frame (the platform's attribute bag) holds one env step until its chunk becomes samples:
+#: One training sample: a segment of up to SEGMENT_FRAMES consecutive frames of one env's
+#: episode, frame t at index t. Per frame: `map`, `state`, `legal` (the observation), `action`,
+#: `log_prob` (behaviour policy), `reward` (shaped), `terminated` (1: the episode ended in a
+#: terminal state after this frame; only the last valid frame can be), `mask` (1 for the
+#: frames, 0 for the padding after them). `next_map`, `next_state`, `next_legal`: the
+#: observation after the last frame, whose value the learner bootstraps from when the segment
+#: was cut mid-episode or the step limit truncated it (ignored when the last frame terminated).
+#: Every number travels as float32 (the actions too: 0..15 is exact).
+SampleData = create_cls("SampleData", map=None, state=None, legal=None, action=None, log_prob=None, reward=None,
+                        terminated=None, mask=None, next_map=None, next_state=None, next_legal=None)
+
+# A Frame (the platform's attribute bag) holds one env step until its segment is sent:
 # Frame(obs=ObsData, act=ActData, reward=shaped reward after `act`, terminated=the episode
 # reached a terminal state after this step, so nothing is bootstrapped past it).
 
 # Flat float32 layout of one SampleData: (field, shape) in order; derived from feature.layout.
 SAMPLE_ROWS = RowLayout((
-    ("map", MAP_SHAPE),
-    ("state", (STATE_DIM,)),
-    ("legal", (NUM_ACTIONS,)),
-    ("action", ()),
-    ("log_prob", ()),
-    ("value", ()),
-    ("advantage", ()),
-    ("ret", ()),
+    ("map", (SEGMENT_FRAMES, *MAP_SHAPE)),
+    ("state", (SEGMENT_FRAMES, STATE_DIM)),
+    ("legal", (SEGMENT_FRAMES, NUM_ACTIONS)),
+    ("action", (SEGMENT_FRAMES,)),
+    ("log_prob", (SEGMENT_FRAMES,)),
+    ("reward", (SEGMENT_FRAMES,)),
+    ("terminated", (SEGMENT_FRAMES,)),
+    ("mask", (SEGMENT_FRAMES,)),
+    ("next_map", MAP_SHAPE),
+    ("next_state", (STATE_DIM,)),
+    ("next_legal", (NUM_ACTIONS,)),
 ), int_fields=("action",))
 SAMPLE_LAYOUT = SAMPLE_ROWS.fields
 SAMPLE_SLICES: dict[str, slice] = SAMPLE_ROWS.slices
@@ -56,44 +74,39 @@ SAMPLE_DIM: int = SAMPLE_ROWS.dim
 # --- protocol functions -----------------------------------------------------------------------------
 
 @attached
-def sample_process(list_game_data: Sequence[Frame], bootstrap_value: float = 0.0, gamma: float = 0.99,
-                   gae_lambda: float = 0.95) -> list[SampleData]:
-    """A chunk of consecutive frames of one env -> samples with GAE advantages and returns
-    (the episode loop passes the [ppo] gamma and gae_lambda).
+def sample_process(list_game_data: Sequence[Frame], next_obs: ObsData) -> list[SampleData]:
+    """Consecutive frames of one env's episode (1..SEGMENT_FRAMES of them) and the observation
+    after the last one -> [one SampleData segment], padded to SEGMENT_FRAMES.
 
-    `bootstrap_value` is V(s') of the observation after the last frame. It is used when the
-    chunk was cut mid-episode or the episode was truncated by the step limit (the game would
-    have gone on), and ignored when the last frame is `terminated` (no future after the end).
-    A terminated frame inside the chunk stops the backup there too. A chunk must not run past a
-    truncated episode: flush it at the truncation with that episode's bootstrap value.
+    The episode loop sends a segment when it reaches `[ppo] num_steps` frames or its episode
+    ends (terminated or truncated), so a segment never spans two episodes: only its last frame
+    may be terminated.
     """
-    frames = list_game_data
+    frames = list(list_game_data)
     n = len(frames)
-    advantages = np.zeros(n, dtype=np.float64)
-    next_value = float(bootstrap_value)
-    next_advantage = 0.0
-    for t in range(n - 1, -1, -1):
-        frame = frames[t]
-        not_done = 0.0 if frame.terminated else 1.0
-        value = float(frame.act.value)
-        delta = float(frame.reward) + gamma * next_value * not_done - value
-        next_advantage = delta + gamma * gae_lambda * not_done * next_advantage
-        advantages[t] = next_advantage
-        next_value = value
-    samples = []
-    for frame, adv in zip(frames, advantages):
-        value = float(frame.act.value)
-        samples.append(SampleData(
-            map=frame.obs.map,
-            state=frame.obs.state,
-            legal=frame.obs.legal,
-            action=int(frame.act.action),
-            log_prob=np.float32(frame.act.log_prob),
-            value=np.float32(value),
-            advantage=np.float32(adv),
-            ret=np.float32(adv + value),
-        ))
-    return samples
+    if not 1 <= n <= SEGMENT_FRAMES:
+        raise ValueError(f"sample_process: a segment holds 1..{SEGMENT_FRAMES} frames, got {n}")
+    if any(frame.terminated for frame in frames[:-1]):
+        raise ValueError("sample_process: a terminated frame must be the last of its segment")
+
+    def per_frame(get, shape=(), dtype=np.float32):
+        out = np.zeros((SEGMENT_FRAMES, *shape), dtype=dtype)
+        out[:n] = [get(frame) for frame in frames]
+        return out
+
+    return [SampleData(
+        map=per_frame(lambda f: f.obs.map, MAP_SHAPE),
+        state=per_frame(lambda f: f.obs.state, (STATE_DIM,)),
+        legal=per_frame(lambda f: f.obs.legal, (NUM_ACTIONS,)),
+        action=per_frame(lambda f: int(f.act.action), dtype=np.int64),
+        log_prob=per_frame(lambda f: f.act.log_prob),
+        reward=per_frame(lambda f: f.reward),
+        terminated=per_frame(lambda f: float(bool(f.terminated))),
+        mask=per_frame(lambda f: 1.0),
+        next_map=np.asarray(next_obs.map, dtype=np.float32),
+        next_state=np.asarray(next_obs.state, dtype=np.float32),
+        next_legal=np.asarray(next_obs.legal, dtype=np.float32),
+    )]
 
 
 # --- SampleData <-> flat float32 ------------------------------------------------------------------

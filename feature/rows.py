@@ -13,7 +13,8 @@ import numpy as np
 
 class RowLayout:
     def __init__(self, fields: Sequence[tuple[str, tuple[int, ...]]], int_fields: Sequence[str] = ()):
-        """`fields`: (name, shape) in row order, () for a scalar; `int_fields` come back as int."""
+        """`fields`: (name, shape) in row order, () for a scalar; `int_fields` come back as int
+        (an int64 array for a field with a shape)."""
         self.fields = tuple((name, tuple(shape)) for name, shape in fields)
         self.shapes = dict(self.fields)
         if len(self.shapes) != len(self.fields):
@@ -47,7 +48,7 @@ class RowLayout:
             part = arr[self.slices[name]]
             fields[name] = part.reshape(shape).copy() if shape else part[0]
         for name in self.int_fields:
-            fields[name] = int(fields[name])
+            fields[name] = fields[name].astype(np.int64) if self.shapes[name] else int(fields[name])
         return make(**fields)
 
     def stack(self, samples: Sequence) -> dict[str, np.ndarray]:

@@ -50,8 +50,9 @@ def make_env_info(pos=(10000.0, 20000.0), speed_up: bool = False, step_no: int =
     return EnvInfo(frame_state=FrameState(frame_no=3 * step_no + 1, heroes=[hero], organs=[]), game_info=game)
 
 
-def rows_from(agent, n=16, seed=0):
-    """Replay rows as an aisrv makes them: the agent acts, sample_process, SampleData2NumpyData."""
+def rows_from(agent, n=16, seed=0, segment=8):
+    """Replay rows as an aisrv makes them: the agent plays n frames of one episode, cut into
+    segments of `segment` frames (sample_process), SampleData2NumpyData."""
     import numpy as np
 
     from feature.definition import Frame, ObsData, SampleData2NumpyData, sample_process
@@ -59,7 +60,8 @@ def rows_from(agent, n=16, seed=0):
 
     rng = np.random.default_rng(seed)
     obs = [ObsData(map=rng.random(MAP_SHAPE, dtype=np.float32), state=rng.random(STATE_DIM, dtype=np.float32),
-                   legal=legal_mask([1, 1])) for _ in range(n)]
+                   legal=legal_mask([1, 1])) for _ in range(n + 1)]
     frames = [Frame(obs=o, act=a, reward=float(r), terminated=False)
-              for o, a, r in zip(obs, agent.predict(obs), rng.normal(size=n))]
-    return np.stack([SampleData2NumpyData(s) for s in sample_process(frames, 0.0, 0.99, 0.95)])
+              for o, a, r in zip(obs, agent.predict(obs[:n]), rng.normal(size=n))]
+    return np.stack([SampleData2NumpyData(s) for start in range(0, n, segment)
+                     for s in sample_process(frames[start:start + segment], obs[min(start + segment, n)])])

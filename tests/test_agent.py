@@ -12,7 +12,7 @@ from agent.checkpoint_io import CheckpointError, latest_checkpoint_id, progress_
 from agent.config import Settings
 from agent.model import ActorCritic, ModelConfig
 from agent.ppo import PPOConfig
-from feature.definition import ActData, Frame, ObsData, sample_process
+from feature.definition import ActData, Frame, ObsData, SampleData2NumpyData, NumpyData2SampleData, sample_process
 from feature.constants import VIEW_SIZE
 from feature.layout import MAP_SHAPE, MEMORY_CHANNEL, NUM_MOVES, STATE_DIM, earlier_visits, legal_mask
 
@@ -34,12 +34,16 @@ def obs_batch(n, seed=0, flash_ready=True) -> list[ObsData]:
     return out
 
 
-def samples(agent, n=24, seed=0):
-    obs = obs_batch(n, seed)
-    acts = agent.predict(obs)
+def samples(agent, n=24, seed=0, segment=10, terminated=False):
+    """n frames of one episode the agent plays, as segments of `segment` frames (the last one
+    shorter) with their next observations; the last frame `terminated` or cut."""
+    obs = obs_batch(n + 1, seed)
+    acts = agent.predict(obs[:n])
     rewards = np.random.default_rng(seed).normal(size=n)
-    frames = [Frame(obs=o, act=a, reward=float(r), terminated=False) for o, a, r in zip(obs, acts, rewards)]
-    return sample_process(frames, 0.0, 0.99, 0.95)
+    frames = [Frame(obs=o, act=a, reward=float(r), terminated=terminated and t == n - 1)
+              for t, (o, a, r) in enumerate(zip(obs, acts, rewards))]
+    return [s for start in range(0, n, segment)
+            for s in sample_process(frames[start:start + segment], obs[min(start + segment, n)])]
 
 
 def favour_flashes(agent):
@@ -52,11 +56,10 @@ def test_predict_returns_act_data_with_consistent_log_prob():
     obs = obs_batch(5)
     acts = agent.predict(obs)
     assert len(acts) == 5 and all(isinstance(a, ActData) and 0 <= a.action < 16 for a in acts)
-    logits, value = agent.model(*agent._obs_tensors(obs))
+    logits, _ = agent.model(*agent._obs_tensors(obs))
     log_probs = torch.log_softmax(logits, -1)
     for i, a in enumerate(acts):
         assert a.log_prob == pytest.approx(log_probs[i, a.action].item(), abs=1e-5)
-        assert a.value == pytest.approx(value[i].item(), abs=1e-5)
     assert agent.predict([]) == []
 
 
@@ -140,8 +143,92 @@ def test_learn_updates_and_counts():
     before = {k: v.clone() for k, v in agent.model.state_dict().items()}
     metrics = agent.learn(samples(agent))
     assert agent.train_step == 1 and agent.model_version == 1 and agent.samples_learned == 24
-    assert metrics["ppo/batch_size"] == 24 and np.isfinite(metrics["loss/policy"])
+    assert metrics["ppo/batch_size"] == 24 and metrics["ppo/segments"] == 3 and np.isfinite(metrics["loss/policy"])
     assert any(not torch.equal(before[k], v) for k, v in agent.model.state_dict().items())
+
+
+def captured_batches(monkeypatch) -> list[dict]:
+    """Every batch Agent.learn hands ppo_update, as it was handed over (the update still runs)."""
+    import agent.agent as agent_module
+
+    seen, update = [], agent_module.ppo_update
+
+    def recording(model, optimizer, batch, *args):
+        seen.append({k: v.clone() for k, v in batch.items()})
+        return update(model, optimizer, batch, *args)
+    monkeypatch.setattr(agent_module, "ppo_update", recording)
+    return seen
+
+
+def reference_batch(agent, segments) -> dict[str, np.ndarray]:
+    """What learn should train on: each segment's frames, valued one segment at a time by the
+    agent's critic as it is now, advantages by the plain loop of tests/test_gae.py."""
+    from test_gae import reference_gae
+
+    out = {k: [] for k in ("action", "log_prob", "value", "advantage", "ret")}
+    for seg in segments:
+        n = int(seg.mask.sum())
+        with torch.no_grad():
+            maps = torch.from_numpy(np.concatenate([seg.map[:n], seg.next_map[None]]))
+            states = torch.from_numpy(np.concatenate([seg.state[:n], seg.next_state[None]]))
+            values = agent.model.value_norm.denormalize(agent.model.value(maps, states)).double().numpy()
+        adv = reference_gae(seg.reward[:n].tolist(), values[:n].tolist(), values[n], seg.terminated[:n].tolist(),
+                            agent.ppo_cfg.gamma, agent.ppo_cfg.gae_lambda)
+        out["action"] += seg.action[:n].tolist()
+        out["log_prob"] += seg.log_prob[:n].tolist()
+        out["value"] += values[:n].tolist()
+        out["advantage"] += adv
+        out["ret"] += (np.asarray(adv) + values[:n]).tolist()
+    return {k: np.asarray(v) for k, v in out.items()}
+
+
+def assert_trained_on(batch, reference):
+    assert batch["action"].tolist() == reference["action"].tolist()
+    np.testing.assert_allclose(batch["log_prob"].numpy(), reference["log_prob"], rtol=1e-6)
+    for key in ("value", "advantage", "ret"):
+        assert batch[key].dtype == torch.float32
+        np.testing.assert_allclose(batch[key].numpy(), reference[key], rtol=1e-4, atol=1e-4, err_msg=key)
+
+
+@pytest.mark.parametrize("value_norm", [False, True])
+def test_learn_recomputes_advantages_with_its_current_critic(monkeypatch, value_norm):
+    """The advantages, returns and old values of an update come from the learner's critic at
+    that update, not from anything the actor computed: after the critic changes, the same
+    segments train on other advantages, those of the new critic."""
+    agent = make(ppo=dataclasses.replace(PPO, value_norm=value_norm, gamma=0.9, gae_lambda=0.8), seed=0)
+    if value_norm:  # values leave the critic normalised: learn must de-normalise them for GAE
+        agent.model.value_norm.update(torch.tensor([-3.0, 1.0, 8.0]))
+    rows = [SampleData2NumpyData(s) for s in samples(agent, n=23, segment=8, terminated=True)
+            + samples(agent, n=9, seed=1, segment=8)]
+    segments = [NumpyData2SampleData(r) for r in rows]  # as the learner gets them from the replay
+    seen = captured_batches(monkeypatch)
+    first = reference_batch(agent, segments)
+    agent.learn(segments)
+    assert_trained_on(seen[0], first)
+
+    with torch.no_grad():  # another critic
+        for p in agent.model.critic_backbone.parameters():
+            p.add_(0.3 * torch.randn_like(p))
+        agent.model.value_head.bias.add_(2.0)
+    second = reference_batch(agent, segments)
+    agent.learn(segments)
+    assert_trained_on(seen[1], second)
+    assert np.abs(second["advantage"] - first["advantage"]).max() > 0.1
+    assert agent.samples_learned == 2 * 32  # frames, not segments
+
+
+def test_learn_values_its_frames_in_the_learners_precision(monkeypatch):
+    """The value pass runs inside learn, so under the autocast the learner runs learn in."""
+    agent = make(seed=0)
+    calls = []
+    agent.model.critic_backbone.conv[0].register_forward_hook(
+        lambda module, inputs, output: calls.append((torch.is_grad_enabled(), inputs[0].dtype)))
+    seen = captured_batches(monkeypatch)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        agent.learn(samples(agent, n=12))
+    assert calls[0] == (False, torch.bfloat16)  # the no-grad value pass, before the update's passes
+    assert seen[0]["value"].dtype == seen[0]["advantage"].dtype == torch.float32
+    assert torch.isfinite(seen[0]["advantage"]).all()
 
 
 def test_same_seed_same_losses():
@@ -169,7 +256,7 @@ def test_checkpoint_is_a_state_dict_the_platform_loads(tmp_path):
     (weights_only / file.name).write_bytes(file.read_bytes())
     dst = make(seed=99)
     dst.load_model(str(weights_only), 5)
-    assert [(a.action, a.value) for a in dst.exploit(obs)] == [(a.action, a.value) for a in src.exploit(obs)]
+    assert [(a.action, a.log_prob) for a in dst.exploit(obs)] == [(a.action, a.log_prob) for a in src.exploit(obs)]
     assert dst.train_step == 0
 
     actor = tmp_path / "pool"  # what the model pool carries: the weights and the progress record
@@ -206,8 +293,7 @@ def test_save_load_round_trip_gives_identical_actions(tmp_path):
     dst = make(ppo=PPOConfig(value_norm=True, update_epochs=1), seed=99)
     dst.load_model(tmp_path, 5)
     obs = obs_batch(16, seed=4)
-    assert [(a.action, a.log_prob, a.value) for a in dst.exploit(obs)] == \
-           [(a.action, a.log_prob, a.value) for a in src.exploit(obs)]
+    assert [(a.action, a.log_prob) for a in dst.exploit(obs)] == [(a.action, a.log_prob) for a in src.exploit(obs)]
     src.sample_generator.manual_seed(1)
     dst.sample_generator.manual_seed(1)
     assert [a.action for a in dst.predict(obs)] == [a.action for a in src.predict(obs)]
@@ -275,3 +361,14 @@ def test_foreign_architecture_is_refused_naming_tensors(tmp_path):
     assert "model.ckpt-1.pkl" in message
     assert "actor_backbone.conv.0.weight: checkpoint (4, 4, 5, 5) vs model (8, 4, 5, 5)" in message
     assert "unexpected critic_backbone.conv.0.weight" in message
+
+
+@pytest.mark.parametrize("share_backbone", [False, True])
+def test_the_actor_and_the_critic_alone_give_what_the_whole_model_gives(share_backbone):
+    """Acting runs the actor alone and the learner's value pass the critic alone."""
+    agent = make(model=dataclasses.replace(TINY, share_backbone=share_backbone), seed=0)
+    maps, states, legal = agent._obs_tensors(obs_batch(6, flash_ready=False))
+    with torch.no_grad():
+        logits, value = agent.model(maps, states, legal)
+        assert torch.allclose(agent.model.policy(maps, states, legal), logits, atol=1e-6)
+        assert torch.allclose(agent.model.value(maps, states), value, atol=1e-6)

@@ -181,7 +181,7 @@ def _edit(file, change):
 def test_a_checkpoint_that_reads_but_holds_bad_content_falls_back_to_the_older_one(tmp_path, corrupt):
     ckpt = tmp_path / "ckpt"
     trainee = make_trainee(tmp_path, keep=3)
-    rows = rows_from(trainee.agent)
+    rows = rows_from(trainee.agent, n=16)
     trainee.learn(rows)  # optimizer moments exist
     trainee.checkpoint({"counters": {"env_steps": 10}}, None)
     at_one = {k: v.clone() for k, v in trainee.agent.model.state_dict().items()}
@@ -192,7 +192,7 @@ def test_a_checkpoint_that_reads_but_holds_bad_content_falls_back_to_the_older_o
     restored = make_trainee(tmp_path, keep=3, seed=1)
     ckpt_id, extra = restored.restore_newest()
     assert ckpt_id == 1 and extra["counters"] == {"env_steps": 10}
-    assert restored.train_step == 1 and restored.agent.train_step == 1 and restored.agent.samples_learned == len(rows)
+    assert restored.train_step == 1 and restored.agent.train_step == 1 and restored.agent.samples_learned == 16  # frames
     state = restored.agent.model.state_dict()
     assert all(torch.equal(state[k], v) for k, v in at_one.items())  # all of checkpoint 1, nothing of 2
     restored.learn(rows)  # the restored optimizer state fits: training goes on

@@ -21,8 +21,8 @@ from tests.conftest import REPO_ROOT
 TINY_CONFIG = """
 include = ["{repo}/conf/configure_app.toml"]
 [app]
-train_batch_size = 32
-replay_buffer_capacity = 64
+train_batch_size = 4
+replay_buffer_capacity = 8
 dump_model_freq = 3
 [model]
 channels = [4]
@@ -95,7 +95,7 @@ def test_the_package_has_the_platforms_layout_and_the_runs_settings(exported):
                  "ckpt/model.ckpt-7.pkl", "ckpt/model.ckpt-7.train.pt"):
         assert (out / name).is_file(), name
     app = toml.loads((out / "conf" / "configure_app.toml").read_text())["app"]
-    assert app["algo"] == "ppo" and app["eval_model_id"] == 7 and app["train_batch_size"] == 32
+    assert app["algo"] == "ppo" and app["eval_model_id"] == 7 and app["train_batch_size"] == 4
     assert json.loads((out / "kaiwu.json").read_text())["project_code"] == "back_to_the_realm"
     settings = json.loads((out / "ppo" / "settings.json").read_text())
     assert settings["reward"]["win"] == 12.5 and settings["model"]["hidden_size"] == 16

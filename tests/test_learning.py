@@ -3,6 +3,7 @@ import logging
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from agent.agent import Agent
@@ -27,13 +28,15 @@ TINY = ModelConfig(channels=[4], kernel_sizes=[5], strides=[4], hidden_size=16)
 
 
 class Recording:
-    """The agent's framework in these tests: the package's own predict, and `learn` keeps the
-    chunks it is handed (as an aisrv would send them)."""
+    """The agent's framework in these tests: the package's own predict (each call's batch size
+    kept), and `learn` keeps the samples it is handed (as an aisrv would send them)."""
 
     def __init__(self):
         self.chunks = []
+        self.predict_sizes = []
 
     def predict(self, agent, method, obs):
+        self.predict_sizes.append(len(obs))
         return method(agent, obs)
 
     def learn(self, agent, method, samples):
@@ -86,13 +89,20 @@ def run_loop(envs, steps, num_steps=16, max_step=30):
     return handler, log, stats
 
 
-def test_loop_chunks_and_reports_episodes():
+def frames_of(segment) -> int:
+    return int(segment.mask.sum())
+
+
+def test_loop_sends_segments_asks_only_for_actions_and_reports_episodes():
     agent, monitor, stats = run_loop([make_env(seed=i) for i in range(3)], steps=300)
     assert stats.env_steps == 300 and stats.env_errors == 0
-    samples = sum(len(c) for c in agent.chunks)
-    assert all(1 <= len(c) <= 16 for c in agent.chunks)
-    # every step of every finished episode went into a chunk; what is left is the unfinished tails
-    assert 300 - 3 * 16 <= samples <= 300
+    assert all(len(c) == 1 for c in agent.chunks)  # one segment per learn call
+    assert all(1 <= frames_of(c[0]) <= 16 for c in agent.chunks)
+    # every step of every finished episode went into a segment; what is left is the unfinished tails
+    assert 300 - 3 * 16 <= sum(frames_of(c[0]) for c in agent.chunks) <= 300
+    # one batched predict per step over the 3 envs (the last one's steps refused by the stop),
+    # nothing else: no value is asked for a bootstrap
+    assert agent.predict_sizes == [3] * (100 + 1)
     assert stats.episodes == len(monitor.episodes) >= 9  # 30-step episodes on 3 envs
     report = monitor.episodes[0]
     for key in ("total_score", "chests", "steps", "win", "buff_count", "flash_count", "reward", "chests_total"):
@@ -103,42 +113,65 @@ def test_loop_chunks_and_reports_episodes():
     assert timeouts and all(r["steps"] == 30 and r["total_score"] == 0 for r in timeouts)
 
 
+class ObservedEnv:
+    """An env that keeps what its last step returned."""
+
+    def __init__(self, env):
+        self.env, self.last = env, None
+
+    def reset(self, **kw):
+        return self.env.reset(**kw)
+
+    def step(self, act):
+        self.last = self.env.step(act)
+        return self.last
+
+
 class RouteHandler(Recording):
-    """Walks each env to its end with the route planner and claims V(s) = 100 everywhere, so
-    every chunk's last return shows whether the loop bootstrapped it: r + γ·100, or r alone."""
+    """Walks the env to its end with the route planner; each segment is checked against the
+    env's last step when it arrives: the step after its last frame."""
 
-    VALUE = 100.0
-
-    def __init__(self, envs):
+    def __init__(self, env: ObservedEnv):
         from realm.planner import RouteController
 
         super().__init__()
-        self.controllers = [RouteController(env) for env in envs]
+        self.env, self.controller = env, RouteController(env.env)
+        self.checked = []  # (frames, last frame terminated, the env's step said terminated, truncated)
 
     def predict(self, agent, method, obs):
-        if len(obs) == len(self.controllers):  # the step's batch: one per env, in order
-            actions = [c.choose_action(c.env.episode.end) for c in self.controllers]
-        else:  # a bootstrap request: only the value is used
-            actions = [0] * len(obs)
-        return [ActData(action=a, log_prob=0.0, value=self.VALUE) for a in actions]
+        self.predict_sizes.append(len(obs))
+        return [ActData(action=self.controller.choose_action(self.env.env.episode.end), log_prob=0.0)]
+
+    def learn(self, agent, method, samples):
+        from feature.definition import observation_process
+
+        (segment,) = samples
+        _, obs, _, terminated, truncated, info = self.env.last
+        after = observation_process(obs, info)
+        assert np.array_equal(segment.next_map, after.map) and np.array_equal(segment.next_state, after.state)
+        assert np.array_equal(segment.next_legal, after.legal)
+        n = frames_of(segment)
+        assert not segment.terminated[:n - 1].any()  # never across an episode's end
+        self.checked.append((n, bool(segment.terminated[n - 1]), terminated, truncated))
+        super().learn(agent, method, samples)
 
 
 @pytest.mark.parametrize("max_step, wins", [(60, True), (12, False)])
-def test_loop_bootstraps_cut_and_timed_out_chunks_but_not_won_ones(max_step, wins):
-    envs = [make_env(seed=i) for i in range(2)]
-    handler = RouteHandler(envs)
-    gamma = 0.99
-    monitor, stats = run_package_loop(envs, handler, lambda stats, log: stats.episodes >= 4, max_step=max_step,
-                                      chest_num=0)
-    won = sum(int(r["win"]) for r in monitor.episodes)
-    assert (won == len(monitor.episodes)) if wins else won == 0
-    last_returns = [float(chunk[-1].ret) for chunk in handler.chunks]
-    bootstrapped = [r for r in last_returns if r > gamma * RouteHandler.VALUE / 2]
-    # Shaped rewards are far below 50, so a return above it carries the bootstrap value.
-    assert len(last_returns) - len(bootstrapped) == won
-    assert all(abs(r - gamma * RouteHandler.VALUE) < 20 for r in bootstrapped)
-    if not wins:
-        assert len(bootstrapped) == len(handler.chunks)  # every timeout bootstraps
+def test_loop_cuts_segments_at_episode_ends_with_the_observation_after_them(max_step, wins):
+    env = ObservedEnv(make_env(seed=0))
+    handler = RouteHandler(env)
+    monitor, stats = run_package_loop([env], handler, lambda stats, log: stats.episodes >= 3, num_steps=16,
+                                      max_step=max_step, chest_num=0)
+    assert all(r["win"] for r in monitor.episodes) if wins else not any(r["win"] for r in monitor.episodes)
+    assert handler.predict_sizes == [1] * stats.env_steps  # one per step (the stop comes at the next reset)
+    ends = [c for c in handler.checked if c[2] or c[3]]
+    assert len(ends) == stats.episodes  # each episode's last segment ends with it
+    assert all(marked == terminated for _, marked, terminated, _ in handler.checked)  # terminated: the game's own
+    assert all(n == 16 for n, _, terminated, truncated in handler.checked if not (terminated or truncated))
+    if wins:
+        assert all(marked for _, marked, _, _ in ends)  # won: nothing to bootstrap from
+    else:
+        assert [(n, marked) for n, marked, _, _ in ends] == [(12, False)] * 3  # timed out: bootstrapped
 
 
 def test_env_exception_ends_only_that_episode(caplog):

@@ -83,8 +83,8 @@ def test_direction_features_point_at_the_objects_in_the_simulator():
 
 
 def test_action_process_returns_plain_int():
-    assert action_process(ActData(action=np.int64(9), log_prob=-1.0, value=0.0)) == 9
-    assert type(action_process(ActData(action=np.int64(9), log_prob=-1.0, value=0.0))) is int
+    assert action_process(ActData(action=np.int64(9), log_prob=-1.0)) == 9
+    assert type(action_process(ActData(action=np.int64(9), log_prob=-1.0))) is int
 
 
 # --- unpack ---------------------------------------------------------------------------------------

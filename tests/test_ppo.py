@@ -7,6 +7,7 @@ import torch
 
 from agent.model import ActorCritic, ModelConfig
 from agent.ppo import PPOConfig, ValueNorm, ppo_loss, ppo_update, scheduled
+from feature.definition import SEGMENT_FRAMES
 from feature.layout import MAP_SHAPE, NUM_ACTIONS, STATE_DIM
 
 TINY = ModelConfig(channels=[4], kernel_sizes=[5], strides=[4], hidden_size=16)
@@ -150,3 +151,7 @@ def test_ppo_config_validation():
         PPOConfig(dual_clip=1.0).validate()
     with pytest.raises(ValueError, match="num_steps"):
         PPOConfig(num_steps=0).validate()
+    with pytest.raises(ValueError, match=f"num_steps \\({SEGMENT_FRAMES + 1}\\) must be <= {SEGMENT_FRAMES}"):
+        PPOConfig(num_steps=SEGMENT_FRAMES + 1).validate()
+    PPOConfig(num_steps=SEGMENT_FRAMES).validate()
+    assert PPOConfig(num_steps=32).max_frames(16) == 512

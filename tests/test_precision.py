@@ -10,8 +10,9 @@ import torch
 
 from agent.agent import Agent
 from agent.model import ActorCritic, ModelConfig, QNetwork
-from feature.definition import SampleData
-from feature.layout import MAP_SHAPE, NUM_ACTIONS, STATE_DIM, legal_mask
+from fake_obs import rows_from
+from feature.definition import NumpyData2SampleData
+from feature.layout import MAP_SHAPE, NUM_ACTIONS, STATE_DIM
 from workflow.config import REPO_ROOT, ConfigError, load_config
 from workflow.precision import autocast, resolve_precision
 
@@ -100,19 +101,16 @@ def test_only_the_conv_towers_run_in_bf16():
     assert len(dtypes) == 8 and {d for n, d in dtypes.items() if n not in convs} == {torch.float32}
 
 
-def _samples(n: int, seed: int) -> list:
-    rng = np.random.default_rng(seed)
-    return [SampleData(map=rng.random(MAP_SHAPE, dtype=np.float32), state=rng.random(STATE_DIM, dtype=np.float32),
-                       legal=legal_mask([1, 1]), action=int(rng.integers(NUM_ACTIONS)), log_prob=np.float32(-2.77),
-                       value=np.float32(rng.normal()), advantage=np.float32(rng.normal()), ret=np.float32(rng.normal()))
-            for _ in range(n)]
+def _samples(agent, seed: int) -> list:
+    """Segments as an aisrv sends them (tests/fake_obs.rows_from), back as SampleData."""
+    return [NumpyData2SampleData(row) for row in rows_from(agent, n=64, seed=seed, segment=16)]
 
 
 def test_a_bf16_update_keeps_fp32_state_and_moves_the_weights_as_fp32_does(tmp_path):
     cfg = load_config(None, ["model.channels=[8, 8]", "model.kernel_sizes=[5, 3]", "model.strides=[2, 2]",
                              "model.hidden_size=32", "ppo.update_epochs=1", "ppo.num_minibatches=1"])
-    samples = _samples(64, seed=1)
     full, low = Agent(settings=cfg, seed=3), Agent(settings=cfg, seed=3)
+    samples = _samples(Agent(settings=cfg, seed=5), seed=1)
     start = copy.deepcopy(full.model.state_dict())
     full.learn(samples)
     with autocast(BF16, "cpu"):

@@ -402,7 +402,7 @@ def test_bad_replay_items_and_telemetry_are_dropped_and_counted_never_fatal(serv
     ctx, trainee, learner_ref = learner_run(*limits)
     app, client = server_for(*limits)
     learner = learner_of(ctx, client, trainee, learner_ref)
-    good = rows_from(trainee.agent, n=4)
+    good = rows_from(trainee.agent, n=4, segment=1)
     nan = good[:1].copy()
     nan[0, 5] = np.nan
     for rows in (good, nan, np.zeros((1, 7), np.float32)):  # a writer per sender: a column keeps one shape
@@ -429,7 +429,9 @@ def test_a_minibatch_with_a_non_finite_loss_is_skipped_not_applied():
     agent = tiny_agent()
     before = {k: v.clone() for k, v in agent.model.state_dict().items()}
     rows = np.zeros((8, SAMPLE_DIM), dtype=np.float32)
-    rows[:, SAMPLE_SLICES["ret"]] = 3e38  # finite, but its squared error overflows to inf
+    first_frame = SAMPLE_SLICES["mask"].start, SAMPLE_SLICES["reward"].start  # one-frame segments
+    rows[:, first_frame[0]] = 1.0
+    rows[:, first_frame[1]] = 3e38  # finite, and so is its return, but the return's squared error overflows to inf
     stats = agent.learn([NumpyData2SampleData(row) for row in rows])
     assert stats["ppo/skipped_minibatches"] > 0 and stats["ppo/minibatches"] == 0
     assert all(torch.equal(before[k], v) for k, v in agent.model.state_dict().items())

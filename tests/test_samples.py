@@ -1,99 +1,91 @@
-"""From frames to replay rows: GAE (sample_process), SampleData <-> float32 rows, and the data
-classes registered under the platform's names."""
+"""From frames to replay rows: a trajectory segment (sample_process), SampleData <-> float32
+rows, and the data classes registered under the platform's names."""
 import numpy as np
 import pytest
 
 from feature import layout
-from feature.definition import (SAMPLE_DIM, ActData, Frame, NumpyData2SampleData, ObsData,
+from feature.definition import (SAMPLE_DIM, SEGMENT_FRAMES, ActData, Frame, NumpyData2SampleData, ObsData,
                                 SampleData, SampleData2NumpyData, sample_process)
 
 
-# --- sample_process (GAE) --------------------------------------------------------------------------
-
-def _frames(rewards, values, terminated_last=False):
-    obs = ObsData(map=np.zeros(layout.MAP_SHAPE, np.float32), state=np.zeros(layout.STATE_DIM, np.float32),
-                  legal=np.ones(16, np.float32))
-    n = len(rewards)
-    return [Frame(obs=obs, act=ActData(action=i % 16, log_prob=-0.5, value=v), reward=r,
-                  terminated=terminated_last and i == n - 1) for i, (r, v) in enumerate(zip(rewards, values))]
+def _obs(rng) -> ObsData:
+    return ObsData(map=rng.random(layout.MAP_SHAPE, dtype=np.float32),
+                   state=rng.random(layout.STATE_DIM, dtype=np.float32), legal=layout.legal_mask([1, 0]))
 
 
-def _hand_gae(rewards, values, next_values, not_done, gamma, lam):
-    # Written out step by step, independent of the implementation's loop.
-    deltas = [r + gamma * nv * nd - v for r, v, nv, nd in zip(rewards, values, next_values, not_done)]
-    adv = [0.0] * len(rewards)
-    running = 0.0
-    for t in reversed(range(len(rewards))):
-        running = deltas[t] + gamma * lam * not_done[t] * running
-        adv[t] = running
-    return adv
+def _frames(n, seed=0, terminated_last=False):
+    rng = np.random.default_rng(seed)
+    return [Frame(obs=_obs(rng), act=ActData(action=i % 16, log_prob=-0.5 - i), reward=float(i) / 4,
+                  terminated=terminated_last and i == n - 1) for i in range(n)]
 
 
-def test_gae_truncated_chunk_bootstraps_from_next_value():
-    gamma, lam = 0.9, 0.8
-    rewards, values, bootstrap = [1.0, 0.0, 2.0], [0.5, 1.0, 1.5], 3.0
-    samples = sample_process(_frames(rewards, values), bootstrap, gamma, lam)
-    # by hand: deltas = 1+.9*1-.5 = 1.4, 0+.9*1.5-1 = .35, 2+.9*3-1.5 = 3.2
-    # A2 = 3.2; A1 = .35 + .72*3.2 = 2.654; A0 = 1.4 + .72*2.654 = 3.31088
-    expected = [3.31088, 2.654, 3.2]
-    np.testing.assert_allclose([s.advantage for s in samples], expected, rtol=1e-6)
-    np.testing.assert_allclose([s.ret for s in samples], np.add(expected, values), rtol=1e-6)
-    assert expected == pytest.approx(_hand_gae(rewards, values, [1.0, 1.5, 3.0], [1, 1, 1], gamma, lam))
+# --- sample_process ------------------------------------------------------------------------------
+
+def test_a_segment_carries_its_frames_padding_and_next_observation():
+    frames = _frames(5, terminated_last=True)
+    next_obs = _obs(np.random.default_rng(9))
+    (segment,) = sample_process(frames, next_obs)
+    assert segment.map.shape == (SEGMENT_FRAMES, *layout.MAP_SHAPE) and segment.mask.shape == (SEGMENT_FRAMES,)
+    np.testing.assert_array_equal(segment.mask, [1] * 5 + [0] * (SEGMENT_FRAMES - 5))
+    np.testing.assert_array_equal(segment.terminated[:5], [0, 0, 0, 0, 1])
+    for t, frame in enumerate(frames):
+        assert np.array_equal(segment.map[t], frame.obs.map) and np.array_equal(segment.state[t], frame.obs.state)
+        assert np.array_equal(segment.legal[t], frame.obs.legal)
+        assert segment.action[t] == frame.act.action and segment.log_prob[t] == np.float32(frame.act.log_prob)
+        assert segment.reward[t] == np.float32(frame.reward)
+    for name in ("map", "state", "legal", "action", "log_prob", "reward", "terminated"):
+        assert not np.asarray(getattr(segment, name))[5:].any(), name  # padding is zeros
+    assert np.array_equal(segment.next_map, next_obs.map) and np.array_equal(segment.next_state, next_obs.state)
+    assert np.array_equal(segment.next_legal, next_obs.legal)
 
 
-def test_gae_terminated_chunk_ignores_bootstrap():
-    gamma, lam = 0.9, 0.8
-    rewards, values = [1.0, 0.0, 2.0], [0.5, 1.0, 1.5]
-    a = sample_process(_frames(rewards, values, terminated_last=True), 123.0, gamma, lam)
-    b = sample_process(_frames(rewards, values, terminated_last=True), -7.0, gamma, lam)
-    # last step: delta = 2 - 1.5 = .5 (no future); A1 = .35 + .72*.5 = .71; A0 = 1.4 + .72*.71 = 1.9112
-    np.testing.assert_allclose([s.advantage for s in a], [1.9112, 0.71, 0.5], rtol=1e-6)
-    assert [s.advantage for s in a] == [s.advantage for s in b]
-
-
-def test_gae_terminal_inside_chunk_stops_the_backup():
-    gamma, lam = 0.99, 0.95
-    frames = _frames([1.0, 5.0, 1.0], [0.0, 0.0, 0.0])
-    frames[0].terminated = True
-    samples = sample_process(frames, 10.0, gamma, lam)
-    assert samples[0].advantage == pytest.approx(1.0)  # nothing after the terminal step leaks back
-    assert samples[2].advantage == pytest.approx(1.0 + gamma * 10.0)
-
-
-def test_sample_process_copies_obs_and_action():
-    frames = _frames([0.0, 0.0], [1.0, 2.0])
-    samples = sample_process(frames, 0.0, 0.99, 0.95)
-    assert [s.action for s in samples] == [0, 1]
-    assert samples[0].log_prob == np.float32(-0.5) and samples[1].value == np.float32(2.0)
+def test_a_segment_never_spans_an_episode_end_nor_its_row():
+    next_obs = _obs(np.random.default_rng(1))
+    with pytest.raises(ValueError, match="terminated frame must be the last"):
+        sample_process(_frames(2, terminated_last=True) + _frames(1), next_obs)
+    with pytest.raises(ValueError, match=f"1..{SEGMENT_FRAMES} frames, got 0"):
+        sample_process([], next_obs)
+    with pytest.raises(ValueError, match=f"got {SEGMENT_FRAMES + 1}"):
+        sample_process(_frames(SEGMENT_FRAMES + 1), next_obs)
+    (full,) = sample_process(_frames(SEGMENT_FRAMES), next_obs)
+    assert full.mask.all()
 
 
 # --- SampleData <-> numpy ----------------------------------------------------------------------
 
-def _random_sample(rng) -> SampleData:
+def _random_segment(rng) -> SampleData:
     def f32(shape):  # random bit patterns of finite float32 values, signs and tiny values included
         return (rng.standard_normal(shape) * 10.0 ** rng.integers(-30, 30, shape)).astype(np.float32)
-    return SampleData(map=f32(layout.MAP_SHAPE), state=f32((layout.STATE_DIM,)),
-                      legal=rng.integers(0, 2, 16).astype(np.float32), action=int(rng.integers(0, 16)),
-                      log_prob=np.float32(f32(())), value=np.float32(f32(())),
-                      advantage=np.float32(f32(())), ret=np.float32(f32(())))
+    n = int(rng.integers(1, SEGMENT_FRAMES + 1))
+    mask = (np.arange(SEGMENT_FRAMES) < n).astype(np.float32)
+    return SampleData(map=f32((SEGMENT_FRAMES, *layout.MAP_SHAPE)), state=f32((SEGMENT_FRAMES, layout.STATE_DIM)),
+                      legal=rng.integers(0, 2, (SEGMENT_FRAMES, 16)).astype(np.float32),
+                      action=rng.integers(0, 16, SEGMENT_FRAMES), log_prob=f32(SEGMENT_FRAMES),
+                      reward=f32(SEGMENT_FRAMES), terminated=np.float32(rng.integers(0, 2)) * (np.arange(SEGMENT_FRAMES) == n - 1),
+                      mask=mask, next_map=f32(layout.MAP_SHAPE), next_state=f32((layout.STATE_DIM,)),
+                      next_legal=rng.integers(0, 2, 16).astype(np.float32))
+
+
+FLOAT_FIELDS = ("map", "state", "legal", "log_prob", "reward", "terminated", "mask", "next_map", "next_state",
+                "next_legal")
 
 
 def _assert_bit_identical(a: SampleData, b: SampleData):
-    for name in ("map", "state", "legal", "log_prob", "value", "advantage", "ret"):
-        x, y = np.asarray(getattr(a, name)), np.asarray(getattr(b, name))
-        assert x.dtype == y.dtype == np.float32, name
+    for name in FLOAT_FIELDS:
+        x, y = np.asarray(getattr(a, name), dtype=np.float32), np.asarray(getattr(b, name))
+        assert y.dtype == np.float32, name
         assert x.shape == y.shape and x.tobytes() == y.tobytes(), name
-    assert a.action == b.action and type(b.action) is int
+    assert b.action.dtype == np.int64 and np.array_equal(a.action, b.action)
 
 
-def test_sample_numpy_round_trip_is_bit_identical():
+def test_segment_numpy_round_trip_is_bit_identical():
     rng = np.random.default_rng(1)
-    for _ in range(20):
-        sample = _random_sample(rng)
-        row = SampleData2NumpyData(sample)
+    segments = [_random_segment(rng) for _ in range(3)] + sample_process(_frames(7, terminated_last=True), _obs(rng))
+    for segment in segments:
+        row = SampleData2NumpyData(segment)
         assert row.shape == (SAMPLE_DIM,) and row.dtype == np.float32
         back = NumpyData2SampleData(row)
-        _assert_bit_identical(sample, back)
+        _assert_bit_identical(segment, back)
         assert SampleData2NumpyData(back).tobytes() == row.tobytes()
 
 

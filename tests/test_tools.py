@@ -307,8 +307,9 @@ def test_every_tool_runs_with_the_venvs_python_from_any_directory(tool, tmp_path
 
 
 def test_bench_model_counts_the_update_flops_of_the_network():
-    """The update's FLOPs per sample follow the network: per epoch between 2x (no input
-    gradient) and 3x (forward + backward) the forward pass counted by hand, and linear in epochs."""
+    """The update's FLOPs per frame follow the network: per epoch between 2x (no input
+    gradient) and 3x (forward + backward) the forward pass counted by hand, and linear in epochs.
+    The advantage pass before it is measured too."""
     sys.path.insert(0, str(REPO_ROOT / "tools"))
     import bench_model
     from agent.agent import Agent
@@ -327,10 +328,13 @@ def test_bench_model_counts_the_update_flops_of_the_network():
     counted = {}
     for epochs in (1, 2):
         cfg = load_config(None, [f"ppo.update_epochs={epochs}", "ppo.num_minibatches=2", "app.train_batch_size=16"])
-        per_sample, rates = bench_model.bench_update(Agent(settings=cfg, seed=0), cfg.app.train_batch_size, 0.05,
-                                                     (bench_model.FP32, bench_model.BF16))
-        counted[epochs] = per_sample
+        cfg.ppo.num_steps = 4
+        agent = Agent(settings=cfg, seed=0)
+        per_frame, rates = bench_model.bench_update(agent, cfg.ppo.max_frames(cfg.app.train_batch_size), 0.05,
+                                                    (bench_model.FP32, bench_model.BF16))
+        counted[epochs] = per_frame
         assert rates["fp32"] > 0 and rates["bf16"] > 0
+        assert bench_model.bench_advantages(agent, 2, 0.05)["fp32"] > 0
     fwd = forward_flops(cfg)
     assert 2.0 * fwd <= counted[1] <= 3.05 * fwd, (counted[1], fwd)
     assert abs(counted[2] - 2 * counted[1]) < 1e-6 * counted[1]

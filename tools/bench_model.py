@@ -8,12 +8,15 @@ Prints one `name: value` line per figure:
   predict_b{1,16,64}_samples_per_s  Agent.predict on ObsData lists (stacking, forward, sampling):
                                     what the episode loop pays per step (fp32, as the aisrv run it)
   predict_b{1,16,64}_bf16_samples_per_s  the same under bf16 autocast
-  update_flop_per_sample            FLOPs of the learner's PPO update per trained sample (epochs x
-                                    forward + backward over the config's batch and minibatches)
+  update_flop_per_frame             FLOPs of the learner's PPO update per trained frame (epochs x
+                                    forward + backward over the config's batch, train_batch_size
+                                    full segments of ppo.num_steps frames, and minibatches)
   matmul_{fp32,bf16}_gflop_per_s    this machine's dense matmul peak (2048 x 2048), same threads
-  update_{fp32,bf16}_samples_per_s  samples per second through the PPO update
+  update_{fp32,bf16}_frames_per_s   frames per second through ppo_update
   update_{fp32,bf16}_gflop_per_s    what the update reaches
   flop_ratio_{fp32,bf16}            update / matmul peak of the same precision
+  advantages_{fp32,bf16}_frames_per_s  the learner's pass before ppo_update (Agent.frame_batch:
+                                    the critic on every frame and bootstrap observation, GAE)
   update speed-up bf16/fp32         (last line) the learner's gain from bf16 on this machine
 
 The two precisions are timed in alternating windows (best window each), so other work on a
@@ -31,7 +34,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from agent.agent import Agent
 from agent.ppo import ppo_update
-from feature.definition import ObsData
+from feature.definition import SEGMENT_FRAMES, ObsData
 from feature.layout import MAP_SHAPE, NUM_ACTIONS, STATE_DIM, legal_mask
 from workflow.config import load_config
 from workflow.precision import Precision, autocast, resolve_precision
@@ -77,7 +80,7 @@ def bench_predict(agent: Agent, batch: int, seconds: float) -> dict[str, float]:
 
 
 def update_batch(batch: int) -> dict[str, torch.Tensor]:
-    """A synthetic batch with the fields and shapes Agent.learn hands ppo_update."""
+    """A synthetic batch of `batch` frames with the fields and shapes Agent.learn hands ppo_update."""
     g = torch.Generator().manual_seed(0)
     return {"map": torch.rand((batch,) + MAP_SHAPE, generator=g), "state": torch.rand((batch, STATE_DIM), generator=g),
             "legal": torch.ones(batch, NUM_ACTIONS), "action": torch.randint(0, NUM_ACTIONS, (batch,), generator=g),
@@ -87,8 +90,8 @@ def update_batch(batch: int) -> dict[str, torch.Tensor]:
 
 def bench_update(agent: Agent, batch_size: int, seconds: float,
                  precisions: tuple[Precision, ...] = (FP32,)) -> tuple[float, dict[str, float]]:
-    """(FLOPs per trained sample, {precision: samples per second}) of ppo_update on `batch_size`
-    samples, each precision as the learner runs it (workflow.precision.autocast)."""
+    """(FLOPs per trained frame, {precision: frames per second}) of ppo_update on `batch_size`
+    frames, each precision as the learner runs it (workflow.precision.autocast)."""
     batch, cfg = update_batch(batch_size), agent.ppo_cfg
     agent.model.train()
 
@@ -103,6 +106,34 @@ def bench_update(agent: Agent, batch_size: int, seconds: float,
         update(FP32)()
     rates = _rates({p.name: update(p) for p in precisions}, seconds, repeats=3)
     return counter.get_total_flops() / batch_size, {name: batch_size * rate for name, rate in rates.items()}
+
+
+def segment_batch(segments: int, frames: int) -> dict[str, torch.Tensor]:
+    """`segments` synthetic segments of `frames` frames each, as Agent.learn stacks them."""
+    g = torch.Generator().manual_seed(0)
+    shape = (segments, SEGMENT_FRAMES)
+    mask = (torch.arange(SEGMENT_FRAMES) < frames).float().expand(shape)
+    return {"map": torch.rand(shape + MAP_SHAPE, generator=g), "state": torch.rand(shape + (STATE_DIM,), generator=g),
+            "legal": torch.ones(shape + (NUM_ACTIONS,)), "action": torch.randint(0, NUM_ACTIONS, shape, generator=g),
+            "log_prob": torch.full(shape, -float(np.log(NUM_ACTIONS))), "reward": torch.randn(shape, generator=g),
+            "terminated": torch.zeros(shape), "mask": mask, "next_map": torch.rand((segments,) + MAP_SHAPE, generator=g),
+            "next_state": torch.rand((segments, STATE_DIM), generator=g), "next_legal": torch.ones(segments, NUM_ACTIONS)}
+
+
+def bench_advantages(agent: Agent, segments: int, seconds: float,
+                     precisions: tuple[Precision, ...] = (FP32,)) -> dict[str, float]:
+    """{precision: frames per second} of the learner's value and GAE pass (Agent.frame_batch) on
+    `segments` full segments of the config's ppo.num_steps frames."""
+    batch = segment_batch(segments, agent.ppo_cfg.num_steps)
+    frames = agent.ppo_cfg.max_frames(segments)
+
+    def advantages(precision):
+        def call():
+            with autocast(precision, "cpu"):
+                agent.frame_batch(batch)
+        return call
+    rates = _rates({p.name: advantages(p) for p in precisions}, seconds, repeats=3)
+    return {name: frames * rate for name, rate in rates.items()}
 
 
 def bench_matmul(seconds: float, bf16_native: bool, n: int = MATMUL_SIZE) -> dict[str, float]:
@@ -139,14 +170,17 @@ def main() -> None:
         rates = bench_predict(agent, batch, args.seconds)
         print(f"predict_b{batch}_samples_per_s: {rates['fp32']:.0f}")
         print(f"predict_b{batch}_bf16_samples_per_s: {rates['bf16']:.0f}")
-    flop_per_sample, update = bench_update(agent, cfg.app.train_batch_size, args.seconds * 6, (FP32, BF16))
+    frames = cfg.ppo.max_frames(cfg.app.train_batch_size)
+    flop_per_frame, update = bench_update(agent, frames, args.seconds * 6, (FP32, BF16))
+    advantages = bench_advantages(agent, cfg.app.train_batch_size, args.seconds * 2, (FP32, BF16))
     matmul = bench_matmul(args.seconds, bf16_native=auto.dtype == torch.bfloat16)
-    print(f"update_flop_per_sample: {flop_per_sample / 1e6:.1f}M")
+    print(f"update_flop_per_frame: {flop_per_frame / 1e6:.1f}M")
     for name in ("fp32", "bf16"):
         print(f"matmul_{name}_gflop_per_s: {matmul[name] / 1e9:.1f}")
-        print(f"update_{name}_samples_per_s: {update[name]:.0f}")
-        print(f"update_{name}_gflop_per_s: {flop_per_sample * update[name] / 1e9:.1f}")
-        print(f"flop_ratio_{name}: {flop_per_sample * update[name] / matmul[name]:.3f}")
+        print(f"update_{name}_frames_per_s: {update[name]:.0f}")
+        print(f"update_{name}_gflop_per_s: {flop_per_frame * update[name] / 1e9:.1f}")
+        print(f"flop_ratio_{name}: {flop_per_frame * update[name] / matmul[name]:.3f}")
+        print(f"advantages_{name}_frames_per_s: {advantages[name]:.0f}")
     print(f"update speed-up bf16/fp32: {update['bf16'] / update['fp32']:.2f}")
 
 

@@ -3,14 +3,16 @@
     python tools/bench_train.py --config conf/smoke.toml --seconds 60
 
 1. Runs the real training system (./train.sh's launcher: learner + aisrv processes) for
-   --seconds and reads from its metrics the env steps per second the learner consumed (steady
+   --seconds and reads from its metrics the sample rows per second the learner consumed (steady
    state: the first metrics windows, spent importing and filling the queue, are left out), the
    model pick-up latency (publication -> first aisrv step with that model; aisrv report it for
    every model but the one they start with) and each process's
    peak RSS.
 2. Then measures, in this process and one thing at a time: the episode loop's cost per env step
-   without inference (simulator, features, reward, GAE, packing), inference per observation
-   (batched over envs_per_aisrv) and training per sample (one learner batch).
+   without inference (simulator, features, reward, packing), inference per observation
+   (batched over envs_per_aisrv), how many env steps a sample holds (PPO: a segment of up to
+   ppo.num_steps; dqn_plus: one) and training per env step (one learner batch). The learner's
+   consumed rows become env steps by that count.
 3. From those, the compute bound: each env step costs env + inference + training ×
    production_consume_ratio CPU-seconds, spread over this machine's cores; one aisrv process
    cannot exceed 1 / (env + inference) per second, nor the learner 1 / train per second.
@@ -67,8 +69,8 @@ def read_metrics(run: Path) -> dict[str, list[tuple[float, float]]]:
 
 
 def steady_rates(series) -> tuple[float, float]:
-    """(consumed, produced) env steps per second, averaged over the same learner metrics windows:
-    those after the first training ones, without the last (cut short by the stop)."""
+    """(consumed sample rows, produced env steps) per second, averaged over the same learner
+    metrics windows: those after the first training ones, without the last (cut short by the stop)."""
     consumed = [v for _, v in series.get(K.CONSUMED_SPS, [])]
     produced = [v for _, v in series.get(K.ENV_SPS, [])]
     started = next((i for i, v in enumerate(consumed) if v > 0), None)
@@ -97,6 +99,7 @@ class CollectingHandler:
         self.rng = np.random.default_rng(0)
         self.obs, self.rows = [], []
         self.keep_obs, self.keep_rows = keep_obs, keep_rows
+        self.rows_sent = 0
 
     def predict(self, agent, method, list_obs_data):
         if len(self.obs) < self.keep_obs:
@@ -104,11 +107,12 @@ class CollectingHandler:
         out = []
         for obs in list_obs_data:
             legal = self._np.flatnonzero(obs.legal)
-            out.append(self._act(action=int(self.rng.choice(legal)), log_prob=-2.7, value=0.0))
+            out.append(self._act(action=int(self.rng.choice(legal)), log_prob=-2.7))
         return out
 
     def learn(self, agent, method, samples) -> None:
         rows = self._np.stack([self._to_numpy(s) for s in samples])  # the packing an aisrv does before sending
+        self.rows_sent += len(rows)
         if sum(len(r) for r in self.rows) < self.keep_rows:
             self.rows.append(rows)
 
@@ -146,6 +150,7 @@ def measure_components(cfg: AppConfig, env_steps: int) -> dict[str, float]:
     except Stopped:
         pass
     env_s = (time.perf_counter() - start) / stats.env_steps
+    rows_per_step = collector.rows_sent / stats.env_steps
 
     agent = package.make_agent("learner", None, None)
     agent.predict(collector.obs[0])  # warm-up
@@ -168,8 +173,8 @@ def measure_components(cfg: AppConfig, env_steps: int) -> dict[str, float]:
         start = time.perf_counter()
         for _ in range(repeats):
             agent.learn([from_numpy(row) for row in rows])  # as the learner hands a batch over
-    train_s = (time.perf_counter() - start) / (repeats * len(rows))
-    return {"env": env_s, "inference": infer_s, "train": train_s}
+    train_s = (time.perf_counter() - start) / (repeats * len(rows)) * rows_per_step
+    return {"env": env_s, "inference": infer_s, "train": train_s, "rows_per_step": rows_per_step}
 
 
 def compute_bound(cfg: AppConfig, t: dict[str, float], n_cores: int) -> tuple[float, str]:
@@ -205,7 +210,7 @@ def main(argv=None) -> int:
         run = run_system(args.config, args.overrides, args.seconds, Path(tmp))
         series = read_metrics(run)
         stats = json.loads((run / "log" / "process_stats.json").read_text())
-    measured, produced = steady_rates(series)
+    consumed_rows, produced = steady_rates(series)
     latencies = pickup_latencies(series)
     lags = [v for _, v in series.get(K.POLICY_LAG, [])]
 
@@ -213,6 +218,7 @@ def main(argv=None) -> int:
     t = measure_components(cfg, args.component_steps)
     n_cores = cores()
     bound, limiter = compute_bound(cfg, t, n_cores)
+    measured = consumed_rows / t["rows_per_step"]
 
     app = cfg.app
     print(f"\nconfig: {args.config or 'conf/configure_app.toml'}  aisrv {app.aisrv_num} x {app.envs_per_aisrv} envs, "
@@ -233,7 +239,8 @@ def main(argv=None) -> int:
         f"{name} {cpu / wall:.2f}" for name, cpu in stats.get("cpu_seconds", {}).items()))
     print(f"episode loop without inference: {t['env'] * 1e3:8.3f} ms per env step")
     print(f"inference (batch {app.envs_per_aisrv}):          {t['inference'] * 1e3:8.3f} ms per observation")
-    print(f"training:                        {t['train'] * 1e3:8.3f} ms per sample")
+    print(f"training:                        {t['train'] * 1e3:8.3f} ms per env step "
+          f"({1 / t['rows_per_step']:.1f} env steps per sample)")
     print(f"compute bound: {bound:.1f} env steps/s ({limiter})")
     print(f"end-to-end env steps/s consumed by the learner: {measured:.1f}")
     print(f"measured / bound: {measured / bound if bound > 0 else float('nan'):.2f}")

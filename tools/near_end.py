@@ -33,12 +33,13 @@ END_PROGRESS = 0.02
 
 
 def near_end_config(seed: int = 0, **ppo):
-    """The task's AppConfig: 4 envs, batches of 512 samples, chunks of 64 steps."""
+    """The task's AppConfig: 4 envs, batches of 8 segments of up to 64 steps (512 frames at most;
+    an episode's end cuts a segment short)."""
     from feature.curriculum import CurriculumConfig
     from workflow.config import AppConfig
 
     cfg = AppConfig()
-    cfg.app = dataclasses.replace(cfg.app, seed=seed, envs_per_aisrv=4, train_batch_size=512, torch_num_threads=1)
+    cfg.app = dataclasses.replace(cfg.app, seed=seed, envs_per_aisrv=4, train_batch_size=8, torch_num_threads=1)
     cfg.curriculum = CurriculumConfig(chest_num=0, max_step=MAX_STEP, **NEAR)
     cfg.ppo = dataclasses.replace(cfg.ppo, **{"num_steps": 64, "learning_rate": 5e-4, **ppo})
     cfg.reward = dataclasses.replace(cfg.reward, end_progress=END_PROGRESS)

@@ -123,9 +123,10 @@ class FrameworkConfig:
     algo: str = "ppo"
     package: str = ""  # a Kaiwu code package directory (./train.sh --package); empty = the project's agent
     # --- replay buffer (reverb) ---
-    replay_buffer_capacity: int = 4096  # samples the sample table holds (one item each; on-policy: queue bound)
+    # samples are the package's SampleData rows: PPO's are segments of up to ppo.num_steps frames
+    replay_buffer_capacity: int = 32  # samples the sample table holds (one item each; on-policy: queue bound)
     preload_ratio: float = 1.0  # off-policy: training starts once capacity / preload_ratio samples are in
-    train_batch_size: int = 2048  # samples per train step (one Agent.learn call)
+    train_batch_size: int = 16  # samples per train step (one Agent.learn call)
     production_consume_ratio: float = 1.0  # consumed / produced: times each sample is trained on on average
     reverb_remover: str = "reverb.selectors.Fifo"
     reverb_sampler: str = "reverb.selectors.Fifo"
