@@ -197,10 +197,13 @@ def test_learns_to_reach_a_near_end_on_every_seed():
     """Default network and reward terms, tools/near_end.py's task, three seeds: each starts out
     lost and reaches 90 % wins within the budget, and holds on episodes it did not train on.
     Every seed of 0..9 gets there in < 7 000 env steps under the default and the AVX2-restricted
-    kernels (tools/bench_near_end.py), so its budget of 20 000 leaves about three times the worst."""
+    kernels (tools/bench_near_end.py), so its budget of 20 000 leaves about three times the worst.
+    An update comes every ~8 episodes, so the first 20 already learn a little (0.0-0.35 wins over
+    seeds 0..9); the untrained policy's own rate is the random walk's."""
+    assert near_end.random_win_rate() <= 0.1
     for seed in (0, 1, 2):
         result = near_end.train_near_end(near_end.near_end_config(seed))
-        assert result.first_win_rate <= 0.3, f"seed {seed}: the task was not lost at the start"
+        assert result.first_win_rate <= 0.5, f"seed {seed}: the task was not lost at the start"
         assert result.learned, (f"seed {seed}: win rate {result.train_win_rate:.2f} after "
                                 f"{result.env_steps} env steps")
         assert result.eval_win_rate >= 0.8, f"seed {seed}: eval win rate {result.eval_win_rate:.2f}"
