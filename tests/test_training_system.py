@@ -149,7 +149,7 @@ def test_train_crash_restart_kill_and_resume(tmp_path):
         kill_group(proc)
     learner_log = (run / "log" / "learner.log").read_text()
     assert "skipping checkpoint" in learner_log and ckpt_files.ckpt_name(newest) in learner_log
-    assert f"learner precision: {resolve_precision('auto', 'cpu')}" in learner_log  # the default, said and why
+    assert f"learner precision: {resolve_precision('fp32', 'cpu')}" in learner_log  # the default, said and why
     assert f"resumed from model.ckpt-{previous}.pkl: train step {previous}" in learner_log
     assert list((run / "log").glob("effective_config-resume-*.toml"))  # the first config is kept beside it
     final_step = max(checkpoint_ids(run))

@@ -149,7 +149,7 @@ class FrameworkConfig:
     max_nonfinite_train_steps: int = 100  # train steps in a row whose learn left NaN/inf that end the run; 0 = never
     model_pool_publish_freq: int = 1  # train steps between publications to the model pool; 0 = checkpoints only
     device: str = "cpu"  # the learner's torch device: "cpu", "cuda" or "cuda:N"
-    precision: Literal["auto", "fp32", "bf16"] = "auto"  # the learner's update (workflow.precision)
+    precision: Literal["auto", "fp32", "bf16"] = "fp32"  # the learner's update (workflow.precision)
     max_ckpt_keep: int = 5  # newest checkpoints kept (plus the best by recent score)
     keep_best_ckpt: bool = True
     user_save_mode_max_count: int = 20  # agent.save_model calls kept in the user dir; 0 = all (the platform's meaning)
