@@ -17,7 +17,7 @@ from typing import Literal
 import torch
 from torch import nn
 
-from agent.limits import MAX_CHUNK_FRAMES, MAX_COUNT, MAX_PASSES, MAX_VISITS, check_at_most
+from agent.limits import MAX_COUNT, MAX_PASSES, MAX_VISITS, check_at_most
 from agent.model import conv_input
 from agent.value_norm import ValueNorm
 from feature.definition import SEGMENT_FRAMES
@@ -68,8 +68,8 @@ class PPOConfig:
                              "holds (feature.definition.SEGMENT_FRAMES)")
         if self.minibatch_size is not None and self.minibatch_size < 1:
             raise ValueError(f"minibatch_size must be >= 1 (or unset), got {self.minibatch_size}")
-        check_at_most(self, {"num_steps": MAX_CHUNK_FRAMES, "update_epochs": MAX_PASSES, "num_minibatches": MAX_PASSES,
-                             "minibatch_size": MAX_COUNT, "schedule_samples": MAX_COUNT, "unstuck_visits": MAX_VISITS})
+        check_at_most(self, {"update_epochs": MAX_PASSES, "num_minibatches": MAX_PASSES, "minibatch_size": MAX_COUNT,
+                             "schedule_samples": MAX_COUNT, "unstuck_visits": MAX_VISITS})
         for key in ("clip_coef", "vf_coef", "ent_coef", "ent_coef_final", "max_grad_norm", "adam_eps"):
             if getattr(self, key) < 0:
                 raise ValueError(f"{key} must be >= 0, got {getattr(self, key)}")
