@@ -35,6 +35,15 @@ DEFAULT_MAX_STEP = 2000
 VIEW_SIZE = 51  # the local maps are VIEW_SIZE × VIEW_SIZE cells centred on the hero
 VIEW_RADIUS = 25
 GRID_DISTANCE_SCALE = 256  # RelativePosition.grid_distance = BFS cells / GRID_DISTANCE_SCALE
+GRID_SIZE = 128  # the map is GRID_SIZE × GRID_SIZE cells
+MEMORY_INCREMENT = 0.2  # memory_map: added per step ended in a cell, capped at 1
+L2_BUCKETS = (2500, 7500, 15000, 30000)  # RelativePosition.l2_distance: world units -> buckets 1..5
+PATH_BUCKETS = (5, 15, 30, 60)  # RelativePosition.path_distance: BFS cells -> buckets 1..5
+NULL_BUCKET = 5  # a null RelativePosition's l2_distance and path_distance
+NULL_GRID_DISTANCE = 1.0  # a null RelativePosition's grid_distance
+ORGAN_CHEST = 1  # frame_state.organs[i].sub_type
+ORGAN_BUFF = 2
+MS_PER_STEP = 200  # organ and talent cooldowns are in ms; one step is 3 frames of ~66 ms
 
 
 def is_null(rel) -> bool:

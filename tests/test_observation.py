@@ -114,7 +114,8 @@ def test_feature_constants_are_the_simulators():
 
     for name in ("CELL_WIDTH", "ORIGIN_X", "ORIGIN_Z", "WORLD_SIZE", "NUM_POSITIONS", "NUM_TREASURE_SLOTS", "STEP_LENGTH",
                  "BUFF_STEP_LENGTH", "FLASH_DISTANCE", "TALENT_TYPE_SUPER_FLASH", "NUM_ACTIONS", "DEFAULT_MAX_STEP",
-                 "VIEW_SIZE", "VIEW_RADIUS", "GRID_DISTANCE_SCALE"):
+                 "VIEW_SIZE", "VIEW_RADIUS", "GRID_DISTANCE_SCALE", "GRID_SIZE", "MEMORY_INCREMENT", "L2_BUCKETS",
+                 "PATH_BUCKETS", "NULL_BUCKET", "NULL_GRID_DISTANCE", "ORGAN_CHEST", "ORGAN_BUFF", "MS_PER_STEP"):
         assert getattr(mine, name) == getattr(game, name), name
     assert mine.UNIT_VECTORS == UNIT_VECTORS
     for point in ((0.0, 0.0), (-2250.0, -5250.0), (31999.9, 12345.6), (-9999.0, 70000.0)):
