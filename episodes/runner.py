@@ -8,11 +8,21 @@ video frame) is the caller's. `EpisodeStats` is the one summary of a finished ep
 
 It takes the protocol functions as arguments, so it runs any Kaiwu package's agent, and it
 imports nothing of the toolkit: it ships inside the exported package with train_workflow.
+
+Either protocol (episodes.protocol): a 2025 (18.0.2) env gets its usr_conf as env_conf, its
+observations pass through a per-env feature.observation18.Realm18View, so `observation_process`,
+the Transitions and whatever reads them see the 2024 shapes; predict's `(list, model_version)`
+is unpacked. Whether an env speaks 2025 is settled before its first reset
+(`episodes.protocol.env_kaiwu_version`); a reset that returns `(obs, state)` is read as 2025.
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Sequence
+
+from episodes.protocol import act_list, env_kaiwu_version
+from feature.curriculum import env_conf
+from feature.observation18 import Realm18View
 
 
 @dataclass
@@ -44,7 +54,7 @@ class Transition:
     before: Any  # the ObsData the action was chosen from
     act: Any  # the agent's answer (ActData)
     action: int  # what the env was given
-    obs: Any = None  # the env's outputs after the step
+    obs: Any = None  # the env's outputs after the step (a 2025 env's obs and state: as the 2024 obs, env_info)
     score: Any = None
     terminated: bool = False
     truncated: bool = False
@@ -61,17 +71,21 @@ class Transition:
 
 
 class _Slot:
-    def __init__(self, env):
+    def __init__(self, env, kaiwu_version: str):
         self.env = env
+        self.kaiwu_version = kaiwu_version
+        self.view: Realm18View | None = None  # a 2025 env's episode, read as the 2024 protocol
         self.obs_data = None
         self.steps = 0
 
 
 class EpisodeRunner:
     def __init__(self, envs: Sequence[Any], act: Callable[[list], list], observation_process: Callable,
-                 action_process: Callable):
-        """`act(list_obs_data) -> list_act_data` is the agent's predict or exploit."""
-        self.slots = [_Slot(env) for env in envs]
+                 action_process: Callable, kaiwu_version: str | None = None):
+        """`act(list_obs_data) -> list_act_data` is the agent's predict or exploit (a 2025
+        aisrv's `(list, model_version)` is unpacked). `kaiwu_version` ("2024" | "18"): the
+        protocol of every env; None: each env's own (episodes.protocol.env_kaiwu_version)."""
+        self.slots = [_Slot(env, env_kaiwu_version(env, kaiwu_version)) for env in envs]
         self.act = act
         self.observation_process = observation_process
         self.action_process = action_process
@@ -83,24 +97,37 @@ class EpisodeRunner:
         return self.slots[index].steps
 
     def reset(self, index: int, usr_conf: dict | None, **kwargs):
-        """Start an episode on env `index` (kwargs go to env.reset, e.g. a seed); returns the
-        observation. A reset returns no env_info, so the first ObsData is made without it."""
+        """Start an episode on env `index` with a 2024 usr_conf (`{"diy": ...}`; a 2025 env gets
+        it as env_conf) and kwargs for env.reset (e.g. a seed); returns the observation in the
+        2024 shape, or None when the env gave none. A 2024 reset returns no env_info, so the
+        first ObsData is made without it, whatever the protocol."""
         slot = self.slots[index]
-        obs = slot.env.reset(usr_conf=usr_conf, **kwargs)
-        slot.obs_data = self.observation_process(obs, None)
+        result = slot.env.reset(usr_conf=env_conf(usr_conf) if slot.kaiwu_version == "18" else usr_conf, **kwargs)
+        if isinstance(result, tuple):  # 2025: (obs, state)
+            slot.view = slot.view or Realm18View()
+            result = None if result[0] is None else slot.view.reset(result[0])[0]
+        else:
+            slot.view = None
+        if result is None:
+            return None
+        slot.obs_data = self.observation_process(result, None)
         slot.steps = 0
-        return obs
+        return result
 
     def step(self, indices: Sequence[int] | None = None) -> list[Transition]:
         """One action on each env of `indices` (default all), chosen in one batched call."""
         indices = range(len(self.slots)) if indices is None else indices
         befores = [self.slots[i].obs_data for i in indices]
-        acts = self.act(befores)
+        acts = act_list(self.act(befores))
         out = []
         for i, before, act in zip(indices, befores, acts):
             slot, action = self.slots[i], int(self.action_process(act))
             try:
                 _, obs, score, terminated, truncated, env_info = slot.env.step(action)
+                if slot.view is not None:  # 2025: the state is empty, the view rebuilds env_info
+                    if obs is None:
+                        raise RuntimeError("env.step returned no observation")
+                    obs, env_info = slot.view.step(obs)
             except Exception as e:  # one env failing ends its episode only
                 out.append(Transition(i, before, act, action, error=e))
                 continue
@@ -113,7 +140,8 @@ class EpisodeRunner:
     def play(self, usr_conf: dict | None, index: int = 0, on_step: Callable[[Transition], None] | None = None,
              **reset_kwargs) -> tuple[EpisodeStats, list[int]]:
         """One whole episode on env `index`: (its stats, the actions taken). An env error is raised."""
-        self.reset(index, usr_conf, **reset_kwargs)
+        if self.reset(index, usr_conf, **reset_kwargs) is None:
+            raise RuntimeError(f"env.reset returned no observation for usr_conf {usr_conf}")
         actions = []
         while True:
             (transition,) = self.step([index])

@@ -176,3 +176,34 @@ def probe_usr_confs(cfg: CurriculumConfig, seed: int, draws_per_stage: int = 4) 
     return [("[curriculum]", f"episode {episode}, env step {env_step}", sampler.sample(episode, env_step))
             for episode, env_step in points for _ in range(draws_per_stage)]
 
+
+
+#: The 2025 protocol's (18.0.2) env_conf keys, all required by its server and its check_usr_conf.
+ENV_CONF_KEYS = ("start", "end", "treasure_random", "treasure_count", "treasure_id", "talent_type", "max_step")
+
+
+def env_conf(usr_conf: dict | None) -> dict | None:
+    """A 2024 usr_conf (`{"diy": {...}}`, keys left out take the game's defaults) as the 2025
+    protocol's `{"env_conf": {...}}` of the same episode: every key present, treasure_random a
+    bool, treasure_count the chest count either way (the platform checks it is 0..13 even for
+    fixed chests). A usr_conf already in the 2025 shape, or None (the env's defaults), passes."""
+    if usr_conf is None or "env_conf" in usr_conf:
+        return usr_conf
+    diy = dict(usr_conf.get("diy") or {})
+    unknown = set(diy) - {"start", "end", "treasure_random", "treasure_num", "treasure_id", "max_step", "talent_type"}
+    if unknown or set(usr_conf) - {"diy"}:
+        raise ValueError(f"usr_conf {usr_conf!r}: unknown keys {sorted(unknown | (set(usr_conf) - {'diy'}))}")
+    random = bool(diy.get("treasure_random", 1))
+    ids = [int(i) for i in diy.get("treasure_id") or []]
+    max_step = int(diy.get("max_step", DEFAULT_MAX_STEP))
+    if not 1 <= max_step <= DEFAULT_MAX_STEP:
+        raise ValueError(f"usr_conf max_step = {max_step}: the 2025 platform allows 1..{DEFAULT_MAX_STEP}")
+    return {"env_conf": {
+        "start": int(diy.get("start", 2)),
+        "end": int(diy.get("end", 1)),
+        "treasure_random": random,
+        "treasure_count": int(diy.get("treasure_num", 8)) if random else len(ids),
+        "treasure_id": [] if random else ids,
+        "talent_type": int(diy.get("talent_type", TALENT_TYPE_SUPER_FLASH)),
+        "max_step": max_step,
+    }}
