@@ -5,6 +5,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from realm.env import EpisodeOverError, RealmEnv
+from realm.env18 import MAP_WINDOWS, RealmEnv18
 from realm.generator import generate_map, validate_map
 from realm.maps import Map, MapError, load_official_map, load_official_map_cached
 from realm.usr_conf import UsrConfError, did_you_mean
@@ -17,6 +18,7 @@ __all__ = [
     "Map",
     "MapError",
     "RealmEnv",
+    "RealmEnv18",
     "UsrConfError",
     "generate_map",
     "load_official_map",
@@ -31,11 +33,18 @@ def _generated_map(seed: int) -> Map:
     return generate_map(seed)
 
 
-def make_env(map_file=None, positions_file=None, map_seed: int = 0, **rules) -> RealmEnv:
+PROTOCOLS = ("2024", "18")
+
+
+def make_env(map_file=None, positions_file=None, map_seed: int = 0, *, protocol: str = "2024", **rules) -> RealmEnv | RealmEnv18:
     """A RealmEnv on the official map files if given, else on the generated map of `map_seed`.
 
     `rules`: flash_blocked ("fail" | "nearest"), step_jitter (bool), seed (episode RNG).
+    `protocol="18"` serves the same game in the 2025 protocol (code package 18.0.2): a
+    RealmEnv18, with the extra rule map_window ("hero" | "platform", see realm/env18.py).
     """
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"protocol = {protocol!r} is invalid: allowed {' | '.join(repr(p) for p in PROTOCOLS)}")
     if map_file is not None:
         if positions_file is None:
             raise ValueError("map_file needs positions_file (the position_pool.json with the 16 special positions)")
@@ -44,10 +53,14 @@ def make_env(map_file=None, positions_file=None, map_seed: int = 0, **rules) -> 
         raise ValueError("positions_file is only used with map_file; pass both, or neither for a generated map")
     else:
         game_map = _generated_map(map_seed)
-    allowed = ("flash_blocked", "step_jitter", "seed")
+    allowed = ("flash_blocked", "step_jitter", "seed") + (("map_window",) if protocol == "18" else ())
     for key in rules:
         if key not in allowed:
-            raise TypeError(f"unknown env rule {key!r}; allowed: {', '.join(allowed)}{did_you_mean(key, allowed)}")
+            hint = " (map_window is a rule of protocol='18')" if key == "map_window" else did_you_mean(key, allowed)
+            raise TypeError(f"unknown env rule {key!r}; allowed: {', '.join(allowed)}{hint}")
+    if protocol == "18":
+        map_window = rules.pop("map_window", MAP_WINDOWS[0])
+        return RealmEnv18(RealmEnv(game_map, **rules), map_window=map_window)
     return RealmEnv(game_map, **rules)
 
 

@@ -1,4 +1,5 @@
-"""Validate an episode's `usr_conf` (SPEC §3) and resolve its chest ids.
+"""Validate an episode's `usr_conf` (SPEC §3) and resolve its chest ids; the 2025 protocol's
+`{"env_conf": {...}}` is validated here too and resolved through the same path.
 
 The real server silently returned `None` on a bad config; here every mistake raises
 `UsrConfError` naming the key and what it allows, so a typo in a curriculum fails at once.
@@ -139,3 +140,105 @@ def parse_usr_conf(usr_conf: dict | None, rng: np.random.Generator | None = None
         max_step=int(max_step),
         talent_type=talent_type,
     )
+
+
+# ---- The 2025 protocol (code package 18.0.2): usr_conf = {"env_conf": {...}} ---------------------
+# The platform's tools/train_env_conf_validate.py (read_usr_conf + check_usr_conf) is the reference:
+# every key is required and typed exactly (ints are `int`, treasure_random is `bool`), so a conf
+# that passes here passes there. A valid env_conf then goes through `parse_usr_conf`, so both
+# protocols share one EpisodeConfig and one set of rules.
+
+ENV_CONF_ALLOWED = {
+    "start": "an int in 1..15, different from end",
+    "end": "an int in 1..15, different from start",
+    "treasure_random": "true or false (a bool; 0 and 1 are not bools)",
+    "treasure_count": f"an int in 0..{NUM_TREASURE_SLOTS - 2} (the chest count when treasure_random is true)",
+    "treasure_id": "a list of unique ints in 1..15, without the start and end ids when treasure_random is false ([] = no chests)",
+    "talent_type": f"{TALENT_TYPE_SUPER_FLASH} (super flash)",
+    "max_step": f"an int in 1..{MAX_MAX_STEP}",
+    "view_size": "an int >= 1 (optional: the platform's read_usr_conf adds it; the served window stays 51x51)",
+}
+ENV_CONF_REQUIRED = ("start", "end", "treasure_random", "treasure_count", "treasure_id", "talent_type", "max_step")
+ENV_CONF_TOP_LEVEL_KEYS = ("env_conf",)
+#: The official package's conf/train_env_conf.toml: what `RealmEnv18.reset()` plays without a usr_conf.
+DEFAULT_ENV_CONF = {"start": 2, "end": 1, "treasure_random": True, "treasure_count": 8, "treasure_id": [],
+                    "talent_type": TALENT_TYPE_SUPER_FLASH, "max_step": DEFAULT_MAX_STEP}
+
+
+def _env_fail(key: str, value, detail: str = "") -> UsrConfError:
+    extra = f" ({detail})" if detail else ""
+    return UsrConfError(f"usr_conf['env_conf'][{key!r}] = {value!r} is invalid{extra}: allowed {ENV_CONF_ALLOWED[key]}")
+
+
+def _exact_int(key: str, value, low: int, high: int | None = None) -> int:
+    """`value` if it is an `int` (not a bool, float or numpy int, as the platform checks) in low..high."""
+    if type(value) is not int:
+        raise _env_fail(key, value, f"a {type(value).__name__}, not an int")
+    if value < low or (high is not None and value > high):
+        raise _env_fail(key, value)
+    return value
+
+
+def validate_env_conf(usr_conf) -> None:
+    """Raise UsrConfError naming the key and what it allows unless `usr_conf` is a valid
+    2025 `{"env_conf": {...}}`. `view_size` is accepted and ignored: the window is 51x51."""
+    if not isinstance(usr_conf, dict):
+        raise UsrConfError(f"usr_conf must be a dict like {{'env_conf': {{...}}}}, got {type(usr_conf).__name__}")
+    for key in usr_conf:
+        if key not in ENV_CONF_TOP_LEVEL_KEYS:
+            hint = " ({'diy': ...} is the 2024 protocol's usr_conf)" if key == "diy" else ""
+            raise UsrConfError(str(_unknown_key(key, ENV_CONF_TOP_LEVEL_KEYS, "usr_conf")) + hint)
+    if "env_conf" not in usr_conf:
+        raise UsrConfError(f"usr_conf needs the key 'env_conf' (a dict of {', '.join(ENV_CONF_REQUIRED)})")
+    conf = usr_conf["env_conf"]
+    if not isinstance(conf, dict):
+        raise UsrConfError(f"usr_conf['env_conf'] must be a dict of {', '.join(ENV_CONF_REQUIRED)}, got {type(conf).__name__}")
+    for key in conf:
+        if key not in ENV_CONF_ALLOWED:
+            raise _unknown_key(key, ENV_CONF_ALLOWED, "usr_conf['env_conf']")
+    for key in ENV_CONF_REQUIRED:
+        if key not in conf:
+            raise UsrConfError(f"usr_conf['env_conf'] is missing {key!r} (every key but view_size is required): "
+                               f"allowed {ENV_CONF_ALLOWED[key]}")
+
+    start = _exact_int("start", conf["start"], 1, NUM_TREASURE_SLOTS)
+    end = _exact_int("end", conf["end"], 1, NUM_TREASURE_SLOTS)
+    if start == end:
+        raise _env_fail("end", end, f"equals start {start}")
+    treasure_random = conf["treasure_random"]
+    if type(treasure_random) is not bool:
+        raise _env_fail("treasure_random", treasure_random, f"a {type(treasure_random).__name__}, not a bool")
+    _exact_int("treasure_count", conf["treasure_count"], 0, NUM_TREASURE_SLOTS - 2)
+    ids = conf["treasure_id"]
+    if type(ids) is not list:
+        raise _env_fail("treasure_id", ids, f"a {type(ids).__name__}, not a list")
+    for item in ids:
+        if type(item) is not int or item not in SLOT_IDS:
+            raise _env_fail("treasure_id", ids, f"{item!r} is not an int in 1..15")
+    if len(set(ids)) != len(ids):
+        raise _env_fail("treasure_id", ids, "ids repeat")
+    if not treasure_random and (start in ids or end in ids):  # the platform ignores treasure_id when random
+        raise _env_fail("treasure_id", ids, f"{start if start in ids else end} is the {'start' if start in ids else 'end'} id")
+    _exact_int("talent_type", conf["talent_type"], TALENT_TYPE_SUPER_FLASH, TALENT_TYPE_SUPER_FLASH)
+    _exact_int("max_step", conf["max_step"], 1, MAX_MAX_STEP)
+    if "view_size" in conf:
+        _exact_int("view_size", conf["view_size"], 1)
+
+
+def env_conf_to_diy(usr_conf: dict) -> dict:
+    """A valid 2025 usr_conf as the 2024 `{"diy": {...}}` of the same episode: random chests
+    draw `treasure_count` ids, fixed chests are `treasure_id` (the other key is ignored, as on
+    the platform)."""
+    validate_env_conf(usr_conf)
+    conf = usr_conf["env_conf"]
+    diy = {"start": conf["start"], "end": conf["end"], "max_step": conf["max_step"], "talent_type": conf["talent_type"]}
+    if conf["treasure_random"]:
+        diy.update(treasure_random=1, treasure_num=conf["treasure_count"])
+    else:
+        diy.update(treasure_random=0, treasure_id=list(conf["treasure_id"]))
+    return {"diy": diy}
+
+
+def parse_env_conf(usr_conf: dict, rng: np.random.Generator | None = None) -> EpisodeConfig:
+    """A 2025 usr_conf -> the EpisodeConfig that `parse_usr_conf` resolves for it (chests drawn)."""
+    return parse_usr_conf(env_conf_to_diy(usr_conf), rng)

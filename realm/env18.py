@@ -1,0 +1,163 @@
+"""RealmEnv18: the game of `RealmEnv` (SPEC §3–§7) served in the 2025 Kaiwu protocol (code package 18.0.2).
+
+One wrapped RealmEnv holds the game state and plays the rules; this module only translates, as
+the platform's adapter (`kaiwu_env/back_to_the_realm`, `StepFrameReq2AISvrReq`) does with the
+game's frame, so the two protocols can never disagree on the game:
+- usr_conf `{"env_conf": {...}}` is validated (`realm.usr_conf.validate_env_conf`) and played as
+  the 2024 `{"diy": {...}}` of the same episode (`env_conf_to_diy`);
+- `frame_state.organs` holds the chests (sub_type 1) and the buff (sub_type 2) within the view:
+  Chebyshev distance ≤ 25 cells from the hero's cell (`get_organ_info(..., is_local_view=True)`);
+- `game_info.treasure_count` is the episode's chest count, `treasure_collected_count` the
+  chests taken; `start_pos` / `end_pos` are world positions;
+- `ScoreInfo.score` / `total_score` are int32, truncated as the adapter's `int(...)`;
+  `game_info.total_score` keeps the float (SPEC §6);
+- `map_info` is 51 rows of 51 ints, obstacles only: 1 passable, 0 blocked or outside the map.
+
+The window (`map_window`), with (xc, zc) the hero's cell and `passable[zc, xc]` the map (SPEC §1):
+- "hero" (default): `map_info[r].values[c] == passable[zc - 25 + r, xc - 25 + c]`, the window
+  centred on the hero's cell, rows = zc offset, columns = xc offset: SPEC §7's obstacle_map.
+  The default because the official guide (exp2.md "视野域": a 51×51 square centred on the hero)
+  and SPEC §7 define the view around the hero's cell, and the official package's Preprocessor
+  places chests, the end and its memory map in this same frame (row = zc offset).
+- "platform": `map_info[r].values[c] == passable[xc - 25 + r, zc - 25 + c]`, what the course copy
+  of the platform's adapter serves: `convert_pos_to_grid_pos` returns the axis-swapped
+  (zc, xc), `get_local_grid_info` unpacks it as (x, z) = (zc, xc) and slices
+  `grid[z-25 : z+26, x-25 : x+26]` of `Flags.reshape(128, 128)`, which is indexed [zc, xc];
+  so the window is centred on the transposed cell. For a competitor who wants to train on
+  exactly what that adapter serves.
+`env_conf["view_size"]` changes neither: the adapter's window radius is its game.yaml's
+`view: 25`, not the usr_conf. The hero's cell is the game's exact one (the 2024 `grid_pos`).
+"""
+from __future__ import annotations
+
+from realm.constants import VIEW_RADIUS, VIEW_SIZE
+from realm.env import RealmEnv
+from realm.protocol18 import (
+    FrameState,
+    GameInfo,
+    MapInfo,
+    Observation,
+    Position,
+    RealmHero,
+    RealmOrgan,
+    ScoreInfo,
+    State,
+    Talent,
+)
+from realm.usr_conf import DEFAULT_ENV_CONF, env_conf_to_diy
+
+MAP_WINDOWS = ("hero", "platform")
+
+
+class RealmEnv18:
+    """A RealmEnv behind the 2025 protocol: `reset(usr_conf, seed) -> (Observation, State)`,
+    `step(act) -> (frame_no, Observation, ScoreInfo, terminated, truncated, State)`.
+    `game` is the wrapped RealmEnv; the properties below are its own."""
+
+    __slots__ = ("game", "map_window", "_cells", "_start_pos", "_end_pos")
+
+    def __init__(self, game: RealmEnv, *, map_window: str = "hero"):
+        if map_window not in MAP_WINDOWS:
+            raise ValueError(f"map_window = {map_window!r} is invalid: allowed {' | '.join(MAP_WINDOWS)}")
+        self.game = game
+        self.map_window = map_window
+        self._cells = [(int(xc), int(zc)) for xc, zc in game.map.position_cells]
+        self._start_pos = self._end_pos = None
+
+    def reset(self, usr_conf: dict | None = None, seed: int | None = None) -> tuple[Observation, State]:
+        """Start an episode; no usr_conf plays the official package's train_env_conf.toml."""
+        if usr_conf is None:
+            usr_conf = {"env_conf": dict(DEFAULT_ENV_CONF)}
+        obs = self.game.reset(env_conf_to_diy(usr_conf), seed)
+        positions = self.game.map.positions
+        episode = self.game.episode
+        self._start_pos = tuple(round(v) for v in positions[episode.start])
+        self._end_pos = tuple(round(v) for v in positions[episode.end])
+        return self._observation(obs, self.game.env_info), State()
+
+    def step(self, act):
+        frame_no, obs, score, terminated, truncated, env_info = self.game.step(act)
+        score_info = ScoreInfo(int(score.score), int(score.total_score), score.treasure_count, score.buff_count, score.talent_count)
+        return frame_no, self._observation(obs, env_info), score_info, terminated, truncated, State()
+
+    def _observation(self, obs, env_info) -> Observation:
+        zc, xc = obs.feature.grid_pos.x, obs.feature.grid_pos.z  # the 2024 grid_pos is axis-swapped
+        padded = self.game.map.padded_obstacle  # passable, padded by 25 blocked cells
+        if self.map_window == "hero":
+            window = padded[zc : zc + VIEW_SIZE, xc : xc + VIEW_SIZE]
+        else:
+            window = padded[xc : xc + VIEW_SIZE, zc : zc + VIEW_SIZE]
+        map_info = [MapInfo(row) for row in window.tolist()]
+
+        frame = env_info.frame_state
+        hero = frame.heroes[0]
+        talent = hero.talent
+        heroes = [RealmHero(hero.hero_id, Position(hero.pos.x, hero.pos.z), hero.speed_up,
+                            Talent(talent.talent_type, talent.status, talent.cooldown))]
+        organs = []
+        for organ in frame.organs:
+            oxc, ozc = self._cells[organ.config_id]
+            if abs(oxc - xc) <= VIEW_RADIUS and abs(ozc - zc) <= VIEW_RADIUS:
+                organs.append(RealmOrgan(organ.sub_type, organ.config_id, organ.status,
+                                         Position(organ.pos.x, organ.pos.z), organ.cooldown))
+
+        info = env_info.game_info
+        game_info = GameInfo(
+            info.score,
+            info.total_score,
+            info.step_no,
+            Position(info.pos.x, info.pos.z),
+            Position(*self._start_pos),
+            Position(*self._end_pos),
+            info.treasure_count,
+            int(info.treasure_score),
+            len(self.game.episode.treasure_id),
+            info.buff_count,
+            info.talent_count,
+            info.buff_remain_time,
+            info.buff_duration,
+        )
+        return Observation(FrameState(frame.frame_no, heroes, organs), game_info, map_info, list(obs.legal_act))
+
+    # ---- the wrapped RealmEnv's own ---------------------------------------------------------
+
+    @property
+    def map(self):
+        return self.game.map
+
+    @property
+    def episode(self):
+        return self.game.episode
+
+    @property
+    def env_info(self):
+        """The 2024 EnvInfo of the latest reset or step (the full, unfiltered frame)."""
+        return self.game.env_info
+
+    @property
+    def hero_position(self) -> tuple[float, float]:
+        return self.game.hero_position
+
+    @property
+    def frame_no(self) -> int:
+        return self.game.frame_no
+
+    @property
+    def steps(self) -> int:
+        return self.game.steps
+
+    @property
+    def done(self) -> bool:
+        return self.game.done
+
+    @property
+    def flash_blocked(self) -> str:
+        return self.game.flash_blocked
+
+    @property
+    def step_jitter(self) -> bool:
+        return self.game.step_jitter
+
+    def _place_hero(self, x: float, z: float) -> None:
+        """Test hook of RealmEnv: the next step starts from world (x, z)."""
+        self.game._place_hero(x, z)
