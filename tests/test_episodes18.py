@@ -22,8 +22,6 @@ from feature.definition import SAMPLE_DIM, ActData, SampleData2NumpyData, action
 from feature.layout import MAP_SHAPE, STATE_DIM
 from kaiwudrl.common.config.config_control import CONFIG
 
-needs_env18 = pytest.mark.skipif(not hasattr(realm, "RealmEnv18"),
-                                 reason="the simulator does not serve the 2025 protocol yet")
 TINY = ModelConfig(channels=[4], kernel_sizes=[5], strides=[4], hidden_size=16)
 
 
@@ -45,7 +43,6 @@ def test_a_2024_usr_conf_becomes_a_complete_env_conf():
         env_conf({"diy": {"treasure_count": 3}})  # a 2025 key in a 2024 usr_conf
 
 
-@needs_env18
 def test_every_curriculum_draw_is_a_valid_env_conf():
     from realm.usr_conf import validate_env_conf
 
@@ -84,7 +81,6 @@ def _scripted(actions, wrap):
     return act
 
 
-@needs_env18
 def test_the_runner_plays_the_same_episode_on_both_protocols():
     rng = np.random.default_rng(0)
     script = [int(a) for a in np.repeat(rng.integers(0, 8, size=40), 5)]
@@ -126,7 +122,6 @@ class Episodes:
         return self.env.step(act)
 
 
-@needs_env18
 def test_the_ppo_workflow_trains_on_a_2025_env(monkeypatch):
     """Full episodes on make_env(protocol="18") through episodes.ppo_workflow with the real
     agent and no framework: every segment is a SAMPLE_DIM row, and learn updates the model."""

@@ -138,7 +138,6 @@ def _in_view(env, pid: int) -> bool:
     return abs(xc - hxc) <= VIEW_RADIUS and abs(zc - hzc) <= VIEW_RADIUS
 
 
-@pytest.mark.skipif(not hasattr(realm, "RealmEnv18"), reason="the simulator does not serve the 2025 protocol yet")
 @pytest.mark.parametrize("map_seed, seed", [(0, 1), (5, 2)])
 def test_the_view_equals_the_2024_observation_where_the_2025_data_knows_it(map_seed, seed):
     env24, env18, usr24, usr18 = _episode_pair(map_seed, seed)
