@@ -26,6 +26,7 @@ from agent.config import Settings, load_settings
 from agent.gae import gae, valid_frames
 from agent.model import ActorCritic
 from agent.ppo import ppo_update
+from agent.workflow_methods import WorkflowMethods
 from feature.definition import SAMPLE_ROWS, ActData, ObsData, SampleData
 from feature.layout import earlier_visits
 from kaiwu_agent.agent.base_agent import (exploit_wrapper, learn_wrapper, load_model_wrapper, predict_wrapper,
@@ -37,7 +38,7 @@ METRIC_NAMES = {"policy_loss": "loss/policy", "value_loss": "loss/value"}
 
 
 @attached
-class Agent(CheckpointedAgent):
+class Agent(WorkflowMethods, CheckpointedAgent):
     #: the network keeps its precision-sensitive layers in fp32 (agent.model), so the learner's
     #: precision "auto" may run the update in bf16 (workflow.precision)
     bf16_ready = True

@@ -25,6 +25,7 @@ from agent.checkpointed import CheckpointedAgent
 from agent.dqn import dqn_update, masked_argmax, sync_target
 from agent.dqn_config import Settings, load_settings
 from agent.model import QNetwork
+from agent.workflow_methods import WorkflowMethods
 from feature.dqn_definition import SAMPLE_ROWS, ActData, SampleData
 from feature.layout import earlier_visits
 from kaiwu_agent.agent.base_agent import (exploit_wrapper, learn_wrapper, load_model_wrapper, predict_wrapper,
@@ -35,7 +36,7 @@ METRIC_NAMES = {"loss": "loss/q"}  # the rest go under "dqn/"
 
 
 @attached
-class Agent(CheckpointedAgent):
+class Agent(WorkflowMethods, CheckpointedAgent):
     #: the network keeps its precision-sensitive layers in fp32 (agent.model), so the learner's
     #: precision "auto" may run the update in bf16 (workflow.precision)
     bf16_ready = True

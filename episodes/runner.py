@@ -9,11 +9,13 @@ video frame) is the caller's. `EpisodeStats` is the one summary of a finished ep
 It takes the protocol functions as arguments, so it runs any Kaiwu package's agent, and it
 imports nothing of the toolkit: it ships inside the exported package with train_workflow.
 
-Either protocol (episodes.protocol): a 2025 (18.0.2) env gets its usr_conf as env_conf, its
-observations pass through a per-env feature.observation18.Realm18View, so `observation_process`,
-the Transitions and whatever reads them see the 2024 shapes; predict's `(list, model_version)`
-is unpacked. Whether an env speaks 2025 is settled before its first reset
-(`episodes.protocol.env_kaiwu_version`); a reset that returns `(obs, state)` is read as 2025.
+Either protocol (episodes.protocol): a 2025 (18.0.2) env gets a 2024 usr_conf as env_conf
+(whether an env speaks 2025 is settled before its first reset: episodes.protocol
+.env_kaiwu_version), and predict's `(list, model_version)` is unpacked. Its observations reach
+`observation_process` as they come (the reset's `(obs, state)`, then each step's obs and state:
+a 2025 package's own features read them so), unless `translate` asks for the 2024 shapes: then
+a per-env feature.observation18.Realm18View reads each episode, and `observation_process`, the
+Transitions and whatever reads them (the project's features and reward) see 2024 objects.
 """
 from __future__ import annotations
 
@@ -81,11 +83,13 @@ class _Slot:
 
 class EpisodeRunner:
     def __init__(self, envs: Sequence[Any], act: Callable[[list], list], observation_process: Callable,
-                 action_process: Callable, kaiwu_version: str | None = None):
+                 action_process: Callable, kaiwu_version: str | None = None, translate: bool = False):
         """`act(list_obs_data) -> list_act_data` is the agent's predict or exploit (a 2025
         aisrv's `(list, model_version)` is unpacked). `kaiwu_version` ("2024" | "18"): the
-        protocol of every env; None: each env's own (episodes.protocol.env_kaiwu_version)."""
+        protocol of every env; None: each env's own (episodes.protocol.env_kaiwu_version).
+        `translate`: hand on a 2025 env's observations in the 2024 shapes (module docstring)."""
         self.slots = [_Slot(env, env_kaiwu_version(env, kaiwu_version)) for env in envs]
+        self.translate = translate
         self.act = act
         self.observation_process = observation_process
         self.action_process = action_process
@@ -97,17 +101,19 @@ class EpisodeRunner:
         return self.slots[index].steps
 
     def reset(self, index: int, usr_conf: dict | None, **kwargs):
-        """Start an episode on env `index` with a 2024 usr_conf (`{"diy": ...}`; a 2025 env gets
-        it as env_conf) and kwargs for env.reset (e.g. a seed); returns the observation in the
-        2024 shape, or None when the env gave none. A 2024 reset returns no env_info, so the
-        first ObsData is made without it, whatever the protocol."""
+        """Start an episode on env `index` with a usr_conf (a 2025 env gets a 2024 `{"diy": ...}`
+        as env_conf) and kwargs for env.reset (e.g. a seed); returns what reset returned (with
+        `translate`, a 2025 env's observation in the 2024 shape), or None when the env gave no
+        observation. A 2024 reset returns no env_info, so the first ObsData is made without it."""
         slot = self.slots[index]
         result = slot.env.reset(usr_conf=env_conf(usr_conf) if slot.kaiwu_version == "18" else usr_conf, **kwargs)
+        slot.view = None
         if isinstance(result, tuple):  # 2025: (obs, state)
-            slot.view = slot.view or Realm18View()
-            result = None if result[0] is None else slot.view.reset(result[0])[0]
-        else:
-            slot.view = None
+            if result[0] is None:
+                return None
+            if self.translate:
+                slot.view = Realm18View()
+                result = slot.view.reset(result[0])[0]
         if result is None:
             return None
         slot.obs_data = self.observation_process(result, None)
@@ -124,7 +130,7 @@ class EpisodeRunner:
             slot, action = self.slots[i], int(self.action_process(act))
             try:
                 _, obs, score, terminated, truncated, env_info = slot.env.step(action)
-                if slot.view is not None:  # 2025: the state is empty, the view rebuilds env_info
+                if slot.view is not None:  # 2025 translated: the state is empty, the view rebuilds env_info
                     if obs is None:
                         raise RuntimeError("env.step returned no observation")
                     obs, env_info = slot.view.step(obs)

@@ -35,10 +35,12 @@ class TrainingEpisodes:
     def __init__(self, envs, agent: CheckpointedAgent, settings, observation_process, action_process, logger=None,
                  monitor=None, kaiwu_version: str | None = None):
         """The envs stepped in lockstep with `agent.predict` (`self.runner`, episodes.runner, which
-        serves both protocols; `kaiwu_version` as there); the agent's `samples_learned` (the
-        run's, brought by every model it loads) moves the curriculum's stages. `settings`: the
-        package's (reads .reward, .curriculum). Every env starts an episode."""
-        self.runner = EpisodeRunner(envs, agent.predict, observation_process, action_process, kaiwu_version)
+        serves both protocols and hands on a 2025 env's observations in the 2024 shapes the
+        features and the reward read; `kaiwu_version` as there); the agent's `samples_learned`
+        (the run's, brought by every model it loads) moves the curriculum's stages. `settings`:
+        the package's (reads .reward, .curriculum). Every env starts an episode."""
+        self.runner = EpisodeRunner(envs, agent.predict, observation_process, action_process, kaiwu_version,
+                                    translate=True)
         self.agent = agent
         self.reward_cfg = settings.reward
         self.curriculum = CurriculumSampler(settings.curriculum, seed=int(np.random.randint(0, 2**31 - 1)))

@@ -267,3 +267,20 @@ class Realm18View:
             buff_count=int(game.buff_count), talent_count=int(game.talent_count),
             buff_remain_time=int(game.buff_remain_time), buff_duration=int(game.buff_duration))
         return EnvInfo(FrameState(int(obs.frame_state.frame_no), list(obs.frame_state.heroes), organs), info)
+
+
+class Preprocessor(Realm18View):
+    """What a 2025 platform workflow (the official eval and exam workflows among them) builds
+    once per episode, `Preprocessor()`, and hands to `agent.observation_process(obs,
+    preprocessor, state)` with every observation: `process(obs)` reads the first as the
+    reset's and every later one as a step's, and returns the 2024 `(Observation, EnvInfo)`."""
+
+    def __init__(self):
+        super().__init__()
+        self._started = False
+
+    def process(self, obs) -> tuple[Observation, EnvInfo]:
+        if not self._started:
+            self._started = True
+            return self.reset(obs)
+        return self.step(obs)

@@ -20,6 +20,7 @@ from episodes.runner import EpisodeRunner
 from feature.curriculum import CurriculumConfig, CurriculumSampler, env_conf
 from feature.definition import SAMPLE_DIM, ActData, SampleData2NumpyData, action_process, observation_process
 from feature.layout import MAP_SHAPE, STATE_DIM
+from feature.observation18 import Realm18View
 from kaiwudrl.common.config.config_control import CONFIG
 
 TINY = ModelConfig(channels=[4], kernel_sizes=[5], strides=[4], hidden_size=16)
@@ -89,7 +90,8 @@ def test_the_runner_plays_the_same_episode_on_both_protocols():
     results = {}
     for version, wrap in (("2024", False), ("18", True)):
         env = realm.make_env(map_seed=0, seed=1, **({"protocol": "18"} if version == "18" else {}))
-        runner = EpisodeRunner([env], _scripted(script, wrap), observation_process, action_process, version)
+        runner = EpisodeRunner([env], _scripted(script, wrap), observation_process, action_process, version,
+                               translate=True)
         seen = []
         stats, actions = runner.play(diy, on_step=lambda t: seen.append(t))
         assert all(t.obs.feature.obstacle_map is not None and t.env_info.game_info is not None for t in seen)
@@ -97,6 +99,24 @@ def test_the_runner_plays_the_same_episode_on_both_protocols():
         results[version] = (stats, actions)
     assert results["18"] == results["2024"]
     assert results["18"][0].steps == 150
+
+
+def test_untranslated_a_2025_env_reaches_observation_process_as_it_comes():
+    """A 2025 package's own features (its Agent's observation_process with a Preprocessor) read
+    the reset's (obs, state) and each step's obs and state unchanged."""
+    seen = []
+
+    def raw_features(obs, env_info):
+        seen.append((obs, env_info))
+        return observation_process(*Realm18View().reset(obs[0] if isinstance(obs, tuple) else obs))
+
+    env = realm.make_env(map_seed=0, seed=1, protocol="18")
+    runner = EpisodeRunner([env], _scripted([0] * 5, True), raw_features, action_process, "18")
+    runner.reset(0, {"diy": {"treasure_num": 2, "max_step": 5}})
+    runner.step()
+    (reset_obs, none), (step_obs, state) = seen
+    assert isinstance(reset_obs, tuple) and none is None
+    assert hasattr(step_obs, "map_info") and type(state).__name__ == "State"
 
 
 # --- the PPO package's own workflow ---------------------------------------------------------------
@@ -153,3 +173,30 @@ def test_the_ppo_workflow_trains_on_a_2025_env(monkeypatch):
     assert all(r["chests_total"] == 3.0 for r in reports)
     assert rows and all(r.shape == (SAMPLE_DIM,) and r.dtype == np.float32 and np.isfinite(r).all() for r in rows)
     assert agent.train_step == len(rows) and agent.model_version == len(rows)  # the real PPO update ran
+
+
+def test_the_agent_answers_the_platforms_2025_workflow_calls():
+    """The official 2025 eval/exam workflows call agent.observation_process(obs, Preprocessor(),
+    state) and agent.action_process(act_data[0]): the project's agent plays a whole episode so,
+    and its ObsData are the runner's translated ones."""
+    from feature.observation18 import Preprocessor
+
+    agent = Agent(agent_type="player", settings=Settings(model=TINY), seed=0)
+    env = realm.make_env(map_seed=0, seed=4, protocol="18")
+    usr_conf = env_conf({"diy": {"treasure_num": 3, "max_step": 60}})
+    obs, state = env.reset(usr_conf=usr_conf, seed=4)
+    preprocessor = Preprocessor()
+    obs_data, remain_info = agent.observation_process(obs, preprocessor, state)
+    translated = observation_process(*Realm18View().reset(obs))
+    np.testing.assert_array_equal(obs_data.map, translated.map)
+    np.testing.assert_array_equal(obs_data.state, translated.state)
+    assert remain_info[0].feature.end_pos is not None
+    done, steps = False, 0
+    while not done:
+        act_data = agent.exploit(list_obs_data=[obs_data])
+        act = agent.action_process(act_data[0])
+        assert type(act) is int and 0 <= act < 16
+        frame_no, obs, score, terminated, truncated, state = env.step(act)
+        obs_data, remain_info = agent.observation_process(obs, preprocessor, state)
+        done, steps = terminated or truncated, steps + 1
+    assert steps <= 60 and remain_info[1].game_info.step_no == steps
