@@ -197,3 +197,165 @@ def test_the_dqn_package_exports_too_and_passes_the_platforms_train_test(tmp_pat
                              text=True, timeout=300)
     assert trained.returncode == 0, trained.stdout[-2000:] + trained.stderr[-3000:]
     assert (tmp_path / "runs" / "r" / "ckpt" / "back_to_the_realm_dqn_plus" / "model.ckpt-1.pkl").is_file()
+
+
+# --- the 18.0.2 (2025) layout ---------------------------------------------------------------------
+
+#: The 18 export alone: the package, kaiwu18/ (the 2025 platform's root modules) and the platform's
+#: kaiwu_agent / kaiwudrl, nothing else of the repository. It imports every part, answers a 2025
+#: observation built from the platform's protobuf messages the way the platform's eval workflow
+#: asks; then, with the simulator let in, its own train workflow plays 2025 episodes.
+IMPORT_CHECK_18 = r"""
+import importlib.abc, json, sys
+package, kaiwu18, platform_dir, repo, algo = sys.argv[1:6]
+BLOCKED = set(json.loads(sys.argv[6]))
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] in BLOCKED:
+            raise ImportError(f"the exported package imported {name}")
+        return None
+def toolkit(path):
+    return path.startswith(repo) and not path.startswith(repo + "/.venv")
+sys.meta_path.insert(0, Block())
+sys.path = [package, kaiwu18, platform_dir] + [p for p in sys.path if p and not toolkit(p)]
+import numpy as np, torch
+from importlib import import_module
+from kaiwudrl.common.config.config_control import CONFIG
+CONFIG.load({"app": "back_to_the_realm", "algo": algo})
+folder = "agent_" + algo
+conf = import_module(folder + ".conf.conf")
+definition = import_module(folder + ".feature.definition")
+agent = import_module(folder + ".agent").Agent(agent_type="learner", device=torch.device("cpu"))
+agent.load_model(path=package + "/ckpt", id="latest")
+workflow = import_module(folder + ".workflow.train_workflow").workflow
+protocol = import_module(folder + ".workflow.protocol")
+Preprocessor = import_module(folder + ".feature.preprocessor").Preprocessor
+
+from arena_proto.back_to_the_realm import custom_pb2 as pb
+obs = pb.Observation(legal_act=[1, 1])
+hero = obs.frame_state.heroes.add(hero_id=1, speed_up=0)
+hero.pos.x, hero.pos.z = 5500, 1500
+obs.game_info.pos.x, obs.game_info.pos.z = 5500, 1500
+obs.game_info.start_pos.x, obs.game_info.start_pos.z = 5500, 1500
+obs.game_info.end_pos.x, obs.game_info.end_pos.z = 8500, 1500
+chest = obs.frame_state.organs.add(sub_type=1, config_id=7, status=1)
+chest.pos.x, chest.pos.z = 5500, 4500
+for _ in range(51):
+    obs.map_info.add(values=[1] * 51)
+obs_data, remain_info = agent.observation_process(obs, Preprocessor(), pb.State())
+act_data = agent.exploit(list_obs_data=[obs_data])
+action = agent.action_process(act_data[0])
+feature = remain_info[0].feature
+inside = [m.__file__ for m in list(sys.modules.values())
+          if getattr(m, "__file__", None) and toolkit(m.__file__)
+          and not m.__file__.startswith((repo + "/kaiwu_agent", repo + "/kaiwudrl", repo + "/kaiwu18"))]
+
+BLOCKED.discard("realm")  # the simulator plays the env the platform would
+sys.path.insert(3, repo)
+import realm
+assert realm.__file__.startswith(repo), realm.__file__
+class Stop(BaseException):
+    pass
+class Episodes:
+    def __init__(self, env):
+        self.env, self.resets, self.steps = env, 0, 0
+    def reset(self, usr_conf=None):
+        self.resets += 1
+        if self.resets > 2:
+            raise Stop()
+        self.usr_conf = usr_conf
+        return self.env.reset(usr_conf=usr_conf)
+    def step(self, act):
+        self.steps += 1
+        return self.env.step(act)
+rows, learn = [], agent.learn
+agent.learn = lambda samples: (rows.extend(definition.SampleData2NumpyData(s).shape[0] for s in samples), learn(samples))[1]
+env = Episodes(realm.make_env(map_seed=0, seed=1, protocol="18"))
+try:
+    workflow([env], [agent], None, None)
+except Stop:
+    pass
+print(json.dumps({"sample_dim": conf.Config.SAMPLE_DIM, "kaiwu_version": protocol.KAIWU_VERSION,
+                  "action": action, "chest_cells": feature.treasure_pos[6].grid_distance * 256,
+                  "end_direction": feature.end_pos.direction, "toolkit_modules": inside,
+                  "steps": env.steps, "usr_conf": env.usr_conf, "rows": rows, "win": agent.settings.reward.win}))
+"""
+
+
+@pytest.fixture(scope="module")
+def exported18(exported, tmp_path_factory) -> Path:
+    """The same checkpoint exported for the 18.0.2 platform."""
+    ckpt, _ = exported
+    out = tmp_path_factory.mktemp("export18") / "package"
+    result = run_tool("tools/export_kaiwu.py", "--ckpt", str(ckpt), "--out", str(out), "--config",
+                      str(ckpt.parent.parent / "tiny.toml"), "--kaiwu-version", "18")
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+def test_the_18_package_has_the_2025_layout(exported18):
+    out = exported18
+    for name in ("__init__.py", "agent.py", "algorithm/__init__.py", "algorithm/ppo.py", "conf/__init__.py",
+                 "conf/conf.py", "conf/settings.json", "conf/train_env_conf.toml", "feature/__init__.py",
+                 "feature/definition.py", "feature/preprocessor.py", "feature/observation18.py", "model/__init__.py",
+                 "model/model.py", "workflow/__init__.py", "workflow/train_workflow.py", "workflow/runner.py"):
+        assert (out / "agent_ppo" / name).is_file(), name
+    for name in ("conf/__init__.py", "conf/configure_app.toml", "conf/algo_conf_back_to_the_realm.toml",
+                 "conf/app_conf_back_to_the_realm.toml", "kaiwu.json", "ckpt/model.ckpt-7.pkl"):
+        assert (out / name).is_file(), name
+    assert not (out / "ppo").exists()
+    assert json.loads((out / "kaiwu.json").read_text()) == {"version": "18.0.2", "project_code": "back_to_the_realm"}
+    registered = toml.loads((out / "conf" / "algo_conf_back_to_the_realm.toml").read_text())["ppo"]
+    assert registered["aisrv_model"] == registered["learner_model"] == "agent_ppo.agent.Agent"
+    assert registered["train_workflow"] == "agent_ppo.workflow.train_workflow.workflow"
+    app = toml.loads((out / "conf" / "configure_app.toml").read_text())["app"]
+    assert app["algo"] == "ppo" and app["copy_dir"] == "conf,agent_ppo" and app["train_batch_size"] == 4
+    assert app["algo_conf"] == "conf/algo_conf_back_to_the_realm.toml"
+    settings = json.loads((out / "agent_ppo" / "conf" / "settings.json").read_text())
+    assert settings["reward"]["win"] == 12.5
+
+
+def test_the_18_packages_train_env_conf_is_valid_for_the_simulator_and_the_platforms_check(exported18):
+    import importlib.util
+    import logging
+
+    from realm.usr_conf import ENV_CONF_REQUIRED, validate_env_conf
+
+    file = exported18 / "agent_ppo" / "conf" / "train_env_conf.toml"
+    env_conf = toml.loads(file.read_text())["env_conf"]
+    assert set(env_conf) == set(ENV_CONF_REQUIRED) and type(env_conf["treasure_random"]) is bool
+    assert env_conf["max_step"] == 60 and env_conf["treasure_count"] == 1  # the run's [curriculum]
+    validate_env_conf({"env_conf": env_conf})
+    spec = importlib.util.spec_from_file_location("train_env_conf_validate",
+                                                  REPO_ROOT / "kaiwu18" / "tools" / "train_env_conf_validate.py")
+    checker = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(checker)
+    logger = logging.getLogger("test")
+    usr_conf = checker.read_usr_conf(str(file), logger)
+    assert usr_conf is not None and checker.check_usr_conf(usr_conf, logger)
+
+
+def test_the_18_package_imports_only_the_platform_and_plays_the_2025_protocol(exported18, tmp_path):
+    platform = tmp_path / "platform"
+    platform.mkdir()
+    for name in ("kaiwu_agent", "kaiwudrl"):
+        (platform / name).symlink_to(REPO_ROOT / name)
+    blocked = json.dumps(list(PACKAGE_FOLDERS) + ["realm", "workflow"])
+    result = run_tool("-c", IMPORT_CHECK_18, str(exported18), str(REPO_ROOT / "kaiwu18"), str(platform),
+                      str(REPO_ROOT), "ppo", blocked)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report["toolkit_modules"] == [] and report["win"] == 12.5
+    assert report["kaiwu_version"] == "18" and 0 <= report["action"] < 16
+    assert report["chest_cells"] == 6 and report["end_direction"] == 1  # from the protobuf observation
+    from feature.definition import SAMPLE_DIM
+
+    assert report["sample_dim"] == SAMPLE_DIM and report["rows"] and set(report["rows"]) == {SAMPLE_DIM}
+    assert report["steps"] == 2 * 60  # two whole episodes of the settings' max_step (no end within reach)
+    assert set(report["usr_conf"]) == {"env_conf"}  # the 2025 shape, from the curriculum
+
+
+def test_an_unknown_kaiwu_version_is_refused(exported, tmp_path):
+    ckpt, _ = exported
+    result = run_tool("tools/export_kaiwu.py", "--ckpt", str(ckpt), "--out", str(tmp_path / "o"), "--kaiwu-version", "19")
+    assert result.returncode == 2 and "--kaiwu-version" in result.stderr

@@ -3,7 +3,7 @@ says which) and one of its checkpoints as a Kaiwu platform code package.
 
     python tools/export_kaiwu.py --ckpt runs/<run>/ckpt/back_to_the_realm_ppo/model.ckpt-1000.pkl --out out/kaiwu
 
-writes, in the platform's layout:
+writes, in the 2024 platform's layout (`--kaiwu-version 2024`, the default):
     conf/configure_app.toml   the platform's [app] keys (training keys from the run; algo; eval_model_id)
     <algo>/config.py          Config (SAMPLE_DIM, ...) and the settings loader
     <algo>/settings.json      the run's [model] [ppo]|[dqn] [reward] [curriculum], as the checkpoint was trained
@@ -13,8 +13,18 @@ writes, in the platform's layout:
     <algo>/train_workflow.py  workflow(envs, agents, logger, monitor), and runner.py and training.py beside it
     ckpt/model.ckpt-N.pkl     the checkpoint (and its training state, for training on from it)
     kaiwu.json
+and with `--kaiwu-version 18`, in the 18.0.2 (2025) layout:
+    agent_<algo>/agent.py, algorithm/, conf/conf.py (Config), conf/settings.json,
+        conf/train_env_conf.toml (the curriculum's episodes as [env_conf]), feature/ (with
+        preprocessor.py: the Preprocessor the platform's eval workflows import), model/model.py,
+        workflow/train_workflow.py (the project's loop, its protocol set to "18": usr_conf as
+        env_conf, observations read through feature.observation18)
+    conf/algo_conf_back_to_the_realm.toml, conf/app_conf_back_to_the_realm.toml,
+    conf/configure_app.toml, kaiwu.json ({"version": "18.0.2"}), ckpt/
+The platform's 2025 eval and exam workflows exist for dqn, target_dqn and diy only: upload an 18
+export as `--algo diy` for the platform to score it.
 The code is the algorithm's four modules (agent.algorithms) and every package-code module they
-import, with their imports moved under `<algo>.`; the package
+import, with their imports moved under the algorithm's folder; the package
 imports only the platform's modules (kaiwu_agent, kaiwudrl), numpy, torch and the standard
 library, which this tool checks before it writes anything. `./train.sh --package DIR` trains it
 and `tools/evaluate.py --package DIR` scores its checkpoint. An existing non-empty --out is
@@ -33,14 +43,12 @@ from pathlib import Path
 
 import toml
 
+from export_layouts import (APP_KEYS_18, KAIWU_VERSIONS, PREPROCESSOR_SHIM, PROTOCOL_LINE, PROTOCOL_LINE_18,  # noqa: E402
+                            PROTOCOL_MODULE, TARGETS, VERSION_18, Target, algo_conf, app_conf, train_env_conf)
 from tool_args import REPO_ROOT, InputError, run_tool  # noqa: E402
 
-#: Where a package folder's files go in the platform's layout ({algo} filled in), unless they are
-#: one of the algorithm's four modules (its Layout) or the network (the platform's model/model.py).
-FOLDER_PLACES = {"feature": "{algo}/feature/", "agent": "{algo}/algorithm/", "episodes": "{algo}/"}
-MODEL_FILE = {"agent/model.py": "{algo}/model/model.py"}
+MODEL_SOURCE = "agent/model.py"  # the network: the platform's model/model.py
 OTHER_FOLDERS = ("realm", "workflow", "tools")  # the project's Python beside the package code: never exported
-PACKAGE_DIRS = ("{algo}", "{algo}/algorithm", "{algo}/model", "{algo}/feature")
 ALLOWED_TOP_LEVEL = {"numpy", "torch", "kaiwu_agent", "kaiwudrl"}  # beside the standard library and {algo}
 #: The platform's [app] keys the export writes; the training ones take the run's values.
 RUN_KEYS = ("algorithm_on_policy_or_off_policy", "learner_train_by_while_true", "learner_train_sleep_seconds",
@@ -49,15 +57,14 @@ RUN_KEYS = ("algorithm_on_policy_or_off_policy", "learner_train_by_while_true", 
 ALGO_RE = re.compile(r"^[a-z_][a-z0-9_]*$")
 
 
-def file_map(project_algo: str) -> dict[str, str]:
+def file_map(project_algo: str, target: Target = TARGETS["2024"]) -> dict[str, str]:
     """Project file -> exported path ({algo} not yet filled in) for one of the project's algorithms:
     its four modules and every package-code module they import, directly or not (nothing else)."""
     from agent.algorithms import PACKAGE_FOLDERS
-    from workflow.kaiwu_package import PLATFORM_LAYOUT, PROJECT_ALGORITHMS
+    from workflow.kaiwu_package import PROJECT_ALGORITHMS
 
     layout = PROJECT_ALGORITHMS[project_algo].layout
-    own = {layout.file(part, project_algo): PLATFORM_LAYOUT.file(part, "{algo}")
-           for part in ("config", "definition", "agent", "workflow")}
+    own = {layout.file(part, project_algo): target.modules[part] for part in ("config", "definition", "agent", "workflow")}
     files: dict[str, str] = {}
     pending = list(own)
     while pending:
@@ -65,7 +72,8 @@ def file_map(project_algo: str) -> dict[str, str]:
         if relative in files:
             continue
         folder, name = relative.split("/", 1)
-        files[relative] = own.get(relative) or MODEL_FILE.get(relative) or FOLDER_PLACES[folder] + name
+        files[relative] = own.get(relative) or (target.model_file if relative == MODEL_SOURCE else
+                                                 target.folders[folder] + name)
         for module in imported_modules((REPO_ROOT / relative).read_text()):
             if module.split(".")[0] in PACKAGE_FOLDERS and (REPO_ROOT / (module.replace(".", "/") + ".py")).is_file():
                 pending.append(module.replace(".", "/") + ".py")
@@ -83,15 +91,15 @@ def imported_modules(text: str) -> list[str]:
     return found
 
 
-def module_map(project_algo: str, algo: str) -> dict[str, str]:
+def module_map(project_algo: str, algo: str, target: Target = TARGETS["2024"]) -> dict[str, str]:
     """Dotted project module -> dotted module in the exported package."""
-    return {path.removesuffix(".py").replace("/", "."): target.format(algo=algo).removesuffix(".py").replace("/", ".")
-            for path, target in file_map(project_algo).items()}
+    return {path.removesuffix(".py").replace("/", "."): place.format(algo=algo).removesuffix(".py").replace("/", ".")
+            for path, place in file_map(project_algo, target).items()}
 
 
-def source_files(project_algo: str, algo: str) -> dict[str, Path]:
+def source_files(project_algo: str, algo: str, target: Target = TARGETS["2024"]) -> dict[str, Path]:
     """Exported relative path -> project file."""
-    return {target.format(algo=algo): REPO_ROOT / path for path, target in file_map(project_algo).items()}
+    return {place.format(algo=algo): REPO_ROOT / path for path, place in file_map(project_algo, target).items()}
 
 
 def rewrite_imports(text: str, modules: dict[str, str], where: str) -> str:
@@ -109,13 +117,13 @@ def rewrite_imports(text: str, modules: dict[str, str], where: str) -> str:
     return pattern.sub(replace, text)
 
 
-def foreign_imports(text: str, algo: str) -> list[str]:
-    """Top-level modules a file imports that the platform would not have."""
-    allowed = ALLOWED_TOP_LEVEL | set(sys.stdlib_module_names) | {algo, "__future__"}
+def foreign_imports(text: str, folder: str) -> list[str]:
+    """Top-level modules a file imports that the platform would not have (`folder`: the package's own)."""
+    allowed = ALLOWED_TOP_LEVEL | set(sys.stdlib_module_names) | {folder, "__future__"}
     return [name for name in imported_modules(text) if name.split(".")[0] not in allowed]
 
 
-def platform_app(run_app: dict, algo: str, ckpt_id: int, sample_dim: int) -> dict:
+def platform_app(run_app: dict, algo: str, ckpt_id: int, sample_dim: int, target: Target = TARGETS["2024"]) -> dict:
     """conf/configure_app.toml's [app]: the platform's keys, the training ones from the run."""
     app = {key: run_app[key] for key in RUN_KEYS if key in run_app}
     sync = run_app.get("model_file_sync_per_minutes") or 0
@@ -133,14 +141,17 @@ def platform_app(run_app: dict, algo: str, ckpt_id: int, sample_dim: int) -> dic
         "use_which_deep_learning_framework": "pytorch",
         "predict_local_or_remote": "local",
         "wrapper_type": "remote",
-        "copy_dir": f"conf,{algo}",
+        "copy_dir": f"conf,{target.folder.format(algo=algo)}",
         "modelpool_max_save_model_count": 1,
     })
+    if target.kaiwu_version == "18":
+        app.update(APP_KEYS_18)
     return app
 
 
-def export(ckpt: Path, out: Path, algo: str | None, config: Path | None) -> list[Path]:
-    """Write the package; `algo` names its algorithm folder (default: the project algorithm's name)."""
+def export(ckpt: Path, out: Path, algo: str | None, config: Path | None, kaiwu_version: str = "2024") -> list[Path]:
+    """Write the package for the platform of `kaiwu_version` ("2024" | "18"); `algo` names its
+    algorithm (default: the project algorithm's name)."""
     import importlib
 
     from workflow.ckpt_files import checkpoint_files, parse_ckpt_id
@@ -153,6 +164,9 @@ def export(ckpt: Path, out: Path, algo: str | None, config: Path | None) -> list
     except CheckpointError as e:
         raise InputError(f"--ckpt {ckpt}: {e}") from e
     algo = algo or project
+    if kaiwu_version not in TARGETS:
+        raise InputError(f"--kaiwu-version {kaiwu_version!r}: allowed {' | '.join(KAIWU_VERSIONS)}")
+    target = TARGETS[kaiwu_version]
     if not ALGO_RE.match(algo):
         raise InputError(f"--algo {algo!r}: a lower-case Python identifier, e.g. ppo")
     ckpt_id = parse_ckpt_id(ckpt)
@@ -169,30 +183,29 @@ def export(ckpt: Path, out: Path, algo: str | None, config: Path | None) -> list
     run_config = config or run_config_file(ckpt)
     run_app = toml.loads(run_config.read_text()).get("app", {}) if run_config else {}
 
-    modules = module_map(project, algo)
-    texts = {}
-    for target, source in source_files(project, algo).items():
-        text = rewrite_imports(source.read_text(), modules, str(source.relative_to(REPO_ROOT)))
-        foreign = foreign_imports(text, algo)
-        if foreign:
-            raise InputError(f"{source.relative_to(REPO_ROOT)} imports {', '.join(foreign)}: the platform has only "
-                             "its own modules, numpy and torch")
-        texts[target] = text
+    texts = package_texts(project, algo, target)
+    folder = target.folder.format(algo=algo)
+    config_place = target.modules["config"].format(algo=algo)
 
     staging = Path(tempfile.mkdtemp(prefix=".export-", dir=out.parent if out.parent.exists() else None))
     try:
-        for directory in PACKAGE_DIRS:
+        for directory in target.dirs:
             (staging / directory.format(algo=algo)).mkdir(parents=True, exist_ok=True)
             (staging / directory.format(algo=algo) / "__init__.py").write_text("")
-        for target, text in texts.items():
-            (staging / target).write_text(text)
-        (staging / algo / "settings.json").write_text(json.dumps(settings.to_dict(), indent=1, sort_keys=True) + "\n")
+        for place, text in texts.items():
+            (staging / place).write_text(text)
+        (staging / config_place).with_name("settings.json").write_text(
+            json.dumps(settings.to_dict(), indent=1, sort_keys=True) + "\n")
         (staging / "conf").mkdir()
         (staging / "conf" / "__init__.py").write_text("")
+        header = "# Exported by tools/export_kaiwu.py from " + ckpt.name + "\n"
         (staging / "conf" / "configure_app.toml").write_text(
-            "# Exported by tools/export_kaiwu.py from " + ckpt.name + "\n"
-            + toml.dumps({"app": platform_app(run_app, algo, ckpt_id, config_module.Config.SAMPLE_DIM)}))
-        (staging / "kaiwu.json").write_text(json.dumps({"version": toolkit_version(), "project_code": "back_to_the_realm"},
+            header + toml.dumps({"app": platform_app(run_app, algo, ckpt_id, config_module.Config.SAMPLE_DIM, target)}))
+        version = toolkit_version()
+        if target.kaiwu_version == "18":
+            version = VERSION_18
+            write_18_files(staging, algo, folder, settings, header)
+        (staging / "kaiwu.json").write_text(json.dumps({"version": version, "project_code": "back_to_the_realm"},
                                                        indent=1) + "\n")
         (staging / "ckpt").mkdir()
         for file in checkpoint_files(ckpt.parent, ckpt_id):  # the weights, the progress record, the training state
@@ -205,6 +218,50 @@ def export(ckpt: Path, out: Path, algo: str | None, config: Path | None) -> list
         if staging.exists():
             shutil.rmtree(staging)
     return sorted(p for p in out.rglob("*") if p.is_file())
+
+
+def package_texts(project: str, algo: str, target: Target) -> dict[str, str]:
+    """Exported path -> the file's text, imports moved under the algorithm's folder; an 18
+    export's loops set to the 2025 protocol and its feature/preprocessor.py added. Every text
+    is checked to import only what the platform has."""
+    modules = module_map(project, algo, target)
+    folder = target.folder.format(algo=algo)
+    sources = {place: (source.read_text(), str(source.relative_to(REPO_ROOT)))
+               for place, source in source_files(project, algo, target).items()}
+    if target.kaiwu_version == "18":
+        protocol_place = target.folders["episodes"].format(algo=algo) + Path(PROTOCOL_MODULE).name
+        text, where = sources[protocol_place]
+        if text.count(PROTOCOL_LINE) != 1:
+            raise InputError(f"{where}: expected one line {PROTOCOL_LINE!r} to set the package's protocol")
+        sources[protocol_place] = (text.replace(PROTOCOL_LINE, PROTOCOL_LINE_18), where)
+        sources[target.folders["feature"].format(algo=algo) + "preprocessor.py"] = (PREPROCESSOR_SHIM, "preprocessor.py")
+    texts = {}
+    for place, (text, where) in sources.items():
+        text = rewrite_imports(text, modules, where)
+        foreign = foreign_imports(text, folder)
+        if foreign:
+            raise InputError(f"{where} imports {', '.join(foreign)}: the platform has only its own modules, numpy and "
+                             "torch")
+        texts[place] = text
+    return texts
+
+
+def write_18_files(staging: Path, algo: str, folder: str, settings, header: str) -> None:
+    """What only an 18.0.2 package has: train_env_conf.toml (valid for the simulator and the
+    platform's check_usr_conf) and the algorithm's registration."""
+    from realm.usr_conf import UsrConfError, validate_env_conf
+
+    env_conf = train_env_conf(settings.curriculum)
+    try:
+        validate_env_conf({"env_conf": env_conf})
+    except UsrConfError as e:
+        raise InputError(f"the run's [curriculum] gives no valid train_env_conf.toml: {e}") from e
+    (staging / folder / "conf" / "train_env_conf.toml").write_text(
+        header + "# the episodes of the run's curriculum at its last stage; the package's own train workflow draws\n"
+        "# its episodes from the curriculum (conf/settings.json), the platform's eval workflows read their own\n"
+        + toml.dumps({"env_conf": env_conf}))
+    (staging / "conf" / "algo_conf_back_to_the_realm.toml").write_text(header + toml.dumps(algo_conf(algo)))
+    (staging / "conf" / "app_conf_back_to_the_realm.toml").write_text(header + toml.dumps(app_conf(algo)))
 
 
 def toolkit_version() -> str:
@@ -220,6 +277,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="the algorithm folder's name (default: the run's algorithm, ppo or dqn_plus)")
     parser.add_argument("--config", type=Path, default=None,
                         help="the run's config (default: the checkpoint's run, log/effective_config.toml)")
+    parser.add_argument("--kaiwu-version", default="2024", choices=KAIWU_VERSIONS,
+                        help="the platform's layout and protocol: 2024 (8.x-10.x, default) or 18 (18.0.2, 2025: "
+                             "agent_<algo>/ folders; upload as --algo diy to be scored there)")
     return parser.parse_args(argv)
 
 
@@ -227,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
     def action(args: argparse.Namespace) -> int:
         if args.config is not None and not args.config.is_file():
             raise InputError(f"--config: file not found: {args.config}")
-        files = export(args.ckpt, args.out, args.algo, args.config)
+        files = export(args.ckpt, args.out, args.algo, args.config, args.kaiwu_version)
         print(f"wrote {len(files)} files to {args.out}")
         print(f"train it:  ./train.sh --package {args.out}")
         print(f"score it:  python tools/evaluate.py --package {args.out}")
