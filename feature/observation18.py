@@ -25,9 +25,12 @@ object whose position it knows. Where 2025 data cannot give the 2024 value, a st
   (2024's organ cooldown); in a view without it, null until seen again;
 - env_info.frame_state.organs: the chests and buff known so far (2024: all of them).
 Start and end are always known (game_info), so their RelativePositions are never null
-unless the window shows them unreachable.
+unless seen walls cut them off. norm_pos comes from the int position the protocol sends
+(2024: the exact float, < 1 unit apart); a hero within half a unit of a cell edge may then be
+placed in the neighbouring cell, as in any 2025 package.
 
 The view assumes map_info is centred on the hero's cell, as the official guide defines it.
+Cost: ~1.3 ms a step on the simulator (the BFS; the 2025 env's own step is ~0.03 ms).
 """
 from __future__ import annotations
 
