@@ -1,0 +1,1 @@
+"""The platform's compiled wire messages, under the platform's module names."""
