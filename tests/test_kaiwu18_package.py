@@ -118,6 +118,26 @@ def test_official_dqn_trains_on_tensors_checkpoints_resumes_and_its_own_load_mod
     assert [c.id for c in ckpt_files.list_checkpoints(ckpt_dir)] == [0, 2, 4, 6]
 
 
+def tool(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.slow
+def test_a_checkpoint_is_evaluated_and_rendered_with_the_packages_own_features(package, tmp_path):
+    result = train(package, tmp_path / "runs", "--set", 'app.algo="dqn"', "--set", "app.max_train_steps=1", *SMALL_REPLAY)
+    assert result.returncode == 0, result.stdout + result.stderr
+    ckpt = tmp_path / "runs" / "r" / "ckpt" / "back_to_the_realm_dqn" / "model.ckpt-1.pkl"
+    out = tool("tools/evaluate.py", "--package", str(package), "--ckpt", str(ckpt), "--episodes", "1", "--workers", "1",
+               "--no-planner", "--quiet", "--out", str(tmp_path / "eval"))
+    assert out.returncode == 0, out.stdout + out.stderr
+    rows = (tmp_path / "eval" / "episodes.csv").read_text().splitlines()
+    assert len(rows) == 2 and "ckpt 1" in out.stdout  # the run's algorithm (dqn), not the package's default
+    picture = tmp_path / "episode.png"
+    out = tool("tools/render.py", "--package", str(package), "--ckpt", str(ckpt), "--no-gif", "--png", str(picture))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert picture.stat().st_size > 0
+
+
 @pytest.mark.slow
 def test_official_target_dqn_passes_the_train_test(package, tmp_path):
     result = train(package, tmp_path / "runs", "--train-test")  # the package's own algo: target_dqn
@@ -146,3 +166,20 @@ def test_an_unregistered_algorithm_stops_before_anything_starts(package, tmp_pat
     result = train(package, tmp_path / "runs", "--set", 'app.algo="ppo"', timeout_s=120)
     assert result.returncode == 2 and "app.algo = 'ppo'" in result.stderr and "dqn, target_dqn" in result.stderr
     assert not (tmp_path / "runs").exists()
+
+
+def test_the_window_and_the_version_are_config_keys(tmp_path):
+    from realm import make_env
+    from realm.env18 import RealmEnv18
+    from workflow.config import load_config
+
+    cfg = load_config(REPO_ROOT / "conf" / "configure_app.toml", ['env.map_window="platform"'])
+    env = make_env(**cfg.env.make_kwargs("18"))
+    assert isinstance(env, RealmEnv18) and env.map_window == "platform"
+    assert not isinstance(make_env(**cfg.env.make_kwargs("2024")), RealmEnv18)
+    with pytest.raises(ConfigError, match="map_window"):
+        load_config(REPO_ROOT / "conf" / "configure_app.toml", ['env.map_window="centre"'])
+    with pytest.raises(ConfigError, match="kaiwu_version.*auto.*2024.*18"):
+        load_config(REPO_ROOT / "conf" / "configure_app.toml", ['app.kaiwu_version="2025"'])
+    with pytest.raises(ConfigError, match="--package"):  # the project's agents speak 2024 here
+        load_config(REPO_ROOT / "conf" / "configure_app.toml", ['app.kaiwu_version="18"'])

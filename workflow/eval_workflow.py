@@ -274,14 +274,15 @@ def load_agent(ckpt_file: str | Path, config_file_path: str | Path | None = None
     """The agent of `ckpt_file` with that checkpoint loaded by its package's own load_model:
     the project's agent (settings from `config_file_path` or the run's effective config), or
     the Kaiwu package at `package_dir` (its algorithm: `app.algo` of `config_file_path` when
-    given, else the package's own conf/configure_app.toml). Raises CheckpointError naming what is wrong."""
+    given, else of the run the checkpoint belongs to, else the package's own conf/configure_app.toml). Raises CheckpointError naming what is wrong."""
     ckpt_file = Path(ckpt_file)
     ckpt_id = parse_ckpt_id(ckpt_file)
     if ckpt_id is None or not ckpt_file.is_file():
         raise CheckpointError(f"not a checkpoint file (model.ckpt-N...): {ckpt_file}")
     try:
-        if package_dir is not None:  # the run's algorithm when its config is given, else the package's own
-            run_algo = (_read_toml(Path(config_file_path)).get("app") or {}).get("algo") if config_file_path else None
+        if package_dir is not None:  # the run's algorithm (its config given, or the run's own), else the package's
+            run_config = Path(config_file_path) if config_file_path else run_config_file(ckpt_file)
+            run_algo = (_read_toml(run_config).get("app") or {}).get("algo") if run_config else None
             algo = run_algo if isinstance(run_algo, str) and run_algo else package_algo(Path(package_dir))
             package = KaiwuPackage.load(package_dir, algo, {"app": "back_to_the_realm", "algo": algo, "svr_name": "eval"},
                                         kaiwu_version=detect_kaiwu_version(package_dir))
