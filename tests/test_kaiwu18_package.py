@@ -176,7 +176,9 @@ def test_the_window_and_the_version_are_config_keys(tmp_path):
     cfg = load_config(REPO_ROOT / "conf" / "configure_app.toml", ['env.map_window="platform"'])
     env = make_env(**cfg.env.make_kwargs("18"))
     assert isinstance(env, RealmEnv18) and env.map_window == "platform"
-    assert not isinstance(make_env(**cfg.env.make_kwargs("2024")), RealmEnv18)
+    assert env.flash_blocked == "nearest"  # flash_blocked = "auto": the 2025 guide's rule for a 2025 package
+    env_2024 = make_env(**cfg.env.make_kwargs("2024"))
+    assert not isinstance(env_2024, RealmEnv18) and env_2024.flash_blocked == "fail"
     with pytest.raises(ConfigError, match="map_window"):
         load_config(REPO_ROOT / "conf" / "configure_app.toml", ['env.map_window="centre"'])
     with pytest.raises(ConfigError, match="kaiwu_version.*auto.*2024.*18"):

@@ -96,7 +96,9 @@ class EnvConfig:
     map_file: str | None = None  # official map json; unset = the generated map of map_seed
     positions_file: str | None = None  # position_pool.json that goes with map_file
     map_seed: int = 0
-    flash_blocked: Literal["fail", "nearest"] = "fail"
+    # a flash whose target is blocked: "fail" (2024 rule: the hero stays) | "nearest" (2025 rule:
+    # the nearest passable cell) | "auto" (the rule of the protocol the run speaks)
+    flash_blocked: Literal["auto", "fail", "nearest"] = "auto"
     step_jitter: bool = False
     # 2025 packages' map_info window: "hero" (centred on the hero's cell, as the official guide
     # defines it) | "platform" (what the platform's env adapter serves: centred on the x/z-swapped cell)
@@ -115,10 +117,17 @@ class EnvConfig:
         """Arguments for realm.make_env: an env speaking the protocol of `kaiwu_version` ("2024"
         or "18", the hosted package's)."""
         kwargs = dict(map_file=self.map_file, positions_file=self.positions_file, map_seed=self.map_seed,
-                      flash_blocked=self.flash_blocked, step_jitter=self.step_jitter)
+                      flash_blocked=self.flash_rule(kaiwu_version), step_jitter=self.step_jitter)
         if kaiwu_version == "18":
             kwargs.update(protocol="18", map_window=self.map_window)
         return kwargs
+
+    def flash_rule(self, kaiwu_version: str = "2024") -> str:
+        """flash_blocked with "auto" resolved: each platform's own rule (2024 "fail", 2025 "nearest",
+        as the 2025 guide states)."""
+        if self.flash_blocked != "auto":
+            return self.flash_blocked
+        return "nearest" if kaiwu_version == "18" else "fail"
 
 
 @dataclass

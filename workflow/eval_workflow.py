@@ -299,5 +299,6 @@ def load_agent(ckpt_file: str | Path, config_file_path: str | Path | None = None
         where = f" ({package.where(e)})" if "package" in locals() and package.where(e) else ""
         raise CheckpointError(f"cannot load {ckpt_file}{where}: {type(e).__name__}: {e}") from e
     if package.kaiwu_version == "18":
-        return LoadedAgent(agent, Features18(agent, package.preprocessor_class()), agent.action_process, "18")
+        window = ((_read_toml(run_config).get("env") or {}).get("map_window", "hero")) if run_config else "hero"
+        return LoadedAgent(agent, Features18(agent, package.preprocessor_class()), agent.action_process, "18", window)
     return LoadedAgent(agent, package.protocol("observation_process"), package.protocol("action_process"))
