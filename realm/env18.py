@@ -26,12 +26,20 @@ The window (`map_window`), with (xc, zc) the hero's cell and `passable[zc, xc]` 
   so the window is centred on the transposed cell. For a competitor who wants to train on
   exactly what that adapter serves.
 `env_conf["view_size"]` changes neither: the adapter's window radius is its game.yaml's
-`view: 25`, not the usr_conf. The hero's cell is the game's exact one (the 2024 `grid_pos`).
+`view: 25`, not the usr_conf. The hero's cell (xc, zc), for both windows and for the organs in
+view, is the cell of the served position `frame_state.heroes[0].pos` (int32 world units, the
+game's exact position rounded): the adapter computes it from that position
+(`convert_pos_to_grid_pos`), and so does the official package's Preprocessor. Within half a
+world unit of a cell edge it is the neighbour of the game's exact cell (the 2024 `grid_pos`),
+so there the "hero" window is not the 2024 `obstacle_map`.
 """
 from __future__ import annotations
 
-from realm.constants import VIEW_RADIUS, VIEW_SIZE
+import numpy as np
+
+from realm.constants import GRID_SIZE, VIEW_RADIUS, VIEW_SIZE
 from realm.env import RealmEnv
+from realm.maps import cell_of
 from realm.protocol18 import (
     FrameState,
     GameInfo,
@@ -81,16 +89,19 @@ class RealmEnv18:
         return frame_no, self._observation(obs, env_info), score_info, terminated, truncated, State()
 
     def _observation(self, obs, env_info) -> Observation:
-        zc, xc = obs.feature.grid_pos.x, obs.feature.grid_pos.z  # the 2024 grid_pos is axis-swapped
-        padded = self.game.map.padded_obstacle  # passable, padded by 25 blocked cells
-        if self.map_window == "hero":
-            window = padded[zc : zc + VIEW_SIZE, xc : xc + VIEW_SIZE]
-        else:
-            window = padded[xc : xc + VIEW_SIZE, zc : zc + VIEW_SIZE]
-        map_info = [MapInfo(row) for row in window.tolist()]
-
         frame = env_info.frame_state
         hero = frame.heroes[0]
+        xc, zc = cell_of(hero.pos.x, hero.pos.z)  # of the served (rounded) position, as the adapter
+        padded = self.game.map.padded_obstacle  # passable, padded by 25 blocked cells
+        pad = 0
+        if not (0 <= xc < GRID_SIZE and 0 <= zc < GRID_SIZE):  # rounded past the map's last cell
+            padded, pad = np.pad(padded, 1), 1
+        if self.map_window == "hero":
+            window = padded[zc + pad : zc + pad + VIEW_SIZE, xc + pad : xc + pad + VIEW_SIZE]
+        else:
+            window = padded[xc + pad : xc + pad + VIEW_SIZE, zc + pad : zc + pad + VIEW_SIZE]
+        map_info = [MapInfo(row) for row in window.tolist()]
+
         talent = hero.talent
         heroes = [RealmHero(hero.hero_id, Position(hero.pos.x, hero.pos.z), hero.speed_up,
                             Talent(talent.talent_type, talent.status, talent.cooldown))]

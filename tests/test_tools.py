@@ -289,7 +289,7 @@ def test_map_comes_from_the_run_config_unless_given(run_dir):
     env = tool_args.env_settings(no_map, run_config_file(ckpt))
     assert env["map_seed"] == 3 and env["flash_blocked"] == "nearest"
     assert tool_args.env_settings(argparse.Namespace(**{**vars(no_map), "map_seed": 5}), run_config_file(ckpt)) == {
-        "map_seed": 5}
+        "map_seed": 5, "flash_blocked": "fail"}  # the 2024 rule: no --package of the 2025 platform
 
 
 @pytest.mark.parametrize("tool", ["bench_model.py", "bench_env.py", "bench_train.py", "evaluate.py", "render.py",

@@ -89,25 +89,49 @@ def episode_settings(args: argparse.Namespace) -> tuple[str, dict]:
 
 
 def env_settings(args: argparse.Namespace, run_config: Path | None) -> dict:
-    """realm.make_env arguments: the command line's map, else [env] of the run's config, else
-    the generated map of seed 0. Raises InputError for a missing or half-given map."""
+    """realm.make_env arguments (always the 2024 protocol: a 2025 package's agent plays the same
+    game through realm.env18): the command line's map, else [env] of the run's config, else the
+    generated map of seed 0; the rules those leave open are the package's platform's. Raises
+    InputError for a missing or half-given map."""
     if (args.map_file is None) != (args.positions_file is None):
         raise InputError("--map-file and --positions-file go together (official map), or give neither")
+    version = package_version(args)
     if args.map_file is not None:
         for flag, path in (("--map-file", args.map_file), ("--positions-file", args.positions_file)):
             if not path.is_file():
                 raise InputError(f"{flag}: file not found: {path}")
-        return {"map_file": str(args.map_file), "positions_file": str(args.positions_file)}
+        return {"map_file": str(args.map_file), "positions_file": str(args.positions_file),
+                "flash_blocked": default_flash_rule(version)}
     if args.map_seed is not None:
-        return {"map_seed": int(args.map_seed)}
+        return {"map_seed": int(args.map_seed), "flash_blocked": default_flash_rule(version)}
     config = args.config or run_config
     if config is not None:
-        return env_from_config(config)
-    return {"map_seed": 0}
+        return env_from_config(config, version)
+    return {"map_seed": 0, "flash_blocked": default_flash_rule(version)}
 
 
-def env_from_config(config: Path) -> dict:
-    """make_env arguments from a config file's [env] section (map and rules)."""
+def package_version(args: argparse.Namespace) -> str:
+    """The platform protocol of --package ("2024" without one)."""
+    from workflow.kaiwu_package import detect_kaiwu_version
+    from workflow.schema import ConfigError
+
+    if getattr(args, "package", None) is None:
+        return "2024"
+    try:
+        return detect_kaiwu_version(args.package)
+    except ConfigError as e:
+        raise InputError(str(e)) from e
+
+
+def default_flash_rule(kaiwu_version: str) -> str:
+    from workflow.config import EnvConfig
+
+    return EnvConfig().flash_rule(kaiwu_version)
+
+
+def env_from_config(config: Path, kaiwu_version: str = "2024") -> dict:
+    """make_env arguments from a config file's [env] section (map and rules), for the 2024 env a
+    package of `kaiwu_version` plays through."""
     from workflow.config import EnvConfig
     from workflow.schema import ConfigError, build
 
@@ -115,9 +139,12 @@ def env_from_config(config: Path) -> dict:
         raise InputError(f"--config: file not found: {config}")
     try:
         section = toml.loads(config.read_text()).get("env", {})
-        return build(EnvConfig, section, "env").make_kwargs()
+        kwargs = build(EnvConfig, section, "env").make_kwargs(kaiwu_version)
     except (toml.TomlDecodeError, ConfigError) as e:
         raise InputError(f"{config}: {e}") from e
+    kwargs.pop("protocol", None)
+    kwargs.pop("map_window", None)  # the agent's window: load_agent reads it from the run's config
+    return kwargs
 
 
 def fail(message: str) -> int:

@@ -9,6 +9,7 @@ reports exactly like a local one.
 """
 from __future__ import annotations
 
+import os
 import random
 import time
 
@@ -111,8 +112,12 @@ def main(ctx: ChildContext) -> None:
     torch.manual_seed(seed["agent"])  # the agent's initial weights and action sampling
     logger.info(f"{ctx.name} (session {ctx.session}, generation {ctx.generation}) starting {app.envs_per_aisrv} envs "
                 f"(env seed {seed['env']}); replay server {ctx.learner_address}")
-    envs = [make_env(**cfg.env.make_kwargs(), seed=seed["env"] + i) for i in range(app.envs_per_aisrv)]
+    ctx.paths = ctx.paths.absolute()  # a 2025 package's workflow runs in the package's directory (below)
     package = KaiwuPackage.of_run(cfg, "aisrv", ctx.paths)
+    envs = [make_env(**cfg.env.make_kwargs(package.kaiwu_version), seed=seed["env"] + i)
+            for i in range(app.envs_per_aisrv)]
+    if package.kaiwu_version == "18":  # its workflow opens agent_<algo>/conf/train_env_conf.toml, as on the platform
+        os.chdir(package.root)
     try:
         client = connect(ctx)
     except Stopped:

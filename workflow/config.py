@@ -96,8 +96,13 @@ class EnvConfig:
     map_file: str | None = None  # official map json; unset = the generated map of map_seed
     positions_file: str | None = None  # position_pool.json that goes with map_file
     map_seed: int = 0
-    flash_blocked: Literal["fail", "nearest"] = "fail"
+    # a flash whose target is blocked: "fail" (2024 rule: the hero stays) | "nearest" (2025 rule:
+    # the nearest passable cell) | "auto" (the rule of the protocol the run speaks)
+    flash_blocked: Literal["auto", "fail", "nearest"] = "auto"
     step_jitter: bool = False
+    # 2025 packages' map_info window: "hero" (centred on the hero's cell, as the official guide
+    # defines it) | "platform" (what the platform's env adapter serves: centred on the x/z-swapped cell)
+    map_window: Literal["hero", "platform"] = "hero"
 
     def validate(self):
         if (self.map_file is None) != (self.positions_file is None):
@@ -108,10 +113,21 @@ class EnvConfig:
             if path is not None and not Path(path).is_file():
                 raise ValueError(f"{key}: file not found: {path}")
 
-    def make_kwargs(self) -> dict:
-        """Arguments for realm.make_env."""
-        return dict(map_file=self.map_file, positions_file=self.positions_file, map_seed=self.map_seed,
-                    flash_blocked=self.flash_blocked, step_jitter=self.step_jitter)
+    def make_kwargs(self, kaiwu_version: str = "2024") -> dict:
+        """Arguments for realm.make_env: an env speaking the protocol of `kaiwu_version` ("2024"
+        or "18", the hosted package's)."""
+        kwargs = dict(map_file=self.map_file, positions_file=self.positions_file, map_seed=self.map_seed,
+                      flash_blocked=self.flash_rule(kaiwu_version), step_jitter=self.step_jitter)
+        if kaiwu_version == "18":
+            kwargs.update(protocol="18", map_window=self.map_window)
+        return kwargs
+
+    def flash_rule(self, kaiwu_version: str = "2024") -> str:
+        """flash_blocked with "auto" resolved: each platform's own rule (2024 "fail", 2025 "nearest",
+        as the 2025 guide states)."""
+        if self.flash_blocked != "auto":
+            return self.flash_blocked
+        return "nearest" if kaiwu_version == "18" else "fail"
 
 
 @dataclass
@@ -122,6 +138,7 @@ class FrameworkConfig:
     app: str = "back_to_the_realm"
     algo: str = "ppo"
     package: str = ""  # a Kaiwu code package directory (./train.sh --package); empty = the project's agent
+    kaiwu_version: Literal["auto", "2024", "18"] = "auto"  # the package's platform protocol; auto: detected
     # --- replay buffer (reverb) ---
     # samples are the package's SampleData rows: PPO's are segments of up to ppo.num_steps frames
     replay_buffer_capacity: int = 32  # samples the sample table holds (one item each; on-policy: queue bound)
@@ -179,6 +196,10 @@ class FrameworkConfig:
     max_minutes: float = 0.0
 
     def validate(self):
+        if not self.package and self.kaiwu_version == "18":
+            raise ValueError("kaiwu_version = \"18\": the project's agents speak the 2024 protocol here; a 2025 "
+                             "package trains with ./train.sh --package DIR (tools/export_kaiwu.py --kaiwu-version 18 "
+                             "writes one)")
         if not self.package and self.algo not in PROJECT_ALGORITHMS:
             raise ValueError(f"algo: got {self.algo!r}; the project's algorithms are {', '.join(PROJECT_ALGORITHMS)} "
                              "(a Kaiwu package's own: ./train.sh --package DIR)")

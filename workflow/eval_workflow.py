@@ -27,7 +27,7 @@ from episodes.runner import EpisodeRunner
 from realm.planner import run_planner
 from realm.protocol import EpisodeConfig
 from workflow.ckpt_files import parse_ckpt_id, run_dir_of
-from workflow.kaiwu_package import PROJECT_ALGO, PROJECT_ALGORITHMS, KaiwuPackage, config_file
+from workflow.kaiwu_package import PROJECT_ALGO, PROJECT_ALGORITHMS, KaiwuPackage, config_file, detect_kaiwu_version
 
 
 @dataclass
@@ -37,6 +37,35 @@ class LoadedAgent:
     agent: Any
     observation_process: Callable
     action_process: Callable
+    kaiwu_version: str = "2024"  # the protocol it plays: "18" agents meet the episode through a RealmEnv18
+    map_window: str = "hero"  # a 2025 agent's map_info window (realm.env18)
+
+
+class Features18:
+    """A 2025 package's features as the episode runner calls them, `(obs, env_info) -> ObsData`:
+    its Agent's own `observation_process(obs, preprocessor, state)` with a fresh `Preprocessor`
+    (`agent_<algo>/feature/preprocessor.py`, when the package has one) per episode, as the
+    platform's eval workflow builds it; the reset's `(obs, state)` starts an episode."""
+
+    def __init__(self, agent, preprocessor_class: type | None):
+        self.agent = agent
+        self.preprocessor_class = preprocessor_class
+        self.preprocessor = None
+
+    def __call__(self, obs, env_info=None):
+        if isinstance(obs, tuple):  # a reset: (obs, state)
+            obs, env_info = obs
+            self.preprocessor = self.preprocessor_class() if self.preprocessor_class is not None else None
+        result = self.agent.observation_process(obs, self.preprocessor, env_info)
+        return result[0] if isinstance(result, tuple) else result  # the official ones return (ObsData, remain_info)
+
+
+def env_conf_of(usr_conf: dict) -> dict:
+    """A resolved 2024 usr_conf ({"diy": ...}, chests listed) as the 2025 protocol's env_conf."""
+    diy = usr_conf["diy"]
+    return {"env_conf": {"start": int(diy["start"]), "end": int(diy["end"]), "treasure_random": False,
+                         "treasure_count": len(diy["treasure_id"]), "treasure_id": [int(i) for i in diy["treasure_id"]],
+                         "talent_type": int(diy.get("talent_type", 1)), "max_step": int(diy["max_step"])}}
 
 
 @dataclass(frozen=True)
@@ -135,7 +164,14 @@ class AgentPolicy:
             torch.manual_seed(int(seed))
         act = self.agent.predict if self.mode == "sample" else self.agent.exploit
         runner = EpisodeRunner([env], act, self.loaded.observation_process, self.loaded.action_process)
-        stats, actions = runner.play(usr_conf, seed=seed, on_step=on_step)
+        if self.loaded.kaiwu_version == "18":  # the same game, served in the 2025 protocol
+            from realm.env18 import RealmEnv18
+
+            runner = EpisodeRunner([RealmEnv18(env, map_window=self.loaded.map_window)], act,
+                                   self.loaded.observation_process, self.loaded.action_process)
+            stats, actions = runner.play(env_conf_of(usr_conf), seed=seed, on_step=on_step)
+        else:
+            stats, actions = runner.play(usr_conf, seed=seed, on_step=on_step)
         return record_from(stats, stats.win, usr_conf, seed, actions)
 
 
@@ -238,16 +274,18 @@ def load_agent(ckpt_file: str | Path, config_file_path: str | Path | None = None
     """The agent of `ckpt_file` with that checkpoint loaded by its package's own load_model:
     the project's agent (settings from `config_file_path` or the run's effective config), or
     the Kaiwu package at `package_dir` (its algorithm: `app.algo` of `config_file_path` when
-    given, else the package's own conf/configure_app.toml). Raises CheckpointError naming what is wrong."""
+    given, else of the run the checkpoint belongs to, else the package's own conf/configure_app.toml). Raises CheckpointError naming what is wrong."""
     ckpt_file = Path(ckpt_file)
     ckpt_id = parse_ckpt_id(ckpt_file)
     if ckpt_id is None or not ckpt_file.is_file():
         raise CheckpointError(f"not a checkpoint file (model.ckpt-N...): {ckpt_file}")
     try:
-        if package_dir is not None:  # the run's algorithm when its config is given, else the package's own
-            run_algo = (_read_toml(Path(config_file_path)).get("app") or {}).get("algo") if config_file_path else None
+        if package_dir is not None:  # the run's algorithm (its config given, or the run's own), else the package's
+            run_config = Path(config_file_path) if config_file_path else run_config_file(ckpt_file)
+            run_algo = (_read_toml(run_config).get("app") or {}).get("algo") if run_config else None
             algo = run_algo if isinstance(run_algo, str) and run_algo else package_algo(Path(package_dir))
-            package = KaiwuPackage.load(package_dir, algo, {"app": "back_to_the_realm", "algo": algo, "svr_name": "eval"})
+            package = KaiwuPackage.load(package_dir, algo, {"app": "back_to_the_realm", "algo": algo, "svr_name": "eval"},
+                                        kaiwu_version=detect_kaiwu_version(package_dir))
         else:
             algo = project_algo(ckpt_file, config_file_path)
             values = {"app": "back_to_the_realm", "algo": algo, "svr_name": "eval",
@@ -260,4 +298,7 @@ def load_agent(ckpt_file: str | Path, config_file_path: str | Path | None = None
     except Exception as e:  # the package's own load_model, or its import, refused it
         where = f" ({package.where(e)})" if "package" in locals() and package.where(e) else ""
         raise CheckpointError(f"cannot load {ckpt_file}{where}: {type(e).__name__}: {e}") from e
+    if package.kaiwu_version == "18":
+        window = ((_read_toml(run_config).get("env") or {}).get("map_window", "hero")) if run_config else "hero"
+        return LoadedAgent(agent, Features18(agent, package.preprocessor_class()), agent.action_process, "18", window)
     return LoadedAgent(agent, package.protocol("observation_process"), package.protocol("action_process"))

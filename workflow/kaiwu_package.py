@@ -1,9 +1,17 @@
 """A Kaiwu code package on disk: its layout, its modules, and where an error in it happened.
 
-A package is a directory with `conf/configure_app.toml` and one folder per algorithm
-(`<algo>/algorithm/agent.py`, `<algo>/feature/definition.py`, `<algo>/config.py`,
-`<algo>/train_workflow.py`), imported as the platform imports it: with the package directory
-first on `sys.path`, so `dqn.feature.definition` and `conf.usr_conf` resolve inside it.
+A package is a directory with `conf/configure_app.toml` and one folder per algorithm, imported as
+the platform imports it: with the package directory first on `sys.path`, so
+`dqn.feature.definition` and `conf.usr_conf` resolve inside it. Two platform versions lay it out
+differently (`KAIWU_VERSIONS`):
+- 2024 (8.x–10.x): `<algo>/algorithm/agent.py`, `<algo>/feature/definition.py`,
+  `<algo>/config.py`, `<algo>/train_workflow.py`;
+- 18 (18.0.2, 2025): `agent_<algo>/agent.py`, `agent_<algo>/conf/conf.py`,
+  `agent_<algo>/feature/definition.py`, `agent_<algo>/workflow/train_workflow.py`, the algorithm
+  registered in `conf/algo_conf_back_to_the_realm.toml`; the platform's own root modules these
+  import (`arena_proto`, `tools.*`) come from `kaiwu18/`, put on sys.path after the package.
+`detect_kaiwu_version` tells them apart (`kaiwu.json`'s version, else the conf layout); `app.kaiwu_version`
+overrides it.
 
 The project's own agents are packages too, laid out as this repository is: agent.algorithms
 declares their modules and the folders that are package code (`PROJECT_ALGORITHMS` here is that
@@ -13,6 +21,8 @@ tools/export_kaiwu.py writes them out in the platform's layout.
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import json
 import numbers
 import sys
 import traceback
@@ -26,7 +36,14 @@ from agent.algorithms import ALGORITHMS, DEFAULT_ALGORITHM, PACKAGE_FOLDERS
 from workflow.schema import ConfigError
 
 REQUIRED_FILES = ("algorithm/agent.py", "feature/definition.py", "config.py", "train_workflow.py")
+REQUIRED_FILES_18 = ("agent.py", "conf/conf.py", "feature/definition.py", "workflow/train_workflow.py",
+                     "conf/train_env_conf.toml")
 REPO_ROOT = Path(__file__).resolve().parent.parent
+#: The 2025 platform's root-level modules (arena_proto, tools.train_env_conf_validate, tools.metrics_utils).
+KAIWU18_DIR = REPO_ROOT / "kaiwu18"
+#: The protocols a package may speak; "auto" (app.kaiwu_version) asks detect_kaiwu_version.
+KAIWU_VERSIONS = ("2024", "18")
+ALGO_CONF_18 = Path("conf") / "algo_conf_back_to_the_realm.toml"
 
 
 @dataclass(frozen=True)
@@ -39,6 +56,10 @@ class Layout:
     workflow: str = "{algo}.train_workflow"
     #: what of the root is package code (where an error is reported as the package's); empty: all of it
     code: tuple[str, ...] = ()
+    #: the platform protocol the package speaks ("2024" or "18"; see KAIWU_VERSIONS)
+    kaiwu_version: str = "2024"
+    agent_class: str = "Agent"
+    workflow_function: str = "workflow"
 
     def module(self, part: str, algo: str) -> str:
         return getattr(self, part).format(algo=algo)
@@ -83,17 +104,83 @@ def config_file(package_dir: str | Path) -> Path:
     return Path(package_dir) / "conf" / "configure_app.toml"
 
 
-def check_layout(package_dir: str | Path, algo: str) -> Path:
-    """The package's root, or ConfigError naming the first missing piece."""
+def detect_kaiwu_version(package_dir: str | Path) -> str:
+    """"18" or "2024": `kaiwu.json`'s version (18.x and later speak the 2025 protocol), else the
+    layout (`conf/algo_conf_back_to_the_realm.toml` beside `agent_<algo>/` folders is 2025's).
+    A kaiwu.json that cannot be read is a ConfigError naming it."""
+    root = Path(package_dir)
+    manifest = root / "kaiwu.json"
+    if manifest.is_file():
+        try:
+            version = str(json.loads(manifest.read_text(encoding="utf-8"))["version"])
+            major = int(version.split(".")[0])
+        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as e:
+            raise ConfigError(f"{manifest}: expected JSON with a \"version\" like \"18.0.2\" ({type(e).__name__}: {e}); "
+                              "or set app.kaiwu_version = \"2024\" | \"18\"") from None
+        return "18" if major >= 18 else "2024"
+    if (root / ALGO_CONF_18).is_file() and any(p.is_dir() for p in root.glob("agent_*")):
+        return "18"
+    return "2024"
+
+
+def package_kaiwu_version(package_dir: str | Path, kaiwu_version: str) -> str:
+    """The protocol a run hosts the package with: app.kaiwu_version, or detected when "auto"."""
+    return detect_kaiwu_version(package_dir) if kaiwu_version == "auto" else kaiwu_version
+
+
+def _registered_18(root: Path, algo: str) -> Layout:
+    """The 2025 layout of `algo` as conf/algo_conf_back_to_the_realm.toml registers it."""
+    import toml
+
+    where = root / ALGO_CONF_18
+    try:
+        table = toml.loads(where.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, toml.TomlDecodeError) as e:
+        raise ConfigError(f"{where}: cannot read it ({type(e).__name__}: {e})") from None
+    entry = table.get(algo)
+    if not isinstance(entry, dict):
+        registered = sorted(name for name, value in table.items() if isinstance(value, dict))
+        raise ConfigError(f"app.algo = {algo!r}: {where} registers {', '.join(registered) or 'no algorithm'}")
+    names = {}
+    for key in ("aisrv_model", "train_workflow"):
+        value = entry.get(key)
+        if not isinstance(value, str) or value.count(".") < 1:
+            raise ConfigError(f"{where} [{algo}] {key}: expected a dotted name like \"agent_{algo}.agent.Agent\", "
+                              f"got {value!r}")
+        names[key] = value.rsplit(".", 1)
+    folder = names["aisrv_model"][0].split(".")[0]
+    return Layout(config=f"{folder}.conf.conf", definition=f"{folder}.feature.definition",
+                  agent=names["aisrv_model"][0], workflow=names["train_workflow"][0], kaiwu_version="18",
+                  agent_class=names["aisrv_model"][1], workflow_function=names["train_workflow"][1])
+
+
+def env_conf_file(root: Path, layout: Layout) -> Path | None:
+    """A 2025 package's `agent_<algo>/conf/train_env_conf.toml` (its workflow reads it); None for 2024."""
+    if layout.kaiwu_version != "18":
+        return None
+    return Path(root) / layout.agent.split(".")[0] / "conf" / "train_env_conf.toml"
+
+
+def package_layout(package_dir: str | Path, algo: str, kaiwu_version: str = "2024") -> tuple[Path, Layout]:
+    """The package's root and the layout of `algo` in it, or ConfigError naming what is missing."""
     root = Path(package_dir).resolve()
     if not root.is_dir():
         raise ConfigError(f"--package {package_dir}: not a directory")
-    missing = [f"{algo}/{name}" for name in REQUIRED_FILES if not (root / algo / name).is_file()]
+    if kaiwu_version == "18":
+        layout = _registered_18(root, algo)
+        folder = layout.agent.split(".")[0]
+        missing = [f"{folder}/{name}" for name in REQUIRED_FILES_18 if not (root / folder / name).is_file()]
+        where = "agent_<algo> folders there: " + (", ".join(sorted(p.name for p in root.glob("agent_*")
+                                                                    if p.is_dir())) or "none")
+    else:
+        layout = PLATFORM_LAYOUT
+        missing = [f"{algo}/{name}" for name in REQUIRED_FILES if not (root / algo / name).is_file()]
+        where = "algorithm folders there: " + (", ".join(sorted(p.name for p in root.iterdir()
+                                                                if (p / "algorithm" / "agent.py").is_file())) or "none")
     if missing:
-        folders = sorted(p.name for p in root.iterdir() if (p / "algorithm" / "agent.py").is_file())
-        raise ConfigError(f"app.algo = {algo!r}: {root} lacks {', '.join(missing)} (algorithm folders there: "
-                          f"{', '.join(folders) or 'none'})")
-    return root
+        raise ConfigError(f"app.algo = {algo!r}: {root} lacks {', '.join(missing)} ({where}; "
+                          f"a {kaiwu_version} package)")
+    return root, layout
 
 
 def where_in_package(exc: BaseException, root: str | Path, code: tuple[str, ...] = ()) -> str | None:
@@ -126,14 +213,20 @@ class KaiwuPackage:
 
     @classmethod
     def load(cls, package_dir: str | Path, algo: str, config_values: dict[str, Any],
-             layout: Layout = PLATFORM_LAYOUT) -> "KaiwuPackage":
-        """Fill the platform's CONFIG, put the package on sys.path and import its algorithm."""
+             layout: Layout | None = None, kaiwu_version: str = "2024") -> "KaiwuPackage":
+        """Fill the platform's CONFIG, put the package on sys.path and import its algorithm
+        (`layout` given: the project's own, else the package's layout for `kaiwu_version`)."""
         from kaiwudrl.common.config.config_control import CONFIG
 
-        root = check_layout(package_dir, algo) if layout == PLATFORM_LAYOUT else Path(package_dir).resolve()
+        if layout is None:
+            root, layout = package_layout(package_dir, algo, kaiwu_version)
+        else:
+            root = Path(package_dir).resolve()
         CONFIG.load(config_values)
         if str(root) not in sys.path:
             sys.path.insert(0, str(root))
+        if layout.kaiwu_version == "18" and str(KAIWU18_DIR) not in sys.path:
+            sys.path.insert(sys.path.index(str(root)) + 1, str(KAIWU18_DIR))
         try:
             config = importlib.import_module(layout.module("config", algo))
             definition = importlib.import_module(layout.module("definition", algo))  # registers the protocol functions
@@ -143,8 +236,8 @@ class KaiwuPackage:
             where = where_in_package(e, root, layout.code)
             raise PackageError(f"importing package {root} ({algo}) failed{' at ' + where if where else ''}: "
                                f"{type(e).__name__}: {e}") from e
-        agent_class = _named(agent_module, "Agent", layout.file("agent", algo))
-        workflow = _named(workflow_module, "workflow", layout.file("workflow", algo))
+        agent_class = _named(agent_module, layout.agent_class, layout.file("agent", algo))
+        workflow = _named(workflow_module, layout.workflow_function, layout.file("workflow", algo))
         config_class = _named(config, "Config", layout.file("config", algo))
         sample_dim = getattr(config_class, "SAMPLE_DIM", None)
         if not isinstance(sample_dim, numbers.Integral) or isinstance(sample_dim, bool) or sample_dim < 1:
@@ -158,8 +251,19 @@ class KaiwuPackage:
         """The package a run trains: `app.package`, or the project's own `app.algo`."""
         values = platform_config(cfg, role, paths)
         if cfg.app.package:
-            return cls.load(cfg.app.package, cfg.app.algo, values)
+            return cls.load(cfg.app.package, cfg.app.algo, values,
+                            kaiwu_version=package_kaiwu_version(cfg.app.package, cfg.app.kaiwu_version))
         return cls.project(cfg.app.algo, values)
+
+    @property
+    def kaiwu_version(self) -> str:
+        """The platform protocol it speaks: "2024" or "18" (KAIWU_VERSIONS)."""
+        return self.layout.kaiwu_version
+
+    @property
+    def env_conf_file(self) -> Path | None:
+        """A 2025 package's `agent_<algo>/conf/train_env_conf.toml` (its workflow reads it)."""
+        return env_conf_file(self.root, self.layout)
 
     @classmethod
     def project(cls, algo: str, config_values: dict[str, Any]) -> "KaiwuPackage":
@@ -169,6 +273,14 @@ class KaiwuPackage:
                               "(a Kaiwu package's own: ./train.sh --package DIR)")
         return cls.load(REPO_ROOT, algo, config_values, PROJECT_ALGORITHMS[algo].layout)
 
+    def preprocessor_class(self) -> type | None:
+        """A 2025 package's `agent_<algo>/feature/preprocessor.py` Preprocessor (its features'
+        per-episode state, which the platform's eval workflow builds), None when it has none."""
+        module = self.layout.agent.split(".")[0] + ".feature.preprocessor"
+        if self.kaiwu_version != "18" or importlib.util.find_spec(module) is None:
+            return None
+        return getattr(importlib.import_module(module), "Preprocessor", None)
+
     def protocol(self, name: str) -> Callable:
         """The package's protocol function or data class (`SampleData2NumpyData`, `ObsData`, ...):
         as its definition.py defines it, else as registered."""
@@ -177,6 +289,11 @@ class KaiwuPackage:
         from kaiwu_agent.agent.protocol import protocol
 
         return getattr(protocol, name)
+
+    @property
+    def config_name(self) -> str:
+        """'dqn/config.py' (2024) or 'agent_dqn/conf/conf.py' (2025): where Config lives."""
+        return self.layout.file("config", self.algo)
 
     @property
     def learn_name(self) -> str:
@@ -235,7 +352,8 @@ def platform_config(cfg, role: str, paths) -> dict[str, Any]:
     values = dict(data["app"])
     values["svr_name"] = role
     if paths is not None:  # a run on disk (not the in-process local mode)
-        values.update(restore_dir=str(paths.ckpt_root), user_ckpt_dir=str(paths.user_ckpt))
+        values.update(restore_dir=str(paths.ckpt_root), user_ckpt_dir=str(paths.user_ckpt),
+                      metrics_file=str(paths.metrics_csv))  # tools.metrics_utils (2025 packages) reads it
     if not cfg.app.package and cfg.app.algo in PROJECT_ALGORITHMS:  # the project's agents read their TOML sections
         values["package_settings"] = {name: data[name] for name in PROJECT_ALGORITHMS[cfg.app.algo].sections
                                       if name in data}

@@ -78,7 +78,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 #: The platform's train_test.py settings: a tiny replay so the learner trains at once, one train step.
 TRAIN_TEST_OVERRIDES = ("app.replay_buffer_capacity=10", "app.preload_ratio=10", "app.train_batch_size=2",
-                        "app.aisrv_num=1", "app.aisrv_restart_max=0", "app.max_train_steps=1", "app.max_minutes=10")
+                        "app.aisrv_num=1", "app.aisrv_restart_max=0", "app.max_train_steps=1", "app.max_minutes=10",
+                        "app.dump_model_freq=1")
+#: What the platform's train_test.py waits for: the checkpoint of the first train step.
+TRAIN_TEST_CHECKPOINT = "model.ckpt-1.pkl"
 
 
 def load_run_config(args: argparse.Namespace) -> AppConfig:
@@ -88,7 +91,8 @@ def load_run_config(args: argparse.Namespace) -> AppConfig:
         if args.train_test:
             raise ConfigError("--train-test checks a Kaiwu code package: add --package DIR")
         return load_config(args.config, args.overrides)
-    from workflow.kaiwu_package import KaiwuPackage, PackageError, check_layout, config_file, platform_config
+    from workflow.kaiwu_package import (KaiwuPackage, PackageError, config_file, env_conf_file, package_kaiwu_version,
+                                        package_layout, platform_config)
 
     root = Path(args.package).resolve()
     if not root.is_dir():
@@ -96,12 +100,38 @@ def load_run_config(args: argparse.Namespace) -> AppConfig:
     overrides = [f"app.package={json.dumps(str(root))}"]
     overrides += list(TRAIN_TEST_OVERRIDES) if args.train_test else []
     cfg = load_config(args.config or config_file(root), overrides + list(args.overrides), base=PACKAGE_DEFAULTS)
-    check_layout(root, cfg.app.algo)
+    version = package_kaiwu_version(root, cfg.app.kaiwu_version)
+    root, layout = package_layout(root, cfg.app.algo, version)
+    if env_conf_file(root, layout) is not None:
+        check_env_conf_file(env_conf_file(root, layout))
     try:
-        KaiwuPackage.load(root, cfg.app.algo, platform_config(cfg, "launcher", locate_run(cfg.app, args.resume)))
+        KaiwuPackage.load(root, cfg.app.algo, platform_config(cfg, "launcher", locate_run(cfg.app, args.resume)),
+                          kaiwu_version=version)
     except PackageError as e:
         raise ConfigError(str(e)) from e
     return cfg
+
+
+def check_env_conf_file(path: Path) -> None:
+    """A 2025 package's train_env_conf.toml, as its workflow will hand it to env.reset (with the
+    view_size the platform's read_usr_conf adds), passes the simulator's checks: else ConfigError
+    naming the file and the key (on the platform a bad one only shows as a reset that times out)."""
+    import toml
+
+    from realm.usr_conf import UsrConfError, validate_env_conf
+
+    try:
+        table = toml.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, toml.TomlDecodeError) as e:
+        raise ConfigError(f"{path}: cannot read it ({type(e).__name__}: {e})") from None
+    env_conf = table.get("env_conf")
+    if not isinstance(env_conf, dict):
+        raise ConfigError(f"{path}: expected an [env_conf] table (start, end, treasure_random, treasure_count, "
+                          f"treasure_id, talent_type, max_step); found {', '.join(map(repr, table)) or 'nothing'}")
+    try:
+        validate_env_conf({"env_conf": {**env_conf, "view_size": env_conf.get("view_size", 25)}})
+    except UsrConfError as e:
+        raise ConfigError(f"{path}: {e}") from None
 
 
 # --- checks before anything starts ----------------------------------------------------------------
@@ -113,8 +143,11 @@ def check_episode_settings(cfg: AppConfig) -> None:
     from realm import make_env
     from workflow.kaiwu_package import PROJECT_ALGORITHMS
 
+    from workflow.kaiwu_package import package_kaiwu_version
+
+    version = package_kaiwu_version(cfg.app.package, cfg.app.kaiwu_version) if cfg.app.package else "2024"
     try:
-        env = make_env(**cfg.env.make_kwargs())
+        env = make_env(**cfg.env.make_kwargs(version))
     except (ValueError, OSError, TypeError) as e:
         raise ConfigError(f"[env]: the simulator rejects it: {e}") from e
     if cfg.app.package:
@@ -591,9 +624,12 @@ def train(args: argparse.Namespace, cfg: AppConfig, paths: RunPaths, recovered: 
     supervisor = Supervisor(cfg, paths, args, session, run_secret(cfg, args.role))
     code = supervisor.run()
     if args.train_test:
-        trained = code == EXIT_OK and int((supervisor.learner_done or {}).get("train_step") or 0) > 0
-        console(f"train test {'passed' if trained else 'FAILED'}: the learner trained "
-                f"{(supervisor.learner_done or {}).get('train_step', 0)} step(s). Logs: {paths.log}", error=not trained)
+        steps = int((supervisor.learner_done or {}).get("train_step") or 0)
+        written = (paths.ckpt / TRAIN_TEST_CHECKPOINT).is_file()
+        trained = code == EXIT_OK and steps > 0 and written
+        console(f"train test {'passed' if trained else 'FAILED'}: the learner trained {steps} step(s), "
+                f"{paths.ckpt / TRAIN_TEST_CHECKPOINT} {'written' if written else 'missing'}. Logs: {paths.log}",
+                error=not trained)
         code = code if not trained else EXIT_OK
         code = EXIT_FAILED if not trained and code == EXIT_OK else code
     return code

@@ -514,7 +514,8 @@ def make_trainee(ctx: ChildContext, learner_ref: list) -> Trainee:
     package = KaiwuPackage.of_run(cfg, "learner", paths)
     monitor = WriterMonitor(lambda values: learner_ref[0].write_learner(values) if learner_ref else None)
     agent = package.make_agent("learner", logger, monitor, device=app.device)
-    trainee = Trainee(package, agent, ckpts, app.model_pool_publish_freq, paths.root / "pool" / POOL_STAGING_DIR)
+    trainee = Trainee(package, agent, ckpts, app.model_pool_publish_freq, paths.root / "pool" / POOL_STAGING_DIR,
+                      device=app.device)
     precision = resolve_precision(app.precision, app.device, package_bf16_ready(package.agent_class))
     logger.info(f"learner precision: {precision}")
     agent.framework_handler = LearnerHandler(paths.user_ckpt / f"{app.app}_{package.algo}", app.user_save_mode_max_count,

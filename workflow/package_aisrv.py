@@ -7,7 +7,8 @@ and one agent, and plays the platform's part behind them:
   next reset or step);
 - `AisrvHandler`: the agent's `framework_handler` (see kaiwu_agent.agent.base_agent): `learn`
   sends SampleData2NumpyData rows to the replay server, `predict` / `exploit` run the package's
-  method on a local agent that follows the model pool, `save_model` asks the learner,
+  method on a local agent that follows the model pool (a 2025 package gets
+  `(actions, model_version)` back, as from the platform's), `save_model` asks the learner,
   `load_model(id="latest")` loads the pool's newest checkpoint;
 - `TelemetryMonitor`: `monitor.put_data({pid: {key: value}})` goes to the run's metrics.
 """
@@ -116,8 +117,13 @@ class AisrvHandler:
     # --- the five methods -----------------------------------------------------------------------
 
     def predict(self, agent, method, *args, **kwargs):
+        """The package's own predict on the local agent, which follows the model pool; a 2025
+        (18.x) aisrv returns `(actions, model_version)`, as the platform's predictor does."""
         self._follow_pool(agent)
-        return method(agent, *args, **kwargs)
+        result = method(agent, *args, **kwargs)
+        if self._package.kaiwu_version == "18":
+            return result, self.model_version
+        return result
 
     exploit = predict  # both act with the local agent, which follows the model pool
 
@@ -129,7 +135,7 @@ class AisrvHandler:
         for i, row in enumerate(rows):
             if row.ndim != 1 or row.shape[0] != self._package.sample_dim:
                 raise PackageError(f"SampleData2NumpyData returned shape {row.shape} for sample {i}; "
-                                   f"{self._package.algo}/config.py Config.SAMPLE_DIM = {self._package.sample_dim}")
+                                   f"{self._package.config_name} Config.SAMPLE_DIM = {self._package.sample_dim}")
         priorities = [self._priority(sample) for sample in list_sample_data]
         self._adder.add(np.stack(rows).astype(np.float32, copy=False), max(self.model_version, 0), priorities)
         return None

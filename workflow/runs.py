@@ -11,6 +11,8 @@ use is refused before it touches anything, naming the holder.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import fcntl
 import os
 import shutil
@@ -43,6 +45,11 @@ class RunPaths:
     @property
     def name(self) -> str:
         return self.root.name
+
+    def absolute(self) -> "RunPaths":
+        """The same paths, absolute (for a process that changes its working directory)."""
+        return dataclasses.replace(self, **{f.name: getattr(self, f.name).absolute() for f in dataclasses.fields(self)
+                                            if isinstance(getattr(self, f.name), Path)})
 
     @property
     def ckpt(self) -> Path:

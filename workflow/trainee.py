@@ -90,8 +90,10 @@ class WriterMonitor:
 class Trainee:
     """The learner's side of a package: learn, checkpoint, publish, resume, preload."""
 
-    def __init__(self, package: KaiwuPackage, agent, ckpts: CheckpointManager, publish_freq: int, staging_dir: Path):
+    def __init__(self, package: KaiwuPackage, agent, ckpts: CheckpointManager, publish_freq: int, staging_dir: Path,
+                 device: str = "cpu"):
         self.package = package
+        self.device = device  # where a 2025 package's sample tensors go (the platform's learner device)
         self.agent = agent
         self.ckpts = ckpts
         self.publish_freq = publish_freq  # 0: the pool gets the checkpoints only (the platform's way)
@@ -107,9 +109,9 @@ class Trainee:
         importance-sampling weight as `is_weight`. Returns (statistics as metrics, the new
         priorities when learn returned {"priority": [one per sample]}, else None)."""
         if rows.ndim != 2 or rows.shape[1] != self.package.sample_dim:
-            raise PackageError(f"replay rows of shape {rows.shape}; {self.package.algo}/config.py "
+            raise PackageError(f"replay rows of shape {rows.shape}; {self.package.config_name} "
                                f"Config.SAMPLE_DIM = {self.package.sample_dim}")
-        samples = [self._from_numpy(row) for row in rows]
+        samples = [self._from_numpy(row) for row in self._rows_as_platform_hands_them(rows)]
         if is_weights is not None:
             for sample, weight in zip(samples, is_weights):
                 sample.is_weight = float(weight)
@@ -120,6 +122,13 @@ class Trainee:
         priorities = self._priorities(result.get("priority"), len(samples))
         stats = numeric_values(result, finite_only=False)  # NaN and inf too: the learner counts them
         return {learner_key(key): value for key, value in stats.items()}, priorities
+
+    def _rows_as_platform_hands_them(self, rows: np.ndarray):
+        """The 2025 (18.x) learner hands NumpyData2SampleData float32 torch tensors on its device;
+        the 2024 one numpy rows."""
+        if self.package.kaiwu_version != "18":
+            return rows
+        return torch.from_numpy(np.ascontiguousarray(rows, dtype=np.float32)).to(self.device)
 
     def non_finite_weights(self) -> list[str]:
         return non_finite_weights(self.agent)
