@@ -359,3 +359,16 @@ def test_an_unknown_kaiwu_version_is_refused(exported, tmp_path):
     ckpt, _ = exported
     result = run_tool("tools/export_kaiwu.py", "--ckpt", str(ckpt), "--out", str(tmp_path / "o"), "--kaiwu-version", "19")
     assert result.returncode == 2 and "--kaiwu-version" in result.stderr
+
+
+def test_the_18_package_trains_through_train_sh_and_is_scored_by_evaluate(exported18, tmp_path):
+    result = subprocess.run(["./train.sh", "--package", str(exported18), "--set", f'app.run_dir="{tmp_path / "runs"}"',
+                             "--set", 'app.run_name="r"', "--train-test"], cwd=REPO_ROOT, capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    assert (tmp_path / "runs" / "r" / "ckpt" / "back_to_the_realm_ppo" / "model.ckpt-1.pkl").is_file()
+    scored = run_tool("tools/evaluate.py", "--package", str(exported18), "--episodes", "1", "--workers", "1", "--quiet",
+                      "--no-planner", "--usr-conf", '{"diy": {"treasure_num": 2, "max_step": 40}}',
+                      "--out", str(tmp_path / "eval"))
+    assert scored.returncode == 0, scored.stderr
+    assert (tmp_path / "eval" / "results.json").is_file()
