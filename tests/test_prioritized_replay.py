@@ -173,7 +173,7 @@ def test_a_package_returning_the_wrong_number_of_priorities_is_named(tmp_path):
     from workflow.trainee import Trainee
 
     class Package:
-        algo, sample_dim = "tiny", 2
+        algo, sample_dim, kaiwu_version = "tiny", 2, "2024"
 
         @staticmethod
         def protocol(name):
