@@ -163,15 +163,13 @@ class AgentPolicy:
         else:
             torch.manual_seed(int(seed))
         act = self.agent.predict if self.mode == "sample" else self.agent.exploit
-        runner = EpisodeRunner([env], act, self.loaded.observation_process, self.loaded.action_process)
+        played, conf = env, usr_conf
         if self.loaded.kaiwu_version == "18":  # the same game, served in the 2025 protocol
             from realm.env18 import RealmEnv18
 
-            runner = EpisodeRunner([RealmEnv18(env, map_window=self.loaded.map_window)], act,
-                                   self.loaded.observation_process, self.loaded.action_process)
-            stats, actions = runner.play(env_conf_of(usr_conf), seed=seed, on_step=on_step)
-        else:
-            stats, actions = runner.play(usr_conf, seed=seed, on_step=on_step)
+            played, conf = RealmEnv18(env, map_window=self.loaded.map_window), env_conf_of(usr_conf)
+        runner = EpisodeRunner([played], act, self.loaded.observation_process, self.loaded.action_process)
+        stats, actions = runner.play(conf, seed=seed, on_step=on_step)
         return record_from(stats, stats.win, usr_conf, seed, actions)
 
 
