@@ -2,6 +2,8 @@
 # Sourced by ./train.sh and ./tests/run.sh (and by hand: `source tools/venv.sh`): make sure
 # .venv exists and matches requirements.txt and pyproject.toml (the project installed editable),
 # then put it on PATH. A stamp holding their hash makes a second run a no-op. The caller's shell options are left as they were.
+# REALM_WITH_RAY=1 (./train.sh --ray, ./tests/run.sh) also installs the optional requirements-ray.txt,
+# resolved together with requirements.txt, under a stamp of its own.
 _realm_venv_setup() {
     local root venv py want have ver
     root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -27,6 +29,16 @@ _realm_venv_setup() {
             -e "$root" >&2 || return 1
         echo "$want" > "$venv/.requirements.sha256"
         echo "[setup] done." >&2
+    fi
+    if [[ "${REALM_WITH_RAY:-0}" == "1" ]]; then
+        want="$(cat "$root/requirements.txt" "$root/requirements-ray.txt" | sha256sum | cut -d' ' -f1)"
+        have="$(cat "$venv/.requirements-ray.sha256" 2>/dev/null || true)"
+        if [[ "$want" != "$have" ]]; then
+            echo "[setup] installing requirements-ray.txt (Ray, first use only) ..." >&2
+            "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$root/requirements.txt" \
+                -r "$root/requirements-ray.txt" >&2 || return 1
+            echo "$want" > "$venv/.requirements-ray.sha256"
+        fi
     fi
     export PATH="$venv/bin:$PATH"
     # TensorFlow (imported by dm-reverb) is chatty at import; keep real errors only.

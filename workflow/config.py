@@ -179,7 +179,7 @@ class FrameworkConfig:
     model_file_sync_per_minutes: float = 0.0  # Kaiwu's key; 0 = use the seconds variant
     model_file_sync_per_seconds: float = 2.0
     # --- processes ---
-    aisrv_num: int = 2
+    aisrv_num: int | str = 2  # "auto" (with --ray): one aisrv per realm_aisrv slot of the cluster
     envs_per_aisrv: int = 4
     heartbeat_timeout_seconds: float = 60.0
     aisrv_restart_max: int = 5  # restarts per aisrv slot before it is given up
@@ -237,7 +237,10 @@ class FrameworkConfig:
             raise ValueError(f"reverb_port must be in 0..65535, got {self.reverb_port}")
         if not re.fullmatch(r"cpu|cuda(:\d+)?", self.device):
             raise ValueError(f"device: got {self.device!r}, allowed: 'cpu', 'cuda' or 'cuda:N'")
-        for key in ("dump_model_freq", "aisrv_num", "envs_per_aisrv", "torch_num_threads", "aisrv_torch_num_threads",
+        if isinstance(self.aisrv_num, str) and self.aisrv_num != "auto":
+            raise ValueError(f"aisrv_num: got {self.aisrv_num!r}, allowed: a number >= 1, or \"auto\" (with --ray: "
+                             "one aisrv per realm_aisrv slot of the cluster)")
+        for key in ("dump_model_freq", *(("aisrv_num",) if isinstance(self.aisrv_num, int) else ()), "envs_per_aisrv", "torch_num_threads", "aisrv_torch_num_threads",
                     "max_ckpt_keep", "rate_limiter_timeout_ms", "ckpt_write_max_failures"):
             if getattr(self, key) < 1:
                 raise ValueError(f"{key} must be >= 1, got {getattr(self, key)}")
@@ -252,7 +255,7 @@ class FrameworkConfig:
         if not 0 <= self.seed < 2**32:
             raise ValueError(f"seed must be in 0..{2**32 - 1}, got {self.seed}")
         for key, (most, what) in APP_SIZE_LIMITS.items():
-            if getattr(self, key) > most:
+            if isinstance(getattr(self, key), int) and getattr(self, key) > most:
                 raise ValueError(f"{key} = {getattr(self, key)} is too large: at most {most} ({what})")
         if self.rate_limiter_timeout_ms > self.heartbeat_timeout_seconds * 1000:
             raise ValueError(f"rate_limiter_timeout_ms = {self.rate_limiter_timeout_ms} is too large: at most "

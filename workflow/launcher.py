@@ -29,6 +29,7 @@ import json
 import multiprocessing as mp
 import os
 import queue
+import re
 import secrets
 import shlex
 import shutil
@@ -69,6 +70,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="continue the run named by app.run_name (default: the newest run) from its newest checkpoint")
     parser.add_argument("--role", choices=("all", "learner", "aisrv"), default="all")
     parser.add_argument("--learner", default=None, metavar="HOST:PORT", help="replay server to join (--role aisrv)")
+    parser.add_argument("--ray", default=None, metavar="local|auto|HOST:PORT",
+                        help="run the learner and the aisrv as Ray actors: 'local' starts Ray on this machine, 'auto' "
+                             "joins the cluster this host belongs to, HOST:PORT a given head (workflow.ray_supervisor)")
     parser.add_argument("--package", default=None, metavar="DIR",
                         help="train a Kaiwu code package (default config: DIR/conf/configure_app.toml)")
     parser.add_argument("--train-test", action="store_true",
@@ -186,6 +190,10 @@ def check_arguments(args: argparse.Namespace) -> None:
         raise ConfigError("--learner HOST:PORT is for --role aisrv")
     if args.learner and (":" not in args.learner or not args.learner.rsplit(":", 1)[1].isdigit()):
         raise ConfigError(f"--learner {args.learner!r}: expected HOST:PORT")
+    if args.ray is not None and (args.role != "all" or args.learner):
+        raise ConfigError("--ray places the learner and the aisrv itself: leave out --role and --learner")
+    if args.ray is not None and args.ray not in ("local", "auto") and not re.fullmatch(r"[^:\s]+:\d+", args.ray):
+        raise ConfigError(f"--ray {args.ray!r}: expected local, auto or HOST:PORT (a Ray head's GCS address)")
     if args.resume and args.role == "aisrv":
         raise ConfigError("--resume is for the learner (--role all or learner); aisrv hold no state")
 
@@ -200,6 +208,8 @@ def resume_command(args: argparse.Namespace, paths: RunPaths) -> str:
     if args.package:
         parts += ["--package", args.package]
     parts += ["--set", f'app.run_name="{paths.name}"', "--resume"]
+    if args.ray is not None:
+        parts += ["--ray", args.ray]
     if args.role != "all":
         parts += ["--role", args.role]
     return shlex.join(parts)
@@ -316,9 +326,17 @@ class Supervisor:
         logger.info(f"started {child.name} (pid {child.process.pid})")
         self.write_process_stats()
 
-    def start_learner(self) -> bool:
+    def request_stop(self, role: str) -> None:
+        """Ask every process of `role` to finish cleanly."""
+        (self.stop_learner if role == "learner" else self.stop_aisrv).value = 1
+
+    def learner_host(self) -> str:
+        """Where the aisrv reach the learner's replay server."""
+        return "127.0.0.1"
+
+    def start_learner(self, resume: bool | None = None) -> bool:
         self.learner = Child("learner", "learner")
-        self.spawn(self.learner, resume=self.args.resume)
+        self.spawn(self.learner, resume=self.args.resume if resume is None else resume)
         deadline = time.monotonic() + LEARNER_READY_TIMEOUT_S
         while time.monotonic() < deadline:
             self.pump_events()
@@ -355,7 +373,7 @@ class Supervisor:
             if kind == "status":
                 child.status = payload
             elif kind == "ready" and name == "learner":
-                self.address = f"127.0.0.1:{payload['port']}"
+                self.address = f"{self.learner_host()}:{payload['port']}"
                 self.learner.status = payload
                 self.announce_learner(payload["port"])
             elif kind == "stopping" and name == "learner":
@@ -463,7 +481,8 @@ class Supervisor:
                  "peak_rss_bytes": self.peak_rss,
                  "cpu_seconds": {k: round(v, 2) for k, v in self.cpu_seconds.items()},
                  "aisrv_restarts": {c.name: c.restarts for c in self.aisrv},
-                 "learner": self.learner.status if self.learner else None}
+                 "learner": self.learner.status if self.learner else None,
+                 **self.placement_stats()}
         path = self.paths.log / "process_stats.json"
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(stats, indent=1, default=str) + "\n")
@@ -479,6 +498,7 @@ class Supervisor:
                 "ver": s.get("model_version", 0),
                 "buf": f"{s.get('buffer_size', 0)}/{s.get('buffer_capacity', self.app.replay_buffer_capacity)}",
                 "step": s.get("train_step", 0),
+                **self.placement_fields(),
             })
         else:
             statuses = [c.status for c in self.aisrv]
@@ -487,6 +507,14 @@ class Supervisor:
                 "ver": max((int(s.get("model_version", 0)) for s in statuses), default=0),
                 "aisrv": sum(1 for c in self.aisrv if c.process is not None and c.process.is_alive()),
             })
+
+    def placement_stats(self) -> dict:
+        """Extra process_stats.json entries on where the processes run (one machine: none)."""
+        return {}
+
+    def placement_fields(self) -> dict:
+        """Extra progress fields on where the processes run (one machine: none)."""
+        return {}
 
     # --- main loop and shutdown ---------------------------------------------------------------------
 
@@ -525,10 +553,10 @@ class Supervisor:
     def shutdown(self) -> int:
         logger.info("stopping: aisrv first, then the learner (final checkpoint)")
         self.poll_resources(force=True)
-        self.stop_aisrv.value = 1
+        self.request_stop("aisrv")
         self.wait_for(self.aisrv, AISRV_STOP_GRACE_S)
         if self.learner is not None and self.learner.process is not None:
-            self.stop_learner.value = 1
+            self.request_stop("learner")
             self.wait_for([self.learner], LEARNER_STOP_GRACE_S)
             self.pump_events()
             if self.learner_done is None and self.failure is None:
@@ -586,6 +614,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         check_arguments(args)
         cfg = load_run_config(args)
+        if cfg.app.aisrv_num == "auto" and args.ray is None:
+            raise ConfigError('app.aisrv_num = "auto" fills the realm_aisrv slots of a Ray cluster: add --ray '
+                              'local|auto|HOST:PORT, or give a number')
         if args.role in ("all", "aisrv"):
             check_episode_settings(cfg)
         if args.role in ("all", "learner"):
@@ -621,8 +652,13 @@ def train(args: argparse.Namespace, cfg: AppConfig, paths: RunPaths, recovered: 
         console(f"platform-only [app] keys, accepted and unused here (reasons in launcher.log): "
                 f"{', '.join(sorted(cfg.platform_keys))}")
         logger.info("; ".join(f"{key}: {PLATFORM_ONLY_KEYS[key]}" for key in sorted(cfg.platform_keys)))
-    supervisor = Supervisor(cfg, paths, args, session, run_secret(cfg, args.role))
-    code = supervisor.run()
+    if args.ray is not None:
+        from workflow.ray_supervisor import run_on_ray  # Ray is an optional extra
+
+        supervisor, code = run_on_ray(args, cfg, paths, session, run_secret(cfg, args.role))
+    else:
+        supervisor = Supervisor(cfg, paths, args, session, run_secret(cfg, args.role))
+        code = supervisor.run()
     if args.train_test:
         steps = int((supervisor.learner_done or {}).get("train_step") or 0)
         written = (paths.ckpt / TRAIN_TEST_CHECKPOINT).is_file()

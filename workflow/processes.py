@@ -79,11 +79,17 @@ def run_child(ctx: ChildContext) -> None:
     # process: the launcher alone decides, stopping the aisrv first and the learner last.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    ctx.paths.log.mkdir(parents=True, exist_ok=True)
-    _redirect_std_streams(ctx.paths.log / f"{ctx.name}.out")
+    _exit(ctx, run_role(ctx, ctx.paths.log))
+
+
+def run_role(ctx: ChildContext, log_dir) -> int:
+    """The role's `main(ctx)` with its log in `log_dir`; the exit code (1: it raised, logged and
+    posted as an "error" event). Shared by child processes and Ray actors (workflow.ray_roles)."""
+    log_dir.mkdir(parents=True, exist_ok=True)
+    _redirect_std_streams(log_dir / f"{ctx.name}.out")
     from workflow.metrics import setup_logging
 
-    log = setup_logging(ctx.name, ctx.paths.log, ctx.config.app.log_level)
+    log = setup_logging(ctx.name, log_dir, ctx.config.app.log_level)
     ctx.beat()
     try:
         module = importlib.import_module(ROLE_MODULES[ctx.role])
@@ -92,8 +98,8 @@ def run_child(ctx: ChildContext) -> None:
     except Exception as e:
         log.exception(f"{ctx.name} failed: {type(e).__name__}: {e}")
         ctx.post("error", {"message": f"{type(e).__name__}: {e}"})
-        _exit(ctx, 1)
-    _exit(ctx, 0)
+        return 1
+    return 0
 
 
 def _exit(ctx: ChildContext, code: int) -> None:

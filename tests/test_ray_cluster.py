@@ -1,0 +1,170 @@
+"""`./train.sh --ray` on a real Ray cluster: `ray.cluster_utils.Cluster` runs a head and worker
+nodes (each its own raylet) on this machine, on loopback only; the launcher runs as a real
+process that joins it, and the learner and the aisrv are real Ray actors."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray", reason="Ray is the optional extra requirements-ray.txt")
+from ray.cluster_utils import Cluster  # noqa: E402
+
+from test_clean_stops import aisrv_totals, counters_while_training, episode_rows, final_counters  # noqa: E402
+from test_training_system import pid_alive, read, wait_until  # noqa: E402
+from workflow.config import REPO_ROOT  # noqa: E402
+from workflow.ray_roles import RUN_TOKEN_FILE, node_scratch  # noqa: E402
+
+SMOKE = str(REPO_ROOT / "conf" / "smoke.toml")
+LOOPBACK = "127.0.0.1"
+#: Ray otherwise swaps 127.0.0.1 for the machine's outward address: keep every node on loopback.
+LOOPBACK_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+
+
+@pytest.fixture
+def cluster(monkeypatch):
+    for key, value in LOOPBACK_ENV.items():
+        monkeypatch.setenv(key, value)
+    cluster = Cluster(initialize_head=True, connect=False,
+                      head_node_args={"num_cpus": 1, "node_ip_address": LOOPBACK, "include_dashboard": False,
+                                      "resources": {"realm_learner": 1}})
+    try:
+        yield cluster
+    finally:
+        for node in list(cluster.worker_nodes):
+            cluster.remove_node(node)
+        cluster.shutdown()
+
+
+def aisrv_node(cluster: Cluster, slots: int):
+    return cluster.add_node(num_cpus=1, node_ip_address=LOOPBACK, resources={"realm_aisrv": slots})
+
+
+def launcher(run_dir: Path, address: str, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "workflow.launcher", "--config", SMOKE, "--set", f'app.run_dir="{run_dir}"',
+            "--set", 'app.run_name="r"', "--ray", address, *extra]
+
+
+def stats(run: Path) -> dict:
+    try:
+        return json.loads((run / "log" / "process_stats.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def running(run: Path, name: str) -> bool:
+    return "running its workflow" in read(run / "log" / f"{name}.log")
+
+
+def raylets() -> set[int]:
+    import psutil
+
+    return {p.pid for p in psutil.process_iter(["name"]) if p.info["name"] == "raylet"}
+
+
+def assert_nothing_left(run: Path) -> None:
+    for name, pid in stats(run)["pids"].items():
+        if name != "launcher" and pid:
+            assert not pid_alive(pid), f"{name} (pid {pid}) outlived the run"
+    token = (run / RUN_TOKEN_FILE).read_text().strip()
+    assert not node_scratch(run.name, token).exists()  # the aisrv's logs and pool copies, shipped or removed
+
+
+@pytest.mark.slow
+def test_a_run_spreads_its_aisrv_over_two_nodes_and_counts_exactly(cluster, tmp_path):
+    nodes = {aisrv_node(cluster, 1).node_id, aisrv_node(cluster, 1).node_id}
+    run = tmp_path / "runs" / "r"
+    done = subprocess.run(launcher(tmp_path / "runs", cluster.address, "--set", "app.max_env_steps=1500"),
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=300, env={**os.environ, **LOOPBACK_ENV})
+    assert done.returncode == 0, done.stderr
+    placed = stats(run)["nodes"]
+    assert {placed["aisrv-0"], placed["aisrv-1"]} == nodes  # one on each worker node (one slot each)
+    assert placed["learner"] not in nodes  # where realm_learner is: the head
+    steps, episodes = aisrv_totals(run / "log", {})  # the aisrv's own log lines, shipped from their nodes
+    counters = final_counters(run)
+    assert steps >= 1500 and episodes > 0
+    assert (counters["env_steps"], counters["episodes"]) == (steps, episodes) == (counters["env_steps"],
+                                                                                   episode_rows(run))
+    assert "Ray: joined" in done.stderr and "3 node(s), 2 realm_aisrv slot(s)" in done.stderr  # head + two workers
+    assert_nothing_left(run)
+
+
+@pytest.mark.slow
+def test_aisrv_come_back_after_a_kill_and_a_lost_node_and_grow_with_a_new_one(cluster, tmp_path):
+    first, second = aisrv_node(cluster, 1), aisrv_node(cluster, 1)
+    run = tmp_path / "runs" / "r"
+    out = open(tmp_path / "launcher.out", "w")
+    proc = subprocess.Popen(launcher(tmp_path / "runs", cluster.address, "--set", 'app.aisrv_num="auto"',
+                                     "--set", "app.max_minutes=5"),
+                            cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                            env={**os.environ, **LOOPBACK_ENV})
+    try:
+        wait_until(lambda: running(run, "aisrv-0") and running(run, "aisrv-1") and stats(run).get("pids", {}).get(
+            "aisrv-1"), 150, "two aisrv playing", proc)
+        # 1. SIGKILL of one actor's process: Ray starts it again, the supervisor its role.
+        victim = stats(run)["pids"]["aisrv-1"]
+        os.kill(victim, signal.SIGKILL)
+        wait_until(lambda: stats(run)["pids"].get("aisrv-1") not in (None, victim), 90, "aisrv-1 restarted", proc)
+        assert "aisrv-1 exited with code -9; restart 1/5" in read(run / "log" / "launcher.log")
+
+        # 2. A node is lost and another joins (two slots): the lost aisrv comes back on the new
+        #    node and, with aisrv_num = "auto", a third aisrv takes the other new slot.
+        lost = next(n for n in (first, second) if n.node_id == stats(run)["nodes"]["aisrv-0"])
+        steps_before = counters_while_training(run)["env_steps"]
+        cluster.remove_node(lost)
+        joined = aisrv_node(cluster, 2)
+        wait_until(lambda: stats(run)["nodes"].get("aisrv-0") == joined.node_id
+                   and stats(run)["nodes"].get("aisrv-2") == joined.node_id, 120,
+                   "aisrv-0 back and aisrv-2 started on the new node", proc)
+        wait_until(lambda: running(run, "aisrv-2"), 90, "aisrv-2 playing", proc)
+        wait_until(lambda: counters_while_training(run)["env_steps"] > steps_before + 1000, 120,
+                   "env steps rising after the node loss", proc)
+
+        # 3. A clean stop: the aisrv first, then the learner's final checkpoint; nothing left.
+        os.killpg(proc.pid, signal.SIGTERM)
+        assert proc.wait(120) == 0, read(tmp_path / "launcher.out")
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(30)
+    assert "stop requested" in read(run / "log" / "learner.log")
+    assert "starting 1 more aisrv" in read(run / "log" / "launcher.log")
+    assert_nothing_left(run)
+
+
+@pytest.mark.slow
+def test_ray_local_trains_like_the_default_launcher(tmp_path, monkeypatch):
+    """The checks tests/test_clean_stops.py makes of the default launcher, on `--ray local`."""
+    for key, value in LOOPBACK_ENV.items():
+        monkeypatch.setenv(key, value)
+    run = tmp_path / "runs" / "r"
+    raylets_before = raylets()
+    done = subprocess.run(launcher(tmp_path / "runs", "local", "--set", "app.max_env_steps=1500"), cwd=REPO_ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    steps, episodes = aisrv_totals(run / "log", {})
+    counters = final_counters(run)
+    assert steps >= 1500 and episodes > 0
+    assert (counters["env_steps"], counters["episodes"]) == (steps, episodes) == (counters["env_steps"],
+                                                                                   episode_rows(run))
+    assert "Ray: started a local instance" in done.stderr
+    assert_nothing_left(run)
+    assert raylets() == raylets_before  # the Ray instance it started is gone too
+
+
+def test_ray_arguments_are_checked(tmp_path):
+    base = [sys.executable, "-m", "workflow.launcher", "--config", SMOKE, "--set", f'app.run_dir="{tmp_path}"']
+    cases = [(["--ray", "local", "--role", "learner"], "leave out --role and --learner"),
+             (["--ray", "not an address"], "expected local, auto or HOST:PORT"),
+             (["--set", 'app.aisrv_num="auto"'], 'app.aisrv_num = "auto" fills the realm_aisrv slots'),
+             (["--set", 'app.aisrv_num="many"'], 'aisrv_num: got \'many\', allowed')]
+    for extra, message in cases:
+        done = subprocess.run(base + extra, cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2 and message in done.stderr, (extra, done.stderr)
+    assert not list(tmp_path.iterdir())  # nothing started, no run directory
