@@ -26,6 +26,12 @@ class Settings(CommonSettings):
 
     ppo: PPOConfig = field(default_factory=PPOConfig)
 
+    def validate(self) -> None:
+        """A segment continued with burn-in frames must keep a frame to train on."""
+        if self.model.burn_in >= self.ppo.num_steps:
+            raise ValueError(f"model.burn_in ({self.model.burn_in}) must be < ppo.num_steps ({self.ppo.num_steps}): "
+                             "a segment repeats burn_in frames of the one before and trains on the rest")
+
 
 def load_settings() -> Settings:
     """The PPO package's settings in this process (agent.settings.read_settings)."""
