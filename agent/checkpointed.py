@@ -121,7 +121,7 @@ def check_model_options(path: Path, ckpt_id, options: dict) -> None:
     recorded = record.get(MODEL_OPTIONS) if isinstance(record, dict) else None
     if recorded is not None and recorded != options:
         def listed(table):
-            return ", ".join(f"{key} = {value!r}" for key, value in table.items()) if isinstance(table, dict) else repr(table)
+            return ", ".join(f"{key} = {table[key]!r}" for key in sorted(table)) if isinstance(table, dict) else repr(table)
         raise CheckpointError(f"checkpoint {file} was trained with [model] {listed(recorded)}; this agent is built "
                               f"with [model] {listed(options)}: load it with the options it was trained with")
 
