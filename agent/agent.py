@@ -56,7 +56,6 @@ class Agent(WorkflowMethods, CheckpointedAgent):
         and the agent's own generators."""
         super().__init__(agent_type, device, logger, monitor)
         self.settings = settings or load_settings()
-        self.settings.validate()
         self.model_cfg, self.ppo_cfg = self.settings.model, self.settings.ppo
         self.device = torch.device(device if device is not None else "cpu")
         with torch.random.fork_rng(devices=[], enabled=seed is not None):  # a seed never moves the caller's RNG

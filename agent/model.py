@@ -34,9 +34,8 @@ from torch import nn
 
 from agent.core import CORES, RecurrentCore, core_state_size
 from agent.heads import ACTION_HEADS, action_head
-from agent.limits import MAX_BACKBONE_PARAMS
+from agent.limits import MAX_BACKBONE_PARAMS, MAX_CORE_SIZE
 from agent.value_norm import ValueNorm
-from feature.definition import CORE_STATE_DIM, SEGMENT_FRAMES
 from feature.layout import MAP_CHANNELS, MAP_SIZE, NUM_ACTIONS, STATE_DIM
 
 MASKED_LOGIT = -1e8  # exp() underflows to exactly 0; finite, so no NaN in softmax or entropy
@@ -67,14 +66,10 @@ class ModelConfig:
             raise ValueError(f"core: got {self.core!r}, allowed: {' | '.join(CORES)}")
         if self.action_head not in ACTION_HEADS:
             raise ValueError(f"action_head: got {self.action_head!r}, allowed: {' | '.join(ACTION_HEADS)}")
-        if self.core_size < 1:
-            raise ValueError(f"core_size must be >= 1, got {self.core_size}")
-        if self.core_state_size > CORE_STATE_DIM:
-            raise ValueError(f"core = {self.core!r} with core_size {self.core_size} (share_backbone = "
-                             f"{self.share_backbone}) makes a state of {self.core_state_size} numbers; a sample row "
-                             f"has room for {CORE_STATE_DIM} (feature.definition.CORE_STATE_DIM): lower core_size")
-        if not 0 <= self.burn_in < SEGMENT_FRAMES:
-            raise ValueError(f"burn_in must be in 0..{SEGMENT_FRAMES - 1}, got {self.burn_in}")
+        if not 1 <= self.core_size <= MAX_CORE_SIZE:
+            raise ValueError(f"core_size must be in 1..{MAX_CORE_SIZE}, got {self.core_size}")
+        if self.burn_in < 0:
+            raise ValueError(f"burn_in must be >= 0, got {self.burn_in}")
         if self.burn_in and self.core == "none":
             raise ValueError(f"burn_in = {self.burn_in} warms a recurrent core up: it needs core = \"lstm\" or \"gru\"")
         if not self.channels:

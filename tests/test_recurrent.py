@@ -260,11 +260,14 @@ def test_the_config_names_a_bad_option_and_what_is_allowed(tmp_path):
         load_config(overrides=["model.action_head=split"])
     with pytest.raises(ConfigError, match=r"burn_in = 4 warms a recurrent core up"):
         load_config(overrides=["model.burn_in=4"])
-    with pytest.raises(ConfigError, match="a sample row has room for 1024"):
-        load_config(overrides=["model.core=lstm", "model.core_size=512"])
-    cfg = load_config(overrides=["model.core=gru", "model.burn_in=40", "ppo.num_steps=40"])
-    with pytest.raises(ValueError, match=r"model\.burn_in \(40\) must be < ppo\.num_steps \(40\)"):
-        Settings.from_dict({"model": cfg.to_dict()["model"], "ppo": cfg.to_dict()["ppo"]})
+    with pytest.raises(ConfigError, match=r"model: core_size must be in 1\.\.4096, got 0"):
+        load_config(overrides=["model.core=lstm", "model.core_size=0"])
+    for overrides, message in ((["model.core=lstm", "model.core_size=512"], "a sample row has room for 1024"),
+                               (["model.core=gru", "model.burn_in=40", "ppo.num_steps=40"],
+                                r"model\.burn_in \(40\) must be < ppo\.num_steps \(40\)")):
+        cfg = load_config(overrides=overrides).to_dict()  # each section is valid, the two together are not
+        with pytest.raises(ValueError, match=message):
+            Settings.from_dict({"model": cfg["model"], "ppo": cfg["ppo"]})
 
 
 def test_the_dqn_package_refuses_the_ppo_options():
