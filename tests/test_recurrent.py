@@ -17,7 +17,7 @@ from agent.ppo import PPOConfig
 from episodes.ppo_workflow import workflow
 from episodes.runner import EpisodeRunner
 from feature.curriculum import CurriculumConfig
-from feature.definition import SAMPLE_ROWS, ActData, Frame, ObsData, action_process, observation_process, sample_process
+from feature.definition import SAMPLE_ROWS, Frame, ObsData, action_process, observation_process, sample_process
 from feature.layout import MAP_SHAPE, STATE_DIM, legal_mask
 from kaiwudrl.common.config.config_control import CONFIG
 
@@ -202,7 +202,7 @@ def test_the_learners_log_probabilities_are_the_actors(model):
     assert int(batch["train"].sum()) == sum(int(s.mask.sum()) - s.burn_in for s in segments)
 
 
-def test_burn_in_frames_warm_the_state_but_carry_no_loss(monkeypatch):
+def test_burn_in_frames_warm_the_state_but_carry_no_loss():
     """learn() trains on the frames after each segment's burn-in: its batch size counts them only."""
     agent, segments = played_segments(dataclasses.replace(LSTM, burn_in=3), num_steps=8)
     learner = make(dataclasses.replace(LSTM, burn_in=3), PPOConfig(num_steps=8, update_epochs=1, num_minibatches=1))
