@@ -9,8 +9,13 @@ tool, a test) every method runs as written.
 
 A checkpoint (agent.checkpoint_io, agent.checkpointed) is `model.ckpt-{id}.pkl`, the model's
 state dict (the value-normalisation statistics are buffers of the model, so they travel with
-it), the counters in `model.ckpt-{id}.progress.json`, and `model.ckpt-{id}.train.pt`: the
-optimizer and the minibatch RNG.
+it), the counters and the model options (core, action head) in
+`model.ckpt-{id}.progress.json`, and `model.ckpt-{id}.train.pt`: the optimizer and the
+minibatch RNG.
+
+With a recurrent core ([model] core, agent.core) acting reads each observation's `core_state`
+(zeros when None: an episode's first step) and hands the next one out with the action; learning
+unrolls each segment from the state it stored (`sequence_batch`) instead of flattening frames.
 """
 from __future__ import annotations
 
@@ -91,13 +96,31 @@ class Agent(WorkflowMethods, CheckpointedAgent):
                                                     for o in list_obs_data])
         return self._act(list_obs_data, greedy=policy == "greedy")
 
+    def _core_states(self, list_obs_data: Sequence[ObsData]) -> torch.Tensor:
+        """(B, core_state_size): each observation's recurrent state, zeros where it has none."""
+        size = self.model.core_state_size
+        states = np.zeros((len(list_obs_data), size), dtype=np.float32)
+        for row, obs in zip(states, list_obs_data):
+            if obs.core_state is not None:
+                state = np.asarray(obs.core_state, dtype=np.float32).reshape(-1)
+                if state.size != size:
+                    raise ValueError(f"ObsData.core_state holds {state.size} numbers; this model's state has {size} "
+                                     f"([model] core = {self.model_cfg.core!r}, core_size = {self.model_cfg.core_size})")
+                row[:] = state
+        return torch.from_numpy(states).to(self.device)
+
     @torch.no_grad()
     def _act(self, list_obs_data: Sequence[ObsData], greedy: bool | list[bool]) -> list[ActData]:
         """`greedy`: argmax for all, a draw for all, or per observation."""
         if not list_obs_data:
             return []
         self.model.eval()
-        logits = self.model.policy(*self._obs_tensors(list_obs_data))
+        core_states = None
+        if self.model.recurrent:
+            logits, core_states = self.model.step(*self._obs_tensors(list_obs_data), self._core_states(list_obs_data))
+            core_states = list(core_states.cpu().numpy())
+        else:
+            logits = self.model.policy(*self._obs_tensors(list_obs_data))
         log_probs = torch.log_softmax(logits, dim=-1)
         if greedy is True:
             actions = log_probs.argmax(dim=-1, keepdim=True)
@@ -106,7 +129,9 @@ class Agent(WorkflowMethods, CheckpointedAgent):
             if greedy is not False:
                 actions = torch.where(torch.tensor(greedy)[:, None], log_probs.argmax(dim=-1, keepdim=True), actions)
         chosen = log_probs.gather(1, actions).squeeze(1)
-        return [ActData(action=int(a), log_prob=float(lp)) for a, lp in zip(actions.squeeze(1).tolist(), chosen.tolist())]
+        core_states = core_states or [None] * len(list_obs_data)
+        return [ActData(action=int(a), log_prob=float(lp), core_state=state)
+                for a, lp, state in zip(actions.squeeze(1).tolist(), chosen.tolist(), core_states)]
 
     # --- learning ---------------------------------------------------------------------------------
 
@@ -118,8 +143,13 @@ class Agent(WorkflowMethods, CheckpointedAgent):
         if len(list_sample_data) == 0:
             raise ValueError("learn() got an empty batch")
         fields = SAMPLE_ROWS.stack(list_sample_data)  # one copy per field, straight from the samples
-        batch = self.frame_batch({k: torch.from_numpy(v).to(self.device) for k, v in fields.items()})
-        frames = len(batch["action"])
+        segments = {k: torch.from_numpy(v).to(self.device) for k, v in fields.items()}
+        if self.model.recurrent:
+            batch = self.sequence_batch(segments)
+            frames = int(batch["train"].sum())
+        else:
+            batch = self.frame_batch(segments)
+            frames = len(batch["action"])
         progress = self.samples_learned / self.ppo_cfg.schedule_samples
         self.model.train()
         value_norm = self.model.value_norm if self.ppo_cfg.value_norm else None
@@ -153,6 +183,38 @@ class Agent(WorkflowMethods, CheckpointedAgent):
                 "action": segments["action"][valid].long(), "log_prob": segments["log_prob"][valid],
                 "value": frame_values, "advantage": advantages, "ret": advantages + frame_values}
 
+    def sequence_batch(self, segments: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """Segments (N, SEGMENT_FRAMES, ...) -> ppo_update's batch of N sequences (N, T, ...), T
+        the longest segment's frames, with the state each starts from (`core_state`) and
+        `train` (N, T): the frames the loss reads (not padding, not burn-in).
+
+        As frame_batch, but the critic unrolls each segment from its stored state, with the
+        bootstrap observation as the step after its last frame."""
+        valid = valid_frames(segments["mask"])
+        lengths = valid.sum(dim=1)
+        n, t = len(lengths), int(lengths.max())
+        valid, rows = valid[:, :t], torch.arange(n, device=valid.device)
+        core_state = segments["core_state"][:, :self.model.core_state_size]
+
+        def then_next(name):  # the frames, and the next observation right after each segment's last one
+            frames = segments[name][:, :t]
+            out = torch.cat([frames, frames.new_zeros(frames[:, :1].shape)], dim=1)
+            out[rows, lengths] = segments["next_" + name]
+            return out
+
+        with torch.no_grad():
+            values = self.model.value_norm.denormalize(self.model.sequence_value(then_next("map"), then_next("state"),
+                                                                                 core_state))
+        frame_values = torch.where(valid, values[:, :t], values.new_zeros(()))
+        advantages = gae(segments["reward"][:, :t], frame_values, values[rows, lengths], segments["terminated"][:, :t],
+                         valid, self.ppo_cfg.gamma, self.ppo_cfg.gae_lambda)
+        steps = torch.arange(t, device=valid.device)
+        train = valid & (steps[None, :] >= segments["burn_in"][:, None])
+        return {"map": segments["map"][:, :t], "state": segments["state"][:, :t], "legal": segments["legal"][:, :t],
+                "core_state": core_state, "train": train, "action": segments["action"][:, :t].long(),
+                "log_prob": segments["log_prob"][:, :t], "value": frame_values, "advantage": advantages,
+                "ret": advantages + frame_values}
+
     # --- checkpoints --------------------------------------------------------------------------------
 
     @save_model_wrapper
@@ -169,6 +231,13 @@ class Agent(WorkflowMethods, CheckpointedAgent):
 
     def _describe(self) -> str:
         return f"model config {dataclasses.asdict(self.model_cfg)}"
+
+    def _model_options(self) -> dict:
+        """[model] core (with core_size) and action_head: a checkpoint loads only under the same."""
+        options = {"core": self.model_cfg.core, "action_head": self.model_cfg.action_head}
+        if self.model_cfg.core != "none":
+            options["core_size"] = self.model_cfg.core_size
+        return options
 
     def _train_state(self) -> dict:
         return {"format": 3, "model_config": dataclasses.asdict(self.model_cfg),

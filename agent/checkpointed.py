@@ -8,6 +8,11 @@ training (non-finite values, another architecture, optimizer moments that do not
 that are not counters) raises CheckpointError and leaves the agent as it was. What is loaded
 depends on what is there: the weights always; the counters from the progress record (an actor
 picking a model from the pool gets these two); the training state when it is beside them.
+
+The progress record also names the model options a checkpoint was trained with beyond its
+tensors' shapes (`_model_options`: the PPO package's core and action head), so loading it
+into an agent built with other options is an error naming both, not weights read as another
+network.
 """
 from __future__ import annotations
 
@@ -19,6 +24,7 @@ from agent.checkpoint_io import CheckpointError
 from kaiwu_agent.agent.base_agent import BaseAgent
 
 COUNTERS = ("train_step", "samples_learned", "model_version")
+MODEL_OPTIONS = "model"  # the progress record's entry of the model options
 
 
 class CheckpointedAgent(BaseAgent, abc.ABC):
@@ -46,6 +52,10 @@ class CheckpointedAgent(BaseAgent, abc.ABC):
     def _apply_train_state(self, train: dict | None, weights: dict) -> None:
         """After the weights are in: the training state (None when the checkpoint has none)."""
 
+    def _model_options(self) -> dict:
+        """The model's options a checkpoint records and a load must match; none by default."""
+        return {}
+
     # --- shared ---------------------------------------------------------------------------------------
 
     def write_checkpoint(self, path, ckpt_id) -> Path:
@@ -55,7 +65,10 @@ class CheckpointedAgent(BaseAgent, abc.ABC):
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
         io.save_torch({k: v.detach().cpu() for k, v in self.model.state_dict().items()}, io.checkpoint_file(path, ckpt_id))
-        io.save_json({name: int(getattr(self, name)) for name in COUNTERS}, io.progress_file(path, ckpt_id))
+        progress = {name: int(getattr(self, name)) for name in COUNTERS}
+        if self._model_options():
+            progress[MODEL_OPTIONS] = self._model_options()
+        io.save_json(progress, io.progress_file(path, ckpt_id))
         io.save_torch(self._train_state(), io.train_state_file(path, ckpt_id))
         io.sync_directory(path)
         return io.checkpoint_file(path, ckpt_id)
@@ -63,6 +76,7 @@ class CheckpointedAgent(BaseAgent, abc.ABC):
     def read_checkpoint(self, path, ckpt_id) -> None:
         """Load checkpoint `ckpt_id` ("latest": the newest) of `path`, checked first (module docstring)."""
         path, ckpt_id = resolve(path, ckpt_id)
+        check_model_options(path, ckpt_id, self._model_options())
         file = io.checkpoint_file(path, ckpt_id)
         weights = io.read_torch(file, self.device)
         try:
@@ -97,12 +111,29 @@ def resolve(path, ckpt_id) -> tuple[Path, int | str]:
     return path, ckpt_id
 
 
+def check_model_options(path: Path, ckpt_id, options: dict) -> None:
+    """CheckpointError when the checkpoint's progress record names other model options than
+    `options` (a record without them predates them: the weights' check decides)."""
+    file = io.progress_file(path, ckpt_id)
+    if not options or not file.is_file():
+        return
+    record = io.read_json(file)
+    recorded = record.get(MODEL_OPTIONS) if isinstance(record, dict) else None
+    if recorded is not None and recorded != options:
+        def listed(table):
+            return ", ".join(f"{key} = {table[key]!r}" for key in sorted(table)) if isinstance(table, dict) else repr(table)
+        raise CheckpointError(f"checkpoint {file} was trained with [model] {listed(recorded)}; this agent is built "
+                              f"with [model] {listed(options)}: load it with the options it was trained with")
+
+
 def read_counters(path: Path, ckpt_id, train) -> dict[str, int] | None:
     """The agent's counters: from the progress record, else from a training state that holds them
     (checkpoints written before the progress record had its own file), else None."""
     file = io.progress_file(path, ckpt_id)
     if file.is_file():
         counters = io.read_json(file)
+        if isinstance(counters, dict):
+            counters = {key: value for key, value in counters.items() if key != MODEL_OPTIONS}
         io.check_counters(counters, f"checkpoint {file}", COUNTERS)
     elif isinstance(train, dict) and all(name in train for name in COUNTERS):
         counters = {name: train[name] for name in COUNTERS}

@@ -7,6 +7,7 @@ MAX_COUNT = 10**12  # samples or train steps a schedule runs over: beyond any ru
 MAX_CHUNK_FRAMES = 8192  # frames one env holds (a full sample row each) before they become samples
 MAX_PASSES = 1000  # epochs over a batch, minibatches per epoch
 MAX_VISITS = 2000  # the game's longest episode: no cell is visited more often
+MAX_CORE_SIZE = 4096  # units of a recurrent core (the PPO package also bounds its state by a sample row's room)
 MAX_BACKBONE_PARAMS = 50_000_000  # one backbone (the learner keeps optimizer moments beside it, every aisrv a copy)
 
 

@@ -5,6 +5,11 @@ ActorCritic, the DQN package's QNetwork).
                                               +-> concat -> Linear(hidden) -> ReLU -> head
     state (STATE_DIM,) ----------------------+
 
+With `core = "lstm" | "gru"` a recurrent core (agent.core) sits between each backbone's hidden
+layer and its head, and the model is run over sequences with the state each one starts from
+(`step` when acting, `sequence` / `sequence_value` when learning). `action_head` picks the
+policy head (agent.heads: "joint" or "factored"); both give logits over the 16 actions.
+
 The actor and the critic each own such a backbone (`share_backbone=False`, the default: value
 regression then cannot disturb the policy's features); with `share_backbone=True` one backbone
 feeds both heads. Input sizes come from feature.layout, so a new feature needs no edit here.
@@ -22,11 +27,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Literal
 
 import torch
 from torch import nn
 
-from agent.limits import MAX_BACKBONE_PARAMS
+from agent.core import CORES, RecurrentCore, core_state_size
+from agent.heads import ACTION_HEADS, action_head
+from agent.limits import MAX_BACKBONE_PARAMS, MAX_CORE_SIZE
 from agent.value_norm import ValueNorm
 from feature.layout import MAP_CHANNELS, MAP_SIZE, NUM_ACTIONS, STATE_DIM
 
@@ -40,8 +48,30 @@ class ModelConfig:
     strides: list[int] = field(default_factory=lambda: [2, 2, 2])
     hidden_size: int = 256
     share_backbone: bool = False
+    # recurrent core after the hidden layer (agent.core): "none", or an LSTM / GRU of core_size units
+    core: Literal["none", "lstm", "gru"] = "none"
+    core_size: int = 128
+    # leading frames of a segment that continues an episode which only warm the core's state up
+    # (no loss on them): the episode loop repeats the previous segment's last burn_in frames
+    burn_in: int = 0
+    action_head: Literal["joint", "factored"] = "joint"  # agent.heads
+
+    @property
+    def core_state_size(self) -> int:
+        """Numbers of the model's whole recurrent state: one core per backbone."""
+        return core_state_size(self.core, self.core_size) * (1 if self.share_backbone else 2)
 
     def validate(self):
+        if self.core not in CORES:
+            raise ValueError(f"core: got {self.core!r}, allowed: {' | '.join(CORES)}")
+        if self.action_head not in ACTION_HEADS:
+            raise ValueError(f"action_head: got {self.action_head!r}, allowed: {' | '.join(ACTION_HEADS)}")
+        if not 1 <= self.core_size <= MAX_CORE_SIZE:
+            raise ValueError(f"core_size must be in 1..{MAX_CORE_SIZE}, got {self.core_size}")
+        if self.burn_in < 0:
+            raise ValueError(f"burn_in must be >= 0, got {self.burn_in}")
+        if self.burn_in and self.core == "none":
+            raise ValueError(f"burn_in = {self.burn_in} warms a recurrent core up: it needs core = \"lstm\" or \"gru\"")
         if not self.channels:
             raise ValueError("channels needs at least one conv layer")
         if not len(self.channels) == len(self.kernel_sizes) == len(self.strides):
@@ -113,9 +143,27 @@ class ActorCritic(nn.Module):
         self.cfg = cfg
         self.actor_backbone = Backbone(cfg)
         self.critic_backbone = None if cfg.share_backbone else Backbone(cfg)
-        self.policy_head = layer_init(nn.Linear(cfg.hidden_size, NUM_ACTIONS), 0.01)
-        self.value_head = layer_init(nn.Linear(cfg.hidden_size, 1), 1.0)
+        self.actor_core = self.critic_core = None
+        head_features = cfg.hidden_size
+        if cfg.core != "none":
+            self.actor_core = RecurrentCore(cfg.core, cfg.hidden_size, cfg.core_size)
+            if self.critic_backbone is not None:
+                self.critic_core = RecurrentCore(cfg.core, cfg.hidden_size, cfg.core_size)
+            head_features = cfg.core_size
+        self.policy_head = action_head(cfg.action_head, head_features)
+        self.value_head = layer_init(nn.Linear(head_features, 1), 1.0)
         self.value_norm = ValueNorm()  # return statistics (ppo.value_norm); identity when unused
+
+    @property
+    def recurrent(self) -> bool:
+        return self.actor_core is not None
+
+    @property
+    def core_state_size(self) -> int:
+        """Numbers of one env's recurrent state (the actor's core, then the critic's); 0 without a core."""
+        return self.cfg.core_state_size
+
+    # --- frames (no core) ------------------------------------------------------------------------------
 
     def forward(self, map_tensor: torch.Tensor, state: torch.Tensor, legal: torch.Tensor
                 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -133,6 +181,56 @@ class ActorCritic(nn.Module):
         """-> value (B,), the critic alone (the learner's GAE pass needs no policy)."""
         backbone = self.actor_backbone if self.critic_backbone is None else self.critic_backbone
         return self._value(backbone(map_tensor, state))
+
+    # --- sequences (a recurrent core) ------------------------------------------------------------------
+
+    def step(self, map_tensor: torch.Tensor, state: torch.Tensor, legal: torch.Tensor, core_state: torch.Tensor
+             ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Acting, one frame per env: -> (masked logits (B, NUM_ACTIONS), the core state after
+        it (B, core_state_size)). The critic's core steps too, so a segment can store its state."""
+        seq = (map_tensor[:, None], state[:, None], legal[:, None])
+        logits, _, core_state = self._unroll(*seq, core_state, policy=True, value=self.critic_core is not None)
+        return logits[:, 0], core_state
+
+    def sequence(self, map_tensor: torch.Tensor, state: torch.Tensor, legal: torch.Tensor, core_state: torch.Tensor
+                 ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Learning, N sequences of T frames ((N, T, ...)) from their initial core states (N,
+        core_state_size): -> (masked logits (N, T, NUM_ACTIONS), values (N, T))."""
+        logits, values, _ = self._unroll(map_tensor, state, legal, core_state, policy=True, value=True)
+        return logits, values
+
+    def sequence_value(self, map_tensor: torch.Tensor, state: torch.Tensor, core_state: torch.Tensor) -> torch.Tensor:
+        """-> values (N, T) of N sequences, the critic alone (the learner's GAE pass)."""
+        return self._unroll(map_tensor, state, None, core_state, policy=False, value=True)[1]
+
+    def _unroll(self, map_tensor, state, legal, core_state, policy: bool, value: bool):
+        """(logits or None, values or None, core state after the last frame) over (N, T, ...) frames."""
+        if not self.recurrent:
+            raise RuntimeError("this model has no recurrent core ([model] core = \"none\"): act and learn on frames")
+        n, t = map_tensor.shape[:2]
+        maps, states = conv_input(map_tensor.flatten(0, 1)), state.flatten(0, 1)
+        actor_state, critic_state = core_state.split(
+            [self.actor_core.state_size, core_state.shape[-1] - self.actor_core.state_size], dim=-1)
+
+        def run(backbone, core, start):
+            return core(backbone(maps, states).view(n, t, -1), start)
+
+        logits = values = None
+        if policy or self.critic_core is None:
+            actor_out, actor_state = run(self.actor_backbone, self.actor_core, actor_state)
+        if policy:
+            logits = self._masked_logits(actor_out.flatten(0, 1), legal.flatten(0, 1)).view(n, t, -1)
+        if value:
+            if self.critic_core is None:
+                critic_out = actor_out
+            else:
+                critic_out, critic_state = run(self.critic_backbone, self.critic_core, critic_state)
+            values = self._value(critic_out.flatten(0, 1)).view(n, t)
+        return logits, values, torch.cat([actor_state, critic_state], dim=-1)
+
+    def initial_core_state(self, batch: int, device=None) -> torch.Tensor:
+        """A new episode's core state: zeros (batch, core_state_size)."""
+        return torch.zeros(batch, self.core_state_size, device=device)
 
     def _masked_logits(self, actor_features: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
         with full_precision(actor_features):
@@ -152,6 +250,10 @@ class QNetwork(nn.Module):
     def __init__(self, cfg: ModelConfig, dueling: bool = True):
         super().__init__()
         cfg.validate()
+        if cfg.core != "none" or cfg.action_head != "joint":
+            raise ValueError(f"model.core = {cfg.core!r}, model.action_head = {cfg.action_head!r}: the DQN package's "
+                             "QNetwork has neither; they are options of the PPO package (core = \"none\", "
+                             "action_head = \"joint\" here)")
         self.cfg = cfg
         self.dueling = dueling
         self.backbone = Backbone(cfg)

@@ -1,6 +1,9 @@
 """The PPO update (clipped surrogate, CleanRL style): `ppo_loss` is the objective of one
 minibatch, `ppo_update` runs epochs × minibatches over one batch of frames (the Agent flattens
-its segments' frames and adds their values, advantages and returns, agent.gae).
+its segments' frames and adds their values, advantages and returns, agent.gae). A recurrent
+model's batch is sequences instead (Agent.sequence_batch: (N, T, ...) with each one's initial
+core state and a `train` mask): minibatches are then whole sequences, unrolled from their
+stored state, and the loss reads their `train` frames (CleanRL's recurrent PPO).
 
 Linear schedules (learning rate, entropy coefficient) run over `schedule_samples` learned
 frames; the caller passes `progress` = frames learned so far / schedule_samples (clipped to 1).
@@ -112,24 +115,43 @@ def ppo_loss(new_log_prob, entropy, new_value, old_log_prob, old_value, advantag
     return loss, stats
 
 
+def minibatch_forward(model: nn.Module, batch: dict[str, torch.Tensor], maps: torch.Tensor, idx: torch.Tensor):
+    """The model on minibatch `idx` of a batch of frames or of sequences: (logits, values) of
+    the frames the loss reads, and `pick`, which takes the same frames of any per-frame entry."""
+    if "train" not in batch:
+        logits, values = model(maps[idx], batch["state"][idx], batch["legal"][idx])
+        return logits, values, lambda x: x[idx]
+    train = batch["train"][idx]
+    logits, values = model.sequence(maps[idx], batch["state"][idx], batch["legal"][idx], batch["core_state"][idx])
+    return logits[train], values[train], lambda x: x[idx][train]
+
+
 def ppo_update(model: nn.Module, optimizer: torch.optim.Optimizer, batch: dict[str, torch.Tensor], cfg: PPOConfig,
                progress: float, value_norm: ValueNorm | None, generator: torch.Generator) -> dict[str, float]:
     """Epochs × minibatches of PPO over `batch`, one entry per frame (map, state, legal, action,
-    log_prob, value, advantage, ret); `value` is what value clipping keeps the new values near."""
+    log_prob, value, advantage, ret), or per sequence with `core_state` and `train` (module
+    docstring); `value` is what value clipping keeps the new values near."""
     lr = scheduled(cfg.learning_rate, cfg.lr_final, cfg.lr_schedule, progress)
     ent_coef = scheduled(cfg.ent_coef, cfg.ent_coef_final, cfg.ent_schedule, progress)
     for group in optimizer.param_groups:
         group["lr"] = lr
+    train = batch.get("train")  # sequences: the frames the loss reads; frames: every one
+
+    def trained(x: torch.Tensor) -> torch.Tensor:
+        return x if train is None else x[train]
+
     returns, old_values = batch["ret"], batch["value"]
     if value_norm is not None:
-        value_norm.update(returns)
+        value_norm.update(trained(returns))
         returns, old_values = value_norm.normalize(returns), value_norm.normalize(old_values)
     advantage = batch["advantage"]
-    if cfg.norm_adv and advantage.numel() > 1:
-        advantage = (advantage - advantage.mean()) / (advantage.std() + 1e-8)
-    n = advantage.numel()
-    maps = conv_input(batch["map"])  # converted once per batch; the minibatches keep the layout and dtype
-    mb_size = cfg.minibatch_size or math.ceil(n / cfg.num_minibatches)
+    if cfg.norm_adv and trained(advantage).numel() > 1:
+        advantage = (advantage - trained(advantage).mean()) / (trained(advantage).std() + 1e-8)
+    n = len(advantage)  # frames, or sequences
+    maps = batch["map"] if train is not None else conv_input(batch["map"])  # frames: converted once per batch
+    mb_size = math.ceil(n / cfg.num_minibatches)
+    if cfg.minibatch_size:  # frames; whole sequences of about as many frames
+        mb_size = cfg.minibatch_size if train is None else max(1, cfg.minibatch_size // train.shape[1])
 
     sums: dict[str, float] = {}
     minibatches, skipped, stop = 0, 0, False
@@ -137,10 +159,11 @@ def ppo_update(model: nn.Module, optimizer: torch.optim.Optimizer, batch: dict[s
         order = torch.randperm(n, generator=generator)
         for start in range(0, n, mb_size):
             idx = order[start:start + mb_size]
-            logits, new_value = model(maps[idx], batch["state"][idx], batch["legal"][idx])
+            logits, new_value, pick = minibatch_forward(model, batch, maps, idx)
             dist = torch.distributions.Categorical(logits=logits)
-            loss, stats = ppo_loss(dist.log_prob(batch["action"][idx]), dist.entropy(), new_value,
-                                   batch["log_prob"][idx], old_values[idx], advantage[idx], returns[idx], cfg, ent_coef)
+            loss, stats = ppo_loss(dist.log_prob(pick(batch["action"])), dist.entropy(), new_value,
+                                   pick(batch["log_prob"]), pick(old_values), pick(advantage), pick(returns), cfg,
+                                   ent_coef)
             optimizer.zero_grad()
             loss.backward()
             stats["grad_norm"] = nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
@@ -159,9 +182,10 @@ def ppo_update(model: nn.Module, optimizer: torch.optim.Optimizer, batch: dict[s
             break
 
     metrics = {key: value / minibatches for key, value in sums.items()} if minibatches else {}
-    ret_var = batch["ret"].var(unbiased=False)
+    batch_returns, batch_values = trained(batch["ret"]), trained(batch["value"])
+    ret_var = batch_returns.var(unbiased=False)
     if ret_var > 0:  # undefined when every return is the same: left out, since NaN reads as a broken update
-        metrics["explained_variance"] = float(1 - (batch["ret"] - batch["value"]).var(unbiased=False) / ret_var)
+        metrics["explained_variance"] = float(1 - (batch_returns - batch_values).var(unbiased=False) / ret_var)
     metrics.update(lr=lr, ent_coef=ent_coef, minibatches=float(minibatches), early_stop=float(stop),
                    skipped_minibatches=float(skipped))
     return metrics

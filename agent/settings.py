@@ -68,7 +68,12 @@ class PackageSettings:
             except TypeError as e:
                 raise ValueError(f"package settings [{name}]: {e}") from e
             sections[name].validate()
-        return cls(**sections)
+        settings = cls(**sections)
+        settings.validate()
+        return settings
+
+    def validate(self) -> None:
+        """Rules across sections (ValueError naming both keys); none by default."""
 
     def usr_confs_to_check(self, seed: int) -> list[tuple[str, str, dict]]:
         """(section, when, usr_conf): usr_confs the episode loop may reset with, for the host to try on its

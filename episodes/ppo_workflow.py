@@ -10,6 +10,11 @@ training system that sends it to the replay buffer. Nothing here values a state:
 computes values and advantages with its current critic (Agent.learn), so the loop asks the
 agent for nothing but actions.
 
+A recurrent policy ([model] core) gets its state back with each observation (episodes.runner)
+and every segment stores the state it starts from (sample_process). With `[model] burn_in` a
+segment cut mid-episode leaves its last burn_in frames to start the next one, marked as
+warm-up: the learner unrolls them from the stored state but trains only on the frames after.
+
 Around the episodes (episodes.training, shared with the DQN package's loop): each
 finished episode reports its shaped reward per term to `monitor.put_data`; episode settings
 come from the curriculum ([curriculum]); stages advance on this workflow's own episodes and on
@@ -28,20 +33,22 @@ from episodes.training import TrainingEpisodes
 def workflow(envs, agents, logger=None, monitor=None):
     agent = agents[0]
     settings = load_settings()
-    num_steps = settings.ppo.num_steps
+    num_steps, burn_in = settings.ppo.num_steps, settings.model.burn_in
     episodes = TrainingEpisodes(envs, agent, settings, observation_process, action_process, logger, monitor)
     frames: list[list] = [[] for _ in envs]
+    warm_up = [0 for _ in envs]  # leading frames of each env's segment repeated from its previous one
 
     while True:
         for t in episodes.step():
             if t.error is not None:
-                frames[t.index] = []
+                frames[t.index], warm_up[t.index] = [], 0
                 episodes.failed(t)
                 continue
             reward = episodes.reward(t)
             frames[t.index].append(Frame(obs=t.before, act=t.act, reward=reward, terminated=t.terminated))
             if t.ended or len(frames[t.index]) >= num_steps:
-                agent.learn(sample_process(frames[t.index], t.obs_data))
-                frames[t.index] = []
+                agent.learn(sample_process(frames[t.index], t.obs_data, warm_up[t.index]))
+                warm_up[t.index] = 0 if t.ended else burn_in
+                frames[t.index] = frames[t.index][len(frames[t.index]) - warm_up[t.index]:] if warm_up[t.index] else []
             if t.ended:
                 episodes.ended(t.index)

@@ -9,6 +9,11 @@ video frame) is the caller's. `EpisodeStats` is the one summary of a finished ep
 It takes the protocol functions as arguments, so it runs any Kaiwu package's agent, and it
 imports nothing of the toolkit: it ships inside the exported package with train_workflow.
 
+A recurrent policy's state (agent.core) rides on its answers: whatever an answer carries as
+`core_state` the runner hands back as the `core_state` of the env's next observation, and a
+reset makes an observation without one, so each episode starts from the policy's initial state
+(training, evaluation and rendering alike; a package without memory answers None).
+
 Either protocol (episodes.protocol): a 2025 (18.0.2) env gets a 2024 usr_conf as env_conf
 (whether an env speaks 2025 is settled before its first reset: episodes.protocol
 .env_kaiwu_version), and predict's `(list, model_version)` is unpacked. Its observations reach
@@ -70,6 +75,14 @@ class Transition:
 
     def stats(self, steps: int) -> EpisodeStats:
         return EpisodeStats.from_score(self.score, steps, self.terminated)
+
+
+def carry_core_state(act, obs_data):
+    """`obs_data` with the recurrent state `act` handed out (module docstring), if it has one."""
+    core_state = getattr(act, "core_state", None)
+    if core_state is not None and hasattr(obs_data, "core_state"):
+        obs_data.core_state = core_state
+    return obs_data
 
 
 class _Slot:
@@ -138,7 +151,7 @@ class EpisodeRunner:
                 out.append(Transition(i, before, act, action, error=e))
                 continue
             slot.steps += 1
-            slot.obs_data = self.observation_process(obs, env_info)
+            slot.obs_data = carry_core_state(act, self.observation_process(obs, env_info))
             out.append(Transition(i, before, act, action, obs, score, bool(terminated), bool(truncated), env_info,
                                   slot.obs_data))
         return out

@@ -34,9 +34,17 @@ from kaiwu_agent.utils.common_func import Frame, attached, create_cls
 #: and the learner skips the padding; a num_steps above it means raising it here.
 SEGMENT_FRAMES = 128
 
+#: Numbers a segment row keeps for the recurrent state its first frame was acted from (a
+#: policy with `[model] core`; agent.core): fixed like SEGMENT_FRAMES, the state's own size is
+#: validated to fit (agent.model.ModelConfig) and the rest is zeros. A row without a core
+#: carries zeros here, 0.08 % of its width.
+CORE_STATE_DIM = 1024
+
 #: The policy's answer for one observation: `action` 0..15 (sent to the env) and `log_prob`
-#: log π(action | obs) under the policy that chose it (the behaviour policy of PPO's ratio).
-ActData = create_cls("ActData", action=None, log_prob=None)
+#: log π(action | obs) under the policy that chose it (the behaviour policy of PPO's ratio);
+#: `core_state`: a recurrent policy's state after this step (float32 array; None without a core),
+#: which the next observation of the episode brings back (ObsData.core_state).
+ActData = create_cls("ActData", action=None, log_prob=None, core_state=None)
 
 #: One training sample: a segment of up to SEGMENT_FRAMES consecutive frames of one env's
 #: episode, frame t at index t. Per frame: `map`, `state`, `legal` (the observation), `action`,
@@ -45,9 +53,13 @@ ActData = create_cls("ActData", action=None, log_prob=None)
 #: frames, 0 for the padding after them). `next_map`, `next_state`, `next_legal`: the
 #: observation after the last frame, whose value the learner bootstraps from when the segment
 #: was cut mid-episode or the step limit truncated it (ignored when the last frame terminated).
+#: `core_state` (CORE_STATE_DIM,): a recurrent policy's state before frame 0 (zeros at an
+#: episode's start and without a core), `burn_in`: how many leading frames repeat the previous
+#: segment's last ones only to warm that state up (the learner trains on the rest; 0 without).
 #: Every number travels as float32 (the actions too: 0..15 is exact).
 SampleData = create_cls("SampleData", map=None, state=None, legal=None, action=None, log_prob=None, reward=None,
-                        terminated=None, mask=None, next_map=None, next_state=None, next_legal=None)
+                        terminated=None, mask=None, next_map=None, next_state=None, next_legal=None,
+                        core_state=None, burn_in=None)
 
 # A Frame (the platform's attribute bag) holds one env step until its segment is sent:
 # Frame(obs=ObsData, act=ActData, reward=shaped reward after `act`, terminated=the episode
@@ -66,7 +78,9 @@ SAMPLE_ROWS = RowLayout((
     ("next_map", MAP_SHAPE),
     ("next_state", (STATE_DIM,)),
     ("next_legal", (NUM_ACTIONS,)),
-), int_fields=("action",))
+    ("core_state", (CORE_STATE_DIM,)),
+    ("burn_in", ()),
+), int_fields=("action", "burn_in"))
 SAMPLE_LAYOUT = SAMPLE_ROWS.fields
 SAMPLE_SLICES: dict[str, slice] = SAMPLE_ROWS.slices
 SAMPLE_DIM: int = SAMPLE_ROWS.dim
@@ -74,13 +88,15 @@ SAMPLE_DIM: int = SAMPLE_ROWS.dim
 # --- protocol functions -----------------------------------------------------------------------------
 
 @attached
-def sample_process(list_game_data: Sequence[Frame], next_obs: ObsData) -> list[SampleData]:
+def sample_process(list_game_data: Sequence[Frame], next_obs: ObsData, burn_in: int = 0) -> list[SampleData]:
     """Consecutive frames of one env's episode (1..SEGMENT_FRAMES of them) and the observation
-    after the last one -> [one SampleData segment], padded to SEGMENT_FRAMES.
+    after the last one -> [one SampleData segment], padded to SEGMENT_FRAMES; the first
+    `burn_in` frames were the previous segment's last (a recurrent policy's warm-up).
 
     The episode loop sends a segment when it reaches `[ppo] num_steps` frames or its episode
     ends (terminated or truncated), so a segment never spans two episodes: only its last frame
-    may be terminated.
+    may be terminated, and the only reset of a recurrent state is the zeros a segment that
+    starts an episode stores.
     """
     frames = list(list_game_data)
     n = len(frames)
@@ -88,6 +104,14 @@ def sample_process(list_game_data: Sequence[Frame], next_obs: ObsData) -> list[S
         raise ValueError(f"sample_process: a segment holds 1..{SEGMENT_FRAMES} frames, got {n}")
     if any(frame.terminated for frame in frames[:-1]):
         raise ValueError("sample_process: a terminated frame must be the last of its segment")
+    if not 0 <= burn_in < n:
+        raise ValueError(f"sample_process: burn_in must leave a frame to train on: 0..{n - 1}, got {burn_in}")
+    core_state = np.zeros(CORE_STATE_DIM, dtype=np.float32)
+    if frames[0].obs.core_state is not None:
+        start = np.asarray(frames[0].obs.core_state, dtype=np.float32).reshape(-1)
+        if start.size > CORE_STATE_DIM:
+            raise ValueError(f"sample_process: a core state of {start.size} numbers, a row keeps {CORE_STATE_DIM}")
+        core_state[:start.size] = start
 
     def per_frame(get, shape=(), dtype=np.float32):
         out = np.zeros((SEGMENT_FRAMES, *shape), dtype=dtype)
@@ -106,6 +130,8 @@ def sample_process(list_game_data: Sequence[Frame], next_obs: ObsData) -> list[S
         next_map=np.asarray(next_obs.map, dtype=np.float32),
         next_state=np.asarray(next_obs.state, dtype=np.float32),
         next_legal=np.asarray(next_obs.legal, dtype=np.float32),
+        core_state=core_state,
+        burn_in=int(burn_in),
     )]
 
 

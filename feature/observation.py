@@ -12,8 +12,10 @@ from kaiwu_agent.utils.common_func import attached, create_cls
 
 #: What the network sees at one step: `map` MAP_SHAPE float32 (obstacle, memory, treasure, end
 #: windows), `state` (STATE_DIM,) float32 (blocks named in layout.STATE_LAYOUT), `legal`
-#: (NUM_ACTIONS,) float32, 1 = action allowed.
-ObsData = create_cls("ObsData", map=None, state=None, legal=None)
+#: (NUM_ACTIONS,) float32, 1 = action allowed. `core_state`: a recurrent policy's state before
+#: this step, as its previous answer in the same episode handed it out (None: the episode's
+#: first step, or a policy without memory; episodes.runner carries it, agent.core says why).
+ObsData = create_cls("ObsData", map=None, state=None, legal=None, core_state=None)
 
 
 @attached

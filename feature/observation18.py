@@ -281,6 +281,7 @@ class Preprocessor(Realm18View):
     def __init__(self):
         super().__init__()
         self._started = False
+        self.core_state = None  # a recurrent policy's state in this episode (agent.workflow_methods)
 
     def process(self, obs) -> tuple[Observation, EnvInfo]:
         if not self._started:

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from feature import layout
-from feature.definition import (SAMPLE_DIM, SEGMENT_FRAMES, ActData, Frame, NumpyData2SampleData, ObsData,
-                                SampleData, SampleData2NumpyData, sample_process)
+from feature.definition import (CORE_STATE_DIM, SAMPLE_DIM, SEGMENT_FRAMES, ActData, Frame, NumpyData2SampleData,
+                                ObsData, SampleData, SampleData2NumpyData, sample_process)
 
 
 def _obs(rng) -> ObsData:
@@ -51,6 +51,26 @@ def test_a_segment_never_spans_an_episode_end_nor_its_row():
     assert full.mask.all()
 
 
+def test_a_segment_stores_the_core_state_of_its_first_frame_and_its_burn_in():
+    """The recurrent state a segment starts from is its first frame's (zeros when that frame
+    began the episode, or without a core); burn_in counts leading warm-up frames, one at least
+    is left to train on."""
+    next_obs = _obs(np.random.default_rng(1))
+    (fresh,) = sample_process(_frames(3), next_obs)
+    assert fresh.core_state.shape == (CORE_STATE_DIM,) and not fresh.core_state.any() and fresh.burn_in == 0
+    frames = _frames(4)
+    frames[0].obs.core_state = np.arange(1, 11, dtype=np.float32)
+    frames[1].obs.core_state = np.full(10, 7.0, dtype=np.float32)
+    (continued,) = sample_process(frames, next_obs, burn_in=2)
+    np.testing.assert_array_equal(continued.core_state[:10], np.arange(1, 11))
+    assert not continued.core_state[10:].any() and continued.burn_in == 2
+    with pytest.raises(ValueError, match="burn_in must leave a frame to train on: 0..3, got 4"):
+        sample_process(frames, next_obs, burn_in=4)
+    frames[0].obs.core_state = np.zeros(CORE_STATE_DIM + 1, dtype=np.float32)
+    with pytest.raises(ValueError, match=f"a row keeps {CORE_STATE_DIM}"):
+        sample_process(frames, next_obs)
+
+
 # --- SampleData <-> numpy ----------------------------------------------------------------------
 
 def _random_segment(rng) -> SampleData:
@@ -63,11 +83,12 @@ def _random_segment(rng) -> SampleData:
                       action=rng.integers(0, 16, SEGMENT_FRAMES), log_prob=f32(SEGMENT_FRAMES),
                       reward=f32(SEGMENT_FRAMES), terminated=np.float32(rng.integers(0, 2)) * (np.arange(SEGMENT_FRAMES) == n - 1),
                       mask=mask, next_map=f32(layout.MAP_SHAPE), next_state=f32((layout.STATE_DIM,)),
-                      next_legal=rng.integers(0, 2, 16).astype(np.float32))
+                      next_legal=rng.integers(0, 2, 16).astype(np.float32), core_state=f32((CORE_STATE_DIM,)),
+                      burn_in=int(rng.integers(0, n)))
 
 
 FLOAT_FIELDS = ("map", "state", "legal", "log_prob", "reward", "terminated", "mask", "next_map", "next_state",
-                "next_legal")
+                "next_legal", "core_state")
 
 
 def _assert_bit_identical(a: SampleData, b: SampleData):
@@ -76,6 +97,7 @@ def _assert_bit_identical(a: SampleData, b: SampleData):
         assert y.dtype == np.float32, name
         assert x.shape == y.shape and x.tobytes() == y.tobytes(), name
     assert b.action.dtype == np.int64 and np.array_equal(a.action, b.action)
+    assert type(b.burn_in) is int and b.burn_in == a.burn_in
 
 
 def test_segment_numpy_round_trip_is_bit_identical():

@@ -157,7 +157,10 @@ def check_episode_settings(cfg: AppConfig) -> None:
     if cfg.app.package:
         return  # a platform package's episode settings are its own code's
     project = PROJECT_ALGORITHMS[cfg.app.algo]
-    settings = project.settings_class.from_dict({name: cfg.to_dict()[name] for name in project.sections})
+    try:  # the rules across the package's sections
+        settings = project.settings_class.from_dict({name: cfg.to_dict()[name] for name in project.sections})
+    except ValueError as e:
+        raise ConfigError(str(e)) from e
     for section, when, usr_conf in settings.usr_confs_to_check(cfg.app.seed):
         try:
             env.reset(usr_conf=usr_conf)
