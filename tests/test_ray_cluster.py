@@ -17,7 +17,7 @@ ray = pytest.importorskip("ray", reason="Ray is the optional extra requirements-
 from ray.cluster_utils import Cluster  # noqa: E402
 
 from test_clean_stops import aisrv_totals, counters_while_training, episode_rows, final_counters  # noqa: E402
-from test_training_system import pid_alive, read, wait_until  # noqa: E402
+from test_training_system import checkpoint_ids, pid_alive, read, wait_until  # noqa: E402
 from workflow.config import REPO_ROOT  # noqa: E402
 from workflow.ray_roles import RUN_TOKEN_FILE, node_scratch  # noqa: E402
 
@@ -33,7 +33,7 @@ def cluster(monkeypatch):
         monkeypatch.setenv(key, value)
     cluster = Cluster(initialize_head=True, connect=False,
                       head_node_args={"num_cpus": 1, "node_ip_address": LOOPBACK, "include_dashboard": False,
-                                      "resources": {"realm_learner": 1}})
+                                      "resources": {"realm_learner": 1}, "_system_config": {"worker_niceness": 0}})
     try:
         yield cluster
     finally:
@@ -94,6 +94,18 @@ def test_a_run_spreads_its_aisrv_over_two_nodes_and_counts_exactly(cluster, tmp_
     assert "Ray: joined" in done.stderr and "3 node(s), 2 realm_aisrv slot(s)" in done.stderr  # head + two workers
     assert_nothing_left(run)
 
+    # The run's checkpoint evaluated on the cluster's CPUs plays exactly the episodes a local
+    # evaluation plays.
+    def evaluate(out: Path, *extra: str) -> str:
+        done = subprocess.run([sys.executable, "tools/evaluate.py", "--ckpt", str(run), "--preset", "random-8",
+                               "--episodes", "3", "--no-planner", "--out", str(out), "--quiet", *extra], cwd=REPO_ROOT,
+                              capture_output=True, text=True, timeout=300, env={**os.environ, **LOOPBACK_ENV})
+        assert done.returncode == 0, done.stderr
+        return (out / "episodes.csv").read_text()
+
+    assert evaluate(tmp_path / "on_ray", "--ray", cluster.address, "--workers", "2") == evaluate(
+        tmp_path / "here", "--workers", "1")
+
 
 @pytest.mark.slow
 def test_aisrv_come_back_after_a_kill_and_a_lost_node_and_grow_with_a_new_one(cluster, tmp_path):
@@ -126,7 +138,17 @@ def test_aisrv_come_back_after_a_kill_and_a_lost_node_and_grow_with_a_new_one(cl
         wait_until(lambda: counters_while_training(run)["env_steps"] > steps_before + 1000, 120,
                    "env steps rising after the node loss", proc)
 
-        # 3. A clean stop: the aisrv first, then the learner's final checkpoint; nothing left.
+        # 3. The learner's process dies: it starts again from the newest checkpoint (the run
+        #    directory is on its node), then the aisrv with it, and training goes on.
+        learner = stats(run)["pids"]["learner"]
+        newest = max(checkpoint_ids(run))
+        os.kill(learner, signal.SIGKILL)
+        wait_until(lambda: stats(run).get("learner_restarts") == 1 and stats(run)["pids"].get("learner") not in (
+            None, learner), 90, "the learner started again", proc)
+        wait_until(lambda: max(checkpoint_ids(run)) >= newest + 10, 150, "training after the learner's restart", proc)
+        assert "resumed from model.ckpt-" in read(run / "log" / "learner.log")
+
+        # 4. A clean stop: the aisrv first, then the learner's final checkpoint; nothing left.
         os.killpg(proc.pid, signal.SIGTERM)
         assert proc.wait(120) == 0, read(tmp_path / "launcher.out")
     finally:
@@ -134,7 +156,8 @@ def test_aisrv_come_back_after_a_kill_and_a_lost_node_and_grow_with_a_new_one(cl
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(30)
     assert "stop requested" in read(run / "log" / "learner.log")
-    assert "starting 1 more aisrv" in read(run / "log" / "launcher.log")
+    launcher_log = read(run / "log" / "launcher.log")
+    assert "starting 1 more aisrv" in launcher_log and "the learner's actor died; starting it again" in launcher_log
     assert_nothing_left(run)
 
 
@@ -161,10 +184,29 @@ def test_ray_local_trains_like_the_default_launcher(tmp_path, monkeypatch):
 def test_ray_arguments_are_checked(tmp_path):
     base = [sys.executable, "-m", "workflow.launcher", "--config", SMOKE, "--set", f'app.run_dir="{tmp_path}"']
     cases = [(["--ray", "local", "--role", "learner"], "leave out --role and --learner"),
-             (["--ray", "not an address"], "expected local, auto or HOST:PORT"),
+             (["--ray", "not an address"], "expected local (start Ray on this machine), auto"),
              (["--set", 'app.aisrv_num="auto"'], 'app.aisrv_num = "auto" fills the realm_aisrv slots'),
              (["--set", 'app.aisrv_num="many"'], 'aisrv_num: got \'many\', allowed')]
     for extra, message in cases:
         done = subprocess.run(base + extra, cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
         assert done.returncode == 2 and message in done.stderr, (extra, done.stderr)
     assert not list(tmp_path.iterdir())  # nothing started, no run directory
+
+
+def test_the_kuberay_manifest_declares_the_resources_and_a_command_the_launcher_accepts():
+    import shlex
+
+    import yaml
+
+    from workflow import launcher
+    from workflow.ray_supervisor import AISRV_RESOURCE, LEARNER_RESOURCE
+
+    job = yaml.safe_load((REPO_ROOT / "deploy" / "kuberay-rayjob.yaml").read_text())
+    cluster_spec = job["spec"]["rayClusterSpec"]
+    assert LEARNER_RESOURCE in cluster_spec["headGroupSpec"]["rayStartParams"]["resources"]
+    assert all(AISRV_RESOURCE in group["rayStartParams"]["resources"] for group in cluster_spec["workerGroupSpecs"])
+    bash_command = shlex.split(job["spec"]["entrypoint"])[-1]
+    train_args = shlex.split(bash_command.split("./train.sh", 1)[1])
+    args = launcher.parse_args(train_args)
+    launcher.check_arguments(args)
+    assert args.ray == "auto" and launcher.load_run_config(args).app.aisrv_num == "auto"

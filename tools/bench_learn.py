@@ -170,14 +170,14 @@ def score(run: Path, args: argparse.Namespace) -> dict:
         raise InputError(str(e)) from e
     chosen = pick(checkpoints_along(run), args.points)
     episodes = resolve_episodes(realm.make_env(**env_kwargs), usr_conf, args.episodes, args.seed)
-    workers = args.workers or len(os.sched_getaffinity(0))
+    workers = args.workers or (None if args.ray else len(os.sched_getaffinity(0)))
     keys = [str(p.path) for p in chosen]
     print(f"scoring {run.name}: {len(chosen)} checkpoints x {args.episodes} episodes ({args.preset}) with exploit "
           f"and sampling ...", flush=True)
     greedy = play_all([(k, e) for k in keys + [PLANNER] for e in episodes], env_kwargs, workers=workers,
-                      config_file=str(config), agent_mode="greedy")
+                      config_file=str(config), agent_mode="greedy", ray_address=args.ray)
     sampled = play_all([(k, e) for k in keys for e in episodes], env_kwargs, workers=workers,
-                       config_file=str(config), agent_mode="sample")
+                       config_file=str(config), agent_mode="sample", ray_address=args.ray)
 
     def mean(records: dict) -> float:
         return sum(r.total_score for r in records.values()) / len(records)
@@ -251,11 +251,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--points", type=int, default=8, help="checkpoints scored along each run (default 8)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the first evaluation episode")
     parser.add_argument("--workers", type=int, default=None, help="evaluation processes (default: the cores)")
+    parser.add_argument("--ray", default=None, metavar="ADDRESS",
+                        help="score on a Ray cluster (local, auto or HOST:PORT): episodes spread over its CPUs")
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     def action(args: argparse.Namespace) -> int:
+        from workflow.ray_cluster import check_address
+
+        if args.ray is not None:
+            try:
+                check_address(args.ray)
+            except ValueError as e:
+                raise InputError(str(e)) from None
         for flag in ("episodes", "points", "seeds"):
             if getattr(args, flag) < 1:
                 raise InputError(f"--{flag} must be >= 1, got {getattr(args, flag)}")

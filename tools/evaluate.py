@@ -209,6 +209,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add_package_arg(parser)
     parser.add_argument("--episodes", type=int, default=30, help="episodes per policy (default 30)")
     parser.add_argument("--workers", type=int, default=None, help="worker processes (default: CPU count)")
+    parser.add_argument("--ray", default=None, metavar="ADDRESS",
+                        help="spread the episodes over a Ray cluster: local, auto or HOST:PORT (--workers caps the "
+                             "actors; default one per CPU of the cluster). Needs requirements-ray.txt")
     parser.add_argument("--seed", type=int, default=0, help="seed of the first episode (then +1 each)")
     parser.add_argument("--every", type=int, default=1, help="with a directory: every k-th checkpoint, newest first")
     parser.add_argument("--no-planner", action="store_true", help="skip the planner's reference episodes")
@@ -224,9 +227,15 @@ def main(argv: list[str] | None = None) -> int:
 def evaluate(args: argparse.Namespace) -> int:
     import realm
     from workflow.eval_pool import PLANNER, play_all
+    from workflow.ray_cluster import check_address
     from agent.checkpoint_io import CheckpointError
     from workflow.eval_workflow import load_agent, resolve_episodes, run_config_file
 
+    if args.ray is not None:
+        try:
+            check_address(args.ray)
+        except ValueError as e:
+            raise InputError(str(e)) from None
     if args.episodes < 1:
         raise InputError(f"--episodes must be >= 1, got {args.episodes}")
     if args.every < 1:
@@ -255,10 +264,11 @@ def evaluate(args: argparse.Namespace) -> int:
     if args.agent == "planner" or not args.no_planner:
         keys.append(PLANNER)
     tasks = [(key, ep) for key in keys for ep in episodes]
-    workers = args.workers if args.workers is not None else (os.cpu_count() or 1)
+    workers = args.workers if args.workers is not None else (None if args.ray else os.cpu_count() or 1)
     start = time.monotonic()
     results = play_all(tasks, env_kwargs, workers=workers, config_file=str(args.config) if args.config else None,
-                       agent_mode=args.policy, package_dir=str(args.package) if args.package else None, on_done=progress_bar(len(tasks), args.quiet))
+                       agent_mode=args.policy, package_dir=str(args.package) if args.package else None, on_done=progress_bar(len(tasks), args.quiet),
+                       ray_address=args.ray)
     seconds = time.monotonic() - start
 
     planner = results.get(PLANNER)

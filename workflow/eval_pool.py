@@ -62,8 +62,12 @@ def _play(key: str, episode: Episode) -> tuple[str, int, EpisodeRecord]:
 
 def play_all(tasks: Iterable[tuple[str, Episode]], env_kwargs: dict, workers: int = 1,
              config_file: str | None = None, agent_mode: str = "greedy", package_dir: str | None = None,
-             on_done: Callable[[str, int, EpisodeRecord], None] | None = None) -> dict[str, dict[int, EpisodeRecord]]:
+             on_done: Callable[[str, int, EpisodeRecord], None] | None = None,
+             ray_address: str | None = None) -> dict[str, dict[int, EpisodeRecord]]:
     """Play every (policy key, episode) task; returns {key: {episode index: record}}.
+
+    With `ray_address` the episodes are spread over a Ray cluster's CPUs (workflow.ray_eval;
+    `workers` caps the actors) instead of this machine's processes.
 
     `on_done` is called as each episode finishes (a progress bar). A worker's exception (bad
     checkpoint, planner failure) is raised here with its message.
@@ -76,6 +80,11 @@ def play_all(tasks: Iterable[tuple[str, Episode]], env_kwargs: dict, workers: in
         if on_done is not None:
             on_done(key, index, record)
 
+    if ray_address is not None:
+        from workflow.ray_eval import play_on_ray  # Ray is an optional extra
+
+        play_on_ray(ray_address, tasks, env_kwargs, workers, config_file, agent_mode, package_dir, collect)
+        return results
     if workers <= 1 or len(tasks) <= 1:
         worker = _Worker(env_kwargs, config_file, agent_mode, package_dir)
         for key, episode in tasks:

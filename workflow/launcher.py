@@ -29,7 +29,6 @@ import json
 import multiprocessing as mp
 import os
 import queue
-import re
 import secrets
 import shlex
 import shutil
@@ -47,6 +46,7 @@ from tqdm import tqdm
 
 from workflow.config import PACKAGE_DEFAULTS, PLATFORM_ONLY_KEYS, AppConfig, ConfigError, load_config, save_effective_config
 from workflow.processes import ChildContext, run_child
+from workflow.ray_cluster import check_address
 from workflow.runs import RunError, RunPaths, hold_run, locate_run, resume_counters
 from workflow.signing import SECRET_ENV
 
@@ -195,8 +195,11 @@ def check_arguments(args: argparse.Namespace) -> None:
         raise ConfigError(f"--learner {args.learner!r}: expected HOST:PORT")
     if args.ray is not None and (args.role != "all" or args.learner):
         raise ConfigError("--ray places the learner and the aisrv itself: leave out --role and --learner")
-    if args.ray is not None and args.ray not in ("local", "auto") and not re.fullmatch(r"[^:\s]+:\d+", args.ray):
-        raise ConfigError(f"--ray {args.ray!r}: expected local, auto or HOST:PORT (a Ray head's GCS address)")
+    if args.ray is not None:
+        try:
+            check_address(args.ray)
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
     if args.resume and args.role == "aisrv":
         raise ConfigError("--resume is for the learner (--role all or learner); aisrv hold no state")
 

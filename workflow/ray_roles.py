@@ -26,6 +26,7 @@ import ray
 
 from workflow.config import AppConfig
 from workflow.processes import ChildContext, run_role
+from workflow.ray_cluster import normal_priority
 from workflow.runs import RunPaths
 from workflow.signing import SECRET_ENV
 
@@ -92,6 +93,7 @@ class RoleActor:
                  cwd: str):
         if os.path.isdir(cwd):  # relative paths in the config (a map file, a package) mean what they mean on the driver
             os.chdir(cwd)
+        normal_priority()
         self.role, self.index, self.config, self.session, self.token = role, index, config, session, token
         self.run_paths = paths
         self.scratch = node_scratch(paths.name, token)

@@ -17,7 +17,6 @@ checkpoint when it can read the run directory; otherwise the run exits 1 with th
 """
 from __future__ import annotations
 
-import logging
 import os
 import queue
 import secrets
@@ -31,6 +30,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from workflow import ckpt_files
 from workflow.launcher import Child, Supervisor, console
+from workflow.ray_cluster import join
 from workflow.ray_roles import EXIT_RUN_DIR_UNREACHABLE, RUN_TOKEN_FILE, Cell, RoleActor
 from workflow.signing import SECRET_ENV
 
@@ -43,28 +43,21 @@ AISRV_RESOURCE, LEARNER_RESOURCE = "realm_aisrv", "realm_learner"
 
 def connect(address: str, cfg, secret: str | None) -> float:
     """Join (or, for "local", start) the Ray cluster; returns the seconds it took."""
-    started = time.monotonic()
-    env_vars = {"TF_CPP_MIN_LOG_LEVEL": os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2")}
-    if secret:
-        env_vars[SECRET_ENV] = secret  # the run's signing key reaches the actors through the runtime env
-    options = dict(runtime_env={"env_vars": env_vars}, logging_level=logging.WARNING, log_to_driver=False,
-                   configure_logging=False)
-    if address == "local":
-        slots = cfg.app.aisrv_num if isinstance(cfg.app.aisrv_num, int) else os.cpu_count() or 1
-        ray.init(address="local", include_dashboard=False,
-                 resources={AISRV_RESOURCE: slots, LEARNER_RESOURCE: 1}, **options)
-    else:
-        ray.init(address=address, **options)
-    return time.monotonic() - started
+    slots = cfg.app.aisrv_num if isinstance(cfg.app.aisrv_num, int) else os.cpu_count() or 1
+    # the run's signing key reaches the actors through the runtime env, not as an actor argument
+    return join(address, local_resources={AISRV_RESOURCE: slots, LEARNER_RESOURCE: 1},
+                env_vars={SECRET_ENV: secret} if secret else None)
 
 
 class ActorProcess:
     """A role actor seen as the launcher sees a child process (is_alive, exitcode, kill, join,
     pid), fed by the driver's polls."""
 
-    def __init__(self, actor, run_ref):
+    def __init__(self, name: str, actor, run_args: dict):
+        self.name = name
         self.actor = actor
-        self.run_ref = run_ref
+        self.run_args = run_args
+        self.run_ref = actor.run.remote(**run_args)
         self.exitcode: int | None = None
         self.actor_died = False
         self.poll_ref = None
@@ -80,8 +73,15 @@ class ActorProcess:
         if self.exitcode is None and ray.wait([self.run_ref], timeout=0)[0]:
             try:
                 self.exitcode = ray.get(self.run_ref)
-            except ray.exceptions.RayActorError:
+            except ray.exceptions.ActorUnavailableError as e:
+                if self.pid is None:  # this run never started: Ray is still starting the process again
+                    self.run_ref = self.actor.run.remote(**self.run_args)
+                    return True
+                self.exitcode, self.actor_died = -9, True  # the running process was killed: Ray starts it again
+                logger.info(f"{self.name}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+            except ray.exceptions.RayActorError as e:
                 self.exitcode, self.actor_died = -9, True  # its process was killed, or its node is gone
+                logger.info(f"{self.name}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
             except ray.exceptions.RayError:
                 self.exitcode = 1
         return self.exitcode is None
@@ -104,6 +104,7 @@ class RaySupervisor(Supervisor):
         self.actors: dict[str, object] = {}  # child name -> actor handle (kept across restarts of its process)
         self.actor_deaths: dict[str, int] = {}
         self.learner_restarts = 0
+        self.actors_made = 0  # actor names stay unique across restarts
         self.next_elastic_check = 0.0
         self.node_steps: dict[str, deque] = {}  # node -> (time, env steps counted there)
         self.last_env_steps: dict[str, int] = {}
@@ -135,7 +136,9 @@ class RaySupervisor(Supervisor):
             options = self.learner_options() if child.role == "learner" else {
                 **self.aisrv_options(), "scheduling_strategy": "SPREAD"}
             restarts = 0 if child.role == "learner" else self.app.aisrv_restart_max
-            actor = RoleActor.options(name=f"{self.paths.name}-{child.name}-{self.token[:6]}", max_restarts=restarts,
+            self.actors_made += 1
+            actor = RoleActor.options(name=f"{self.paths.name}-{child.name}-{self.token[:6]}-{self.actors_made}",
+                                      max_restarts=restarts,
                                       **options).remote(child.role, child.index, self.cfg, self.paths, self.session,
                                                         self.token, os.getcwd())
             self.actors[child.name] = actor
@@ -143,9 +146,9 @@ class RaySupervisor(Supervisor):
         child.heartbeat = Cell(time.time())
         child.events = queue.Queue()
         child.reported = False
-        run_ref = actor.run.remote(generation=extra.get("generation", 0), learner_address=extra.get("learner_address"),
-                                   resume=bool(extra.get("resume", False)))
-        child.process = ActorProcess(actor, run_ref)
+        child.process = ActorProcess(child.name, actor, {"generation": extra.get("generation", 0),
+                                                         "learner_address": extra.get("learner_address"),
+                                                         "resume": bool(extra.get("resume", False))})
         logger.info(f"started {child.name} (Ray actor)")
         self.write_process_stats()
 
