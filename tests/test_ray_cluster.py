@@ -210,3 +210,23 @@ def test_the_kuberay_manifest_declares_the_resources_and_a_command_the_launcher_
     args = launcher.parse_args(train_args)
     launcher.check_arguments(args)
     assert args.ray == "auto" and launcher.load_run_config(args).app.aisrv_num == "auto"
+
+
+def test_a_learner_that_cannot_see_the_run_directory_refuses_to_start(tmp_path):
+    """Where the learner's node does not read the driver's run directory (no token of this run
+    there), it says so and exits with its own code instead of training into a directory nobody
+    collects."""
+    from workflow.config import load_config
+    from workflow.ray_roles import EXIT_RUN_DIR_UNREACHABLE, RoleActor
+    from workflow.runs import hold_run
+
+    cfg = load_config(SMOKE, overrides=[f'app.run_dir="{tmp_path}"', 'app.run_name="r"'])
+    paths, lock = hold_run(cfg.app, resume=False)
+    with lock:
+        paths.create()
+        (paths.root / RUN_TOKEN_FILE).write_text("another run's token\n")
+        role = RoleActor.__ray_actor_class__("learner", 0, cfg, paths.absolute(), 0, "this run's token", str(REPO_ROOT))
+        assert role.run() == EXIT_RUN_DIR_UNREACHABLE
+        kind, name, payload = role.ctx.events.get_nowait()
+        assert (kind, name) == ("error", "learner") and "does not see the run directory" in payload["message"]
+        assert not (paths.log / "learner.log").exists()  # it trained nothing, wrote nothing

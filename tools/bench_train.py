@@ -17,6 +17,12 @@
    production_consume_ratio CPU-seconds, spread over this machine's cores; one aisrv process
    cannot exceed 1 / (env + inference) per second, nor the learner 1 / train per second.
    The last line is the measured rate over that bound.
+
+    python tools/bench_train.py --config conf/smoke.toml --seconds 120 --ray local
+
+With --ray ADDRESS it compares, in one invocation, the default launcher and the Ray launcher
+(`./train.sh --ray ADDRESS`) on the same config for --seconds each, one after the other: each
+one's consumed env steps/s (steady), Ray's start-up time; the last line is Ray / default.
 """
 from __future__ import annotations
 
@@ -24,6 +30,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -46,17 +53,20 @@ def cores() -> int:
 
 # --- 1. the real system --------------------------------------------------------------------------
 
-def run_system(config: str | None, overrides: list[str], seconds: float, run_dir: Path) -> Path:
+def run_system(config: str | None, overrides: list[str], seconds: float, run_dir: Path,
+               ray: str | None = None) -> tuple[Path, str]:
+    """Train for `seconds`; the run directory and the launcher's stderr."""
     cmd = [sys.executable, "-m", "workflow.launcher"] + (["--config", config] if config else [])
+    cmd += ["--ray", ray] if ray else []
     for item in overrides + [f'app.run_dir="{run_dir}"', 'app.run_name="bench"', f"app.max_minutes={seconds / 60}",
                              f"app.metrics_interval_seconds={METRICS_WINDOW_S}", "app.max_env_steps=0",
                              "app.max_train_steps=0"]:
         cmd += ["--set", item]
-    print(f"running the training system for {seconds:.0f} s ...", flush=True)
+    print(f"running the training system{' on Ray (' + ray + ')' if ray else ''} for {seconds:.0f} s ...", flush=True)
     result = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=seconds + 600)
     if result.returncode != 0:
         raise SystemExit(f"the training run failed (exit {result.returncode}):\n{result.stderr[-3000:]}")
-    return run_dir / "bench"
+    return run_dir / "bench", result.stderr
 
 
 def read_metrics(run: Path) -> dict[str, list[tuple[float, float]]]:
@@ -193,21 +203,48 @@ def compute_bound(cfg: AppConfig, t: dict[str, float], n_cores: int) -> tuple[fl
 
 # --- report ---------------------------------------------------------------------------------------
 
+def compare_with_ray(args: argparse.Namespace, cfg: AppConfig) -> int:
+    """The default launcher, then --ray, on the same config: steady consumed rows (the same
+    factor from rows to env steps in both) and produced env steps per second."""
+    rates, startup = {}, None
+    with tempfile.TemporaryDirectory(prefix="bench_train_") as tmp:
+        for name, ray in (("default", None), ("ray", args.ray)):
+            run, stderr = run_system(args.config, args.overrides, args.seconds, Path(tmp) / name, ray)
+            rates[name] = steady_rates(read_metrics(run))
+            if ray:
+                match = re.search(r"Ray: .* in ([0-9.]+) s", stderr)
+                startup = float(match.group(1)) if match else None
+    print(f"\nconfig: {args.config or 'conf/configure_app.toml'}  aisrv {cfg.app.aisrv_num} x {cfg.app.envs_per_aisrv} "
+          f"envs, {args.seconds:.0f} s each, {cores()} cores")
+    for name, label in (("default", "default launcher"), ("ray", f"--ray {args.ray}")):
+        consumed, produced = rates[name]
+        print(f"{label:>18}: {consumed:8.2f} sample rows/s consumed, {produced:8.1f} env steps/s produced")
+    print(f"Ray start-up (ray.init): {startup:.1f} s" if startup is not None else "Ray start-up: not reported")
+    default, ray = rates["default"][0], rates["ray"][0]
+    print(f"ray / default consumed env steps/s: {ray / default:.3f}" if default else
+          "ray / default consumed env steps/s: n/a (the default run consumed nothing)")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default=None, help="TOML config (default conf/configure_app.toml)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE")
     parser.add_argument("--seconds", type=float, default=60.0, help="length of the end-to-end run")
     parser.add_argument("--component-steps", type=int, default=3000, help="env steps for the isolated measurement")
+    parser.add_argument("--ray", default=None, metavar="ADDRESS",
+                        help="compare the default launcher with --ray ADDRESS (local, auto, HOST:PORT) instead")
     args = parser.parse_args(argv)
     try:
         cfg = load_config(args.config, args.overrides)
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if args.ray:
+        return compare_with_ray(args, cfg)
 
     with tempfile.TemporaryDirectory(prefix="bench_train_") as tmp:
-        run = run_system(args.config, args.overrides, args.seconds, Path(tmp))
+        run, _ = run_system(args.config, args.overrides, args.seconds, Path(tmp))
         series = read_metrics(run)
         stats = json.loads((run / "log" / "process_stats.json").read_text())
     consumed_rows, produced = steady_rates(series)

@@ -31,7 +31,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from workflow import ckpt_files
 from workflow.launcher import Child, Supervisor, console
 from workflow.ray_cluster import join
-from workflow.ray_roles import EXIT_RUN_DIR_UNREACHABLE, RUN_TOKEN_FILE, Cell, RoleActor
+from workflow.ray_roles import RUN_TOKEN_FILE, Cell, RoleActor
 from workflow.signing import SECRET_ENV
 
 LEARNER_RESTART_MAX = 3
@@ -286,8 +286,6 @@ class RaySupervisor(Supervisor):
         self.pump_events()
         if self.learner_done is not None:
             return super().check_learner()
-        if proc.exitcode == EXIT_RUN_DIR_UNREACHABLE:
-            return super().check_learner()
         newest = ckpt_files.list_checkpoints(self.paths.ckpt)
         if not proc.actor_died or not newest or self.learner_restarts >= LEARNER_RESTART_MAX:
             return super().check_learner()
@@ -297,8 +295,12 @@ class RaySupervisor(Supervisor):
         self.end_actors(self.aisrv)
         self.aisrv, self.address = [], None
         self.actors.pop("learner", None)
-        if self.start_learner(resume=True):
-            self.start_aisrv_slots()
+        if not self.start_learner(resume=True):
+            self.failure = None
+            self.fail_learner("died, and starting it again from its newest checkpoint failed")
+            self.stop_requested = True
+            return
+        self.start_aisrv_slots()
 
     # --- records and shutdown ----------------------------------------------------------------------
 
