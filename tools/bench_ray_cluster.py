@@ -8,7 +8,7 @@ aisrv). Then, one phase at a time, each measured over --window seconds of the le
 env-steps/s metric once its aisrv play again:
 1. steady: 3 aisrv;
 2. a node is lost (the one-slot node): its aisrv waits for a slot;
-3. a node joins with one slot: the lost aisrv comes back there (seconds from the loss counted);
+3. a node joins with one slot: the lost aisrv comes back there (seconds from the join counted);
 4. a node joins with one more slot: a fourth aisrv starts (seconds from the join counted).
 Prints env steps/s per phase and the recovery times; the last line is the env steps/s after
 the replacement over the steady rate. On a 2-core machine the learner bounds the run, so more
@@ -115,13 +115,11 @@ def main(argv=None) -> int:
 
             lost_name = next(n for n, nid in stats(run)["nodes"].items() if nid == small.node_id)
             cluster.remove_node(small)
-            lost_at = time.monotonic()
             print(f"lost the node of {lost_name}; measuring ...", flush=True)
             rows.append((f"node lost, {lost_name} waiting", measure(run, args.window, proc), None))
 
             joined = node(1)
-            wait(lambda: playing(run, lost_name, joined.node_id), 300, f"{lost_name} back on the new node", proc)
-            back = time.monotonic() - lost_at
+            back = wait(lambda: playing(run, lost_name, joined.node_id), 300, f"{lost_name} back on the new node", proc)
             rows.append((f"replacement joined, {lost_name} back", measure(run, args.window, proc), back))
 
             grown = node(1)
@@ -138,9 +136,9 @@ def main(argv=None) -> int:
                 cluster.remove_node(n)
             cluster.shutdown()
     print(f"\nconfig: {args.config}, {args.window:.0f} s per phase, {os.cpu_count()} cores; the run stopped with exit {code}")
-    print(f"{'phase':<36} {'env steps/s':>11} {'seconds to play again':>22}")
+    print(f"{'phase':<36} {'env steps/s':>11} {'seconds from the join to play':>30}")
     for name, sps, seconds in rows:
-        print(f"{name:<36} {sps:11.1f} {'' if seconds is None else f'{seconds:.1f}':>22}")
+        print(f"{name:<36} {sps:11.1f} {'' if seconds is None else f'{seconds:.1f}':>30}")
     print(f"after the replacement / steady env steps/s: {rows[2][1] / rows[0][1]:.3f}")
     return 0
 

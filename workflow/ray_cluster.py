@@ -9,6 +9,7 @@ own niceness where it may (`ray start --system-config='{"worker_niceness": 0}'` 
 """
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import re
@@ -18,10 +19,13 @@ ADDRESS_HELP = "local (start Ray on this machine), auto (the cluster this host b
 
 
 def check_address(address: str) -> str:
-    """The address, or ValueError saying what is allowed."""
-    if address in ("local", "auto") or re.fullmatch(r"[^:\s]+:\d+", address):
-        return address
-    raise ValueError(f"--ray {address!r}: expected {ADDRESS_HELP}")
+    """The address, or ValueError saying what is allowed (or that Ray is not installed)."""
+    if not (address in ("local", "auto") or re.fullmatch(r"[^:\s]+:\d+", address)):
+        raise ValueError(f"--ray {address!r}: expected {ADDRESS_HELP}")
+    if importlib.util.find_spec("ray") is None:
+        raise ValueError("--ray: Ray is not installed in this environment; ./train.sh --ray installs "
+                         "requirements-ray.txt into .venv (or: REALM_WITH_RAY=1 source tools/venv.sh)")
+    return address
 
 
 def join(address: str, local_resources: dict | None = None, env_vars: dict | None = None) -> float:
