@@ -14,7 +14,7 @@ from tests.conftest import REPO_ROOT
 
 @pytest.mark.slow
 def test_trains_seeds_scores_the_curves_and_prints_the_worst_final_ratio_last(tmp_path):
-    cmd = [sys.executable, "tools/bench_learn.py", "--config", "conf/smoke.toml", "--minutes", "0.5", "--seeds", "2",
+    cmd = [sys.executable, "tools/bench_learn.py", "--config", "conf/smoke.toml", "--minutes", "0.3", "--seeds", "2",
            "--out", str(tmp_path), "--preset", "random-8", "--episodes", "2", "--points", "2", "--workers", "2"]
     result = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
