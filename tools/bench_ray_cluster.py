@@ -99,7 +99,8 @@ def main(argv=None) -> int:
     def node(slots: int):
         return cluster.add_node(num_cpus=1, node_ip_address=LOOPBACK, resources={"realm_aisrv": slots})
 
-    small, big = node(1), node(2)
+    small = node(1)
+    node(2)  # the two-slot node the other aisrv share
     rows, proc = [], None
     with tempfile.TemporaryDirectory(prefix="bench_ray_cluster_") as tmp:
         run = Path(tmp) / "r"

@@ -8,44 +8,13 @@ the planner on the same episodes. `workers <= 1` runs the same code in this proc
 from __future__ import annotations
 
 import multiprocessing as mp
-from collections import OrderedDict
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Callable, Iterable
 
-from workflow.eval_workflow import Episode, EpisodeRecord, PlannerPolicy, load_agent, AgentPolicy
+from workflow.eval_worker import PLANNER, EvalWorker  # noqa: F401 (PLANNER: the tools' key for the planner)
+from workflow.eval_workflow import Episode, EpisodeRecord
 
-PLANNER = "planner"
-MAX_CACHED_AGENTS = 2
-
-
-class _Worker:
-    """The env and loaded policies of one process."""
-
-    def __init__(self, env_kwargs: dict, config_file: str | None, agent_mode: str = "greedy",
-                 package_dir: str | None = None):
-        import realm
-
-        self.env = realm.make_env(**env_kwargs)
-        self.config_file = config_file
-        self.agent_mode = agent_mode
-        self.package_dir = package_dir
-        self.agents: OrderedDict[str, AgentPolicy] = OrderedDict()
-
-    def policy(self, key: str):
-        if key == PLANNER:
-            return PlannerPolicy()
-        if key not in self.agents:
-            if len(self.agents) >= MAX_CACHED_AGENTS:
-                self.agents.popitem(last=False)
-            self.agents[key] = AgentPolicy(load_agent(key, self.config_file, self.package_dir), name=key, mode=self.agent_mode)
-        self.agents.move_to_end(key)
-        return self.agents[key]
-
-    def play(self, key: str, episode: Episode) -> EpisodeRecord:
-        return self.policy(key).play(self.env, episode.usr_conf, episode.seed)
-
-
-_worker: _Worker | None = None
+_worker: EvalWorker | None = None
 
 
 def _init_worker(env_kwargs: dict, config_file: str | None, agent_mode: str, package_dir: str | None) -> None:
@@ -53,7 +22,7 @@ def _init_worker(env_kwargs: dict, config_file: str | None, agent_mode: str, pac
     import torch
 
     torch.set_num_threads(1)
-    _worker = _Worker(env_kwargs, config_file, agent_mode, package_dir)
+    _worker = EvalWorker(env_kwargs, config_file, agent_mode, package_dir)
 
 
 def _play(key: str, episode: Episode) -> tuple[str, int, EpisodeRecord]:
@@ -86,7 +55,7 @@ def play_all(tasks: Iterable[tuple[str, Episode]], env_kwargs: dict, workers: in
         play_on_ray(ray_address, tasks, env_kwargs, workers, config_file, agent_mode, package_dir, collect)
         return results
     if workers <= 1 or len(tasks) <= 1:
-        worker = _Worker(env_kwargs, config_file, agent_mode, package_dir)
+        worker = EvalWorker(env_kwargs, config_file, agent_mode, package_dir)
         for key, episode in tasks:
             collect(key, episode.index, worker.play(key, episode))
         return results

@@ -1,5 +1,5 @@
 """Evaluation episodes spread over a Ray cluster (`tools/evaluate.py --ray`, `tools/bench_learn.py
---ray`): the same per-process worker as workflow.eval_pool (its env built once, its policies
+--ray`): the same per-process worker (workflow.eval_worker) as workflow.eval_pool (its env built once, its policies
 cached), one per actor with one CPU each, spread over the nodes. Checkpoint paths must mean the
 same file on every node (a shared directory, or the same path)."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Callable, Iterable
 
 import ray
 
-from workflow.eval_pool import _Worker
+from workflow.eval_worker import EvalWorker
 from workflow.eval_workflow import Episode, EpisodeRecord
 from workflow.ray_cluster import join, normal_priority
 
@@ -23,7 +23,7 @@ class EvalActor:
             os.chdir(cwd)
         normal_priority()
         torch.set_num_threads(1)
-        self.worker = _Worker(env_kwargs, config_file, agent_mode, package_dir)
+        self.worker = EvalWorker(env_kwargs, config_file, agent_mode, package_dir)
 
     def play(self, key: str, episode: Episode) -> tuple[str, int, EpisodeRecord]:
         return key, episode.index, self.worker.play(key, episode)

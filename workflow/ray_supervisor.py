@@ -1,5 +1,5 @@
 """`./train.sh --ray ADDRESS`: one run across a Ray cluster. The launcher's supervision
-(workflow.launcher.Supervisor: restarts with back-off, heartbeats, the clean stop, exit codes)
+(workflow.supervisor.Supervisor: restarts with back-off, heartbeats, the clean stop, exit codes)
 drives Ray actors (workflow.ray_roles) instead of local child processes.
 
 Placement is by Ray resources, never by host name:
@@ -22,14 +22,13 @@ import queue
 import secrets
 import time
 from collections import deque
-from pathlib import Path
 
 import ray
 from loguru import logger
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from workflow import ckpt_files
-from workflow.launcher import Child, Supervisor, console
+from workflow.supervisor import Child, Supervisor, console
 from workflow.ray_cluster import join
 from workflow.ray_roles import RUN_TOKEN_FILE, Cell, RoleActor
 from workflow.signing import SECRET_ENV
