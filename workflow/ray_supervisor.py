@@ -210,12 +210,11 @@ class RaySupervisor(Supervisor):
             self.write_process_stats()
 
     def pump_child(self, child: Child) -> None:
-        before = child.status.get("env_steps")
         super().pump_child(child)
         if child.role == "aisrv" and child.process is not None and child.process.node_id:
-            self.count_node_steps(child, before)
+            self.count_node_steps(child)
 
-    def count_node_steps(self, child: Child, before) -> None:
+    def count_node_steps(self, child: Child) -> None:
         steps = int(child.status.get("env_steps", 0))
         last = self.last_env_steps.get(child.name, 0)
         delta = steps - last if steps >= last else steps  # a restarted aisrv counts from 0 again
