@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 import pytest
-import torch
 
 from workflow import ckpt_files
 from workflow.config import REPO_ROOT

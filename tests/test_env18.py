@@ -14,7 +14,7 @@ import pytest
 import realm
 from realm.env import EpisodeOverError, RealmEnv
 from realm.env18 import RealmEnv18
-from realm.maps import cell_center, cell_of
+from realm.maps import cell_of
 from realm.planner import run_planner
 from realm.protocol import as_grid
 from realm.protocol18 import MapInfo, Observation, ScoreInfo, State

@@ -12,7 +12,7 @@ import realm
 from feature import layout
 from feature.constants import GRID_DISTANCE_SCALE, VIEW_RADIUS, VIEW_SIZE, cell_of, is_null
 from feature.observation import observation_process
-from feature.observation18 import NULL_RELATIVE_POSITION, Realm18View, relative_position
+from feature.observation18 import NULL_RELATIVE_POSITION, Realm18View
 from feature.unpack import step_view
 from feature.explored_map import ExploredMap
 

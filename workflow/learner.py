@@ -524,7 +524,7 @@ def make_trainee(ctx: ChildContext, learner_ref: list) -> Trainee:
 
 
 def main(ctx: ChildContext) -> None:
-    cfg, app, paths = ctx.config, ctx.config.app, ctx.paths
+    app, paths = ctx.config.app, ctx.paths
     torch.set_num_threads(app.torch_num_threads)
     seed_everything(app.seed)
     paths.make_dirs()

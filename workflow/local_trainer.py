@@ -25,7 +25,7 @@ from loguru import logger
 
 from workflow.adder import Stopped
 from workflow.config import AppConfig
-from workflow.kaiwu_package import KaiwuPackage, numeric_values, platform_config
+from workflow.kaiwu_package import KaiwuPackage, numeric_values
 from workflow.package_aisrv import LoopStats, PlatformEnv
 from workflow.precision import Precision, autocast, package_bf16_ready, resolve_precision
 
