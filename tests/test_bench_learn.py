@@ -14,8 +14,10 @@ from tests.conftest import REPO_ROOT
 
 @pytest.mark.slow
 def test_trains_seeds_scores_the_curves_and_prints_the_worst_final_ratio_last(tmp_path):
+    short = json.dumps({"diy": {"start": 2, "end": 1, "treasure_random": 1, "treasure_num": 4, "max_step": 300,
+                                "talent_type": 1}})  # an agent trained for seconds rarely finishes: cap the episodes
     cmd = [sys.executable, "tools/bench_learn.py", "--config", "conf/smoke.toml", "--minutes", "0.3", "--seeds", "2",
-           "--out", str(tmp_path), "--preset", "random-8", "--episodes", "2", "--points", "2", "--workers", "2"]
+           "--out", str(tmp_path), "--usr-conf", short, "--episodes", "2", "--points", "2", "--workers", "2"]
     result = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     last = result.stdout.strip().splitlines()[-1]
@@ -27,6 +29,7 @@ def test_trains_seeds_scores_the_curves_and_prints_the_worst_final_ratio_last(tm
         curve = json.loads((run / "bench_learn" / "curve.json").read_text())
         rows = curve["rows"]
         assert 1 <= len(rows) <= 3 and curve["planner"] > 0
+        assert curve["preset"] == "custom"  # scored on the --usr-conf episodes
         for key in ("minute", "train_step", "env_steps"):
             assert [r[key] for r in rows] == sorted(r[key] for r in rows)
         assert rows[-1]["env_steps"] > 0 and rows[-1]["train_step"] > 0
@@ -41,3 +44,11 @@ def test_trains_seeds_scores_the_curves_and_prints_the_worst_final_ratio_last(tm
     again = subprocess.run([sys.executable, "tools/bench_learn.py", "--run", str(tmp_path / "bench_learn-seed0"),
                             "--preset", "nope"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
     assert again.returncode == 2 and "nope" in again.stderr
+
+
+def test_a_bad_preset_stops_before_any_training(tmp_path):
+    result = subprocess.run([sys.executable, "tools/bench_learn.py", "--config", "conf/smoke.toml", "--minutes", "5",
+                             "--out", str(tmp_path), "--preset", "nope"],
+                            cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and "unknown preset 'nope'" in result.stderr and "leaderboard-2024" in result.stderr
+    assert list(tmp_path.iterdir()) == []  # no run was started

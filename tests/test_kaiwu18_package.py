@@ -118,6 +118,12 @@ def test_official_dqn_trains_on_tensors_checkpoints_resumes_and_its_own_load_mod
     assert [c.id for c in ckpt_files.list_checkpoints(ckpt_dir)] == [0, 2, 4, 6]
 
 
+# A one-step-trained agent rarely finishes; the official Preprocessor costs ~5-8 ms a step, so the
+# episodes it is evaluated and rendered on stop after 150 steps instead of the presets' 2000.
+SHORT_EPISODE = json.dumps({"diy": {"start": 2, "end": 1, "treasure_random": 1, "treasure_num": 3, "max_step": 150,
+                                    "talent_type": 1}})
+
+
 def tool(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
 
@@ -128,12 +134,13 @@ def test_a_checkpoint_is_evaluated_and_rendered_with_the_packages_own_features(p
     assert result.returncode == 0, result.stdout + result.stderr
     ckpt = tmp_path / "runs" / "r" / "ckpt" / "back_to_the_realm_dqn" / "model.ckpt-1.pkl"
     out = tool("tools/evaluate.py", "--package", str(package), "--ckpt", str(ckpt), "--episodes", "1", "--workers", "1",
-               "--no-planner", "--quiet", "--out", str(tmp_path / "eval"))
+               "--usr-conf", SHORT_EPISODE, "--no-planner", "--quiet", "--out", str(tmp_path / "eval"))
     assert out.returncode == 0, out.stdout + out.stderr
     rows = (tmp_path / "eval" / "episodes.csv").read_text().splitlines()
     assert len(rows) == 2 and "ckpt 1" in out.stdout  # the run's algorithm (dqn), not the package's default
     picture = tmp_path / "episode.png"
-    out = tool("tools/render.py", "--package", str(package), "--ckpt", str(ckpt), "--no-gif", "--png", str(picture))
+    out = tool("tools/render.py", "--package", str(package), "--ckpt", str(ckpt), "--usr-conf", SHORT_EPISODE,
+               "--no-gif", "--png", str(picture))
     assert out.returncode == 0, out.stdout + out.stderr
     assert picture.stat().st_size > 0
 

@@ -96,7 +96,8 @@ def test_a_run_spreads_its_aisrv_over_two_nodes_and_counts_exactly(cluster, tmp_
     # The run's checkpoint evaluated on the cluster's CPUs plays exactly the episodes a local
     # evaluation plays.
     def evaluate(out: Path, *extra: str) -> str:
-        done = subprocess.run([sys.executable, "tools/evaluate.py", "--ckpt", str(run), "--preset", "random-8",
+        done = subprocess.run([sys.executable, "tools/evaluate.py", "--ckpt", str(run), "--usr-conf",
+                               '{"diy": {"treasure_num": 8, "max_step": 300}}',
                                "--episodes", "3", "--no-planner", "--out", str(out), "--quiet", *extra], cwd=REPO_ROOT,
                               capture_output=True, text=True, timeout=300, env={**os.environ, **LOOPBACK_ENV})
         assert done.returncode == 0, done.stderr

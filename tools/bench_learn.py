@@ -8,8 +8,9 @@
    when each checkpoint was written; with --seeds K, K runs one after another (app.seed 0..K-1,
    the same budget), so one seed's luck cannot pass for the config's.
 2. Scores --points checkpoints spread over each run (and the last) on --preset (default the
-   2024 leaderboard, 30 episodes) with the agent's `exploit` (its `exploit_policy`) and with sampling, and the
-   planner on the same episodes (workflow.eval_pool), on the map the run trained on.
+   2024 leaderboard, 30 episodes) or --usr-conf with the agent's `exploit` (its
+   `exploit_policy`) and with sampling, and the planner on the same episodes
+   (workflow.eval_pool), on the map the run trained on.
 3. Prints each run's curve in wall minutes, train steps and env steps (minutes depend on the
    machine, steps transfer) and the first point at which 0.80 / 0.90 / 0.95 / 0.97 x planner was
    reached (exploit); over several runs, every seed's ratio per point with the median and the
@@ -29,7 +30,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tool_args import REPO_ROOT, InputError, env_from_config, run_tool  # noqa: E402
+from tool_args import REPO_ROOT, InputError, add_episode_args, env_from_config, episode_settings, run_tool  # noqa: E402
 
 THRESHOLDS = (0.80, 0.90, 0.95, 0.97)
 RUN_NAME = "bench_learn"
@@ -153,10 +154,10 @@ def fmt(value, spec: str = "") -> str:
     return "-" if value is None else format(value, spec)
 
 
-def score(run: Path, args: argparse.Namespace) -> dict:
-    """Score `run`'s checkpoints; print and write its curve; -> {"planner", "rows"}."""
+def score(run: Path, args: argparse.Namespace, label: str, usr_conf: dict) -> dict:
+    """Score `run`'s checkpoints on the episodes `usr_conf` draws (`label` names them); print and
+    write its curve; -> {"planner", "rows"}."""
     import realm
-    from realm.presets import preset
     from workflow.eval_pool import PLANNER, play_all
     from workflow.eval_workflow import resolve_episodes
 
@@ -164,15 +165,14 @@ def score(run: Path, args: argparse.Namespace) -> dict:
     if not config.is_file():
         raise InputError(f"{run}: no log/effective_config.toml (not a run directory)")
     env_kwargs = env_from_config(config)
-    try:
-        usr_conf = preset(args.preset)
-    except KeyError as e:
-        raise InputError(str(e)) from e
     chosen = pick(checkpoints_along(run), args.points)
-    episodes = resolve_episodes(realm.make_env(**env_kwargs), usr_conf, args.episodes, args.seed)
+    try:
+        episodes = resolve_episodes(realm.make_env(**env_kwargs), usr_conf, args.episodes, args.seed)
+    except realm.UsrConfError as e:
+        raise InputError(f"invalid usr_conf ({label}): {e}") from e
     workers = args.workers or (None if args.ray else len(os.sched_getaffinity(0)))
     keys = [str(p.path) for p in chosen]
-    print(f"scoring {run.name}: {len(chosen)} checkpoints x {args.episodes} episodes ({args.preset}) with exploit "
+    print(f"scoring {run.name}: {len(chosen)} checkpoints x {args.episodes} episodes ({label}) with exploit "
           f"and sampling ...", flush=True)
     greedy = play_all([(k, e) for k in keys + [PLANNER] for e in episodes], env_kwargs, workers=workers,
                       config_file=str(config), agent_mode="greedy", ray_address=args.ray)
@@ -186,7 +186,7 @@ def score(run: Path, args: argparse.Namespace) -> dict:
     rows = [{"minute": round(p.minute, 2), "train_step": p.train_step, "env_steps": p.env_steps, "ckpt": p.path.name,
              "score_exploit": mean(greedy[str(p.path)]), "ratio_exploit": mean(greedy[str(p.path)]) / planner,
              "ratio_sample": mean(sampled[str(p.path)]) / planner} for p in chosen]
-    print(f"\n{run.name}: {args.preset} ({args.episodes} episodes, seeds {args.seed}..), planner {planner:.1f}")
+    print(f"\n{run.name}: {label} ({args.episodes} episodes, seeds {args.seed}..), planner {planner:.1f}")
     print(f"{'minute':>7} {'train step':>10} {'env steps':>10} {'exploit score':>13} {'exploit ratio':>13} "
           f"{'sampled ratio':>13}")
     for r in rows:
@@ -198,10 +198,10 @@ def score(run: Path, args: argparse.Namespace) -> dict:
         f"{fmt(reached['env_steps'][t])} env steps" for t in THRESHOLDS), flush=True)
     out = run / "bench_learn"
     out.mkdir(exist_ok=True)
-    result = {"run": str(run), "preset": args.preset, "planner": planner, "rows": rows,
+    result = {"run": str(run), "preset": label, "planner": planner, "rows": rows,
               "first_reached": {key: {str(t): v for t, v in by.items()} for key, by in reached.items()}}
     (out / "curve.json").write_text(json.dumps(result, indent=1))
-    print(f"wrote {plot(out / 'curve.png', {run.name: rows}, f'{run.name}: {args.preset} vs planner')}")
+    print(f"wrote {plot(out / 'curve.png', {run.name: rows}, f'{run.name}: {label} vs planner')}")
     return result
 
 
@@ -246,7 +246,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--run", type=Path, action="append", default=None,
                         help="score this existing run instead of training (repeat for several seeds' runs)")
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "runs", help="where the runs go (default runs/)")
-    parser.add_argument("--preset", default="leaderboard-2024", help="episode preset (default leaderboard-2024)")
+    add_episode_args(parser)  # --preset (default leaderboard-2024) or --usr-conf
     parser.add_argument("--episodes", type=int, default=30, help="episodes per checkpoint (default 30)")
     parser.add_argument("--points", type=int, default=8, help="checkpoints scored along each run (default 8)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the first evaluation episode")
@@ -270,6 +270,7 @@ def main(argv: list[str] | None = None) -> int:
                 raise InputError(f"--{flag} must be >= 1, got {getattr(args, flag)}")
         if args.run is None and args.minutes <= 0:
             raise InputError(f"--minutes must be > 0, got {args.minutes}")
+        label, usr_conf = episode_settings(args)  # before training: a bad --preset must not cost a run
         if args.run is not None:
             runs = args.run
         else:
@@ -278,9 +279,9 @@ def main(argv: list[str] | None = None) -> int:
         for run in runs:
             if not run.is_dir():
                 raise InputError(f"--run {run}: not a directory")
-        results = [score(run, args) for run in runs]
+        results = [score(run, args, label, usr_conf) for run in runs]
         if len(results) > 1:
-            compare(results, runs[0].parent / f"{RUN_NAME}-seeds", args.preset)
+            compare(results, runs[0].parent / f"{RUN_NAME}-seeds", label)
         finals = [r["rows"][-1]["ratio_exploit"] for r in results]
         print(f"worst seed's final ratio (exploit, {len(finals)} run{'s' if len(finals) > 1 else ''}): {min(finals):.3f}")
         return 0
