@@ -46,9 +46,13 @@ def test_trains_seeds_scores_the_curves_and_prints_the_worst_final_ratio_last(tm
     assert again.returncode == 2 and "nope" in again.stderr
 
 
-def test_a_bad_preset_stops_before_any_training(tmp_path):
+@pytest.mark.parametrize("episodes, message", [
+    (["--preset", "nope"], "unknown preset 'nope'; available: leaderboard-2024"),
+    (["--usr-conf", '{"diy": {"max_stepz": 300}}'], "max_stepz"),
+])
+def test_bad_episodes_stop_before_any_training(tmp_path, episodes, message):
     result = subprocess.run([sys.executable, "tools/bench_learn.py", "--config", "conf/smoke.toml", "--minutes", "5",
-                             "--out", str(tmp_path), "--preset", "nope"],
+                             "--out", str(tmp_path), *episodes],
                             cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
-    assert result.returncode == 2 and "unknown preset 'nope'" in result.stderr and "leaderboard-2024" in result.stderr
+    assert result.returncode == 2 and message in result.stderr, result.stderr
     assert list(tmp_path.iterdir()) == []  # no run was started

@@ -258,6 +258,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     def action(args: argparse.Namespace) -> int:
+        from realm.usr_conf import UsrConfError, parse_usr_conf
         from workflow.ray_cluster import check_address
 
         if args.ray is not None:
@@ -270,7 +271,11 @@ def main(argv: list[str] | None = None) -> int:
                 raise InputError(f"--{flag} must be >= 1, got {getattr(args, flag)}")
         if args.run is None and args.minutes <= 0:
             raise InputError(f"--minutes must be > 0, got {args.minutes}")
-        label, usr_conf = episode_settings(args)  # before training: a bad --preset must not cost a run
+        label, usr_conf = episode_settings(args)  # before training: bad episodes must not cost a run
+        try:
+            parse_usr_conf(usr_conf)
+        except UsrConfError as e:
+            raise InputError(f"invalid usr_conf ({label}): {e}") from e
         if args.run is not None:
             runs = args.run
         else:
