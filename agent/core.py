@@ -6,7 +6,8 @@ Its state travels as one flat float32 vector per env (`state_size` numbers: an L
 a GRU's h): the agent hands it out with each action (ActData.core_state), the episode loop hands
 it back with the next observation of the same episode (episodes.runner), a new episode starts
 from zeros, and each training segment stores the state it started from (feature.definition).
-Acting steps it one frame at a time; the learner unrolls a whole segment from the stored state.
+Acting steps it one frame at a time (as a cell); the learner unrolls a whole segment from the
+stored state.
 Both are the same `forward` over (B, T, F) features, in fp32 whatever the learner's autocast.
 """
 from __future__ import annotations
@@ -39,12 +40,26 @@ class RecurrentCore(nn.Module):
         size), state (B, state_size) after the last step)."""
         with torch.autocast(features.device.type, enabled=False):
             features, state = features.float(), state.float()
+            if features.shape[1] == 1:
+                out, state = self._cell(features[:, 0], state)
+                return out[:, None], state
             if self.kind == "gru":
                 out, h = self.rnn(features, state[None].contiguous())
                 return out, h[0]
             h, c = state.split(self.size, dim=-1)
             out, (h, c) = self.rnn(features, (h[None].contiguous(), c[None].contiguous()))
             return out, torch.cat([h[0], c[0]], dim=-1)
+
+    def _cell(self, x: torch.Tensor, state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """One step (acting) with the layer's own weights as a cell: the same numbers as the layer
+        on a one-frame sequence, without the sequence kernel's fixed cost (~3x the step on CPU)."""
+        rnn = self.rnn
+        weights = (rnn.weight_ih_l0, rnn.weight_hh_l0, rnn.bias_ih_l0, rnn.bias_hh_l0)
+        if self.kind == "gru":
+            h = torch.gru_cell(x, state.contiguous(), *weights)
+            return h, h
+        h, c = torch.lstm_cell(x, tuple(state.split(self.size, dim=-1)), *weights)
+        return h, torch.cat([h, c], dim=-1)
 
 
 def core_state_size(kind: str, size: int) -> int:

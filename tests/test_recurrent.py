@@ -170,6 +170,24 @@ def played_segments(model: ModelConfig, num_steps: int) -> tuple[Agent, list]:
     return agent, segments
 
 
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+def test_stepping_frame_by_frame_is_the_unrolled_sequence(kind):
+    """Acting steps the core one frame at a time (a cell on the layer's weights); the learner
+    unrolls the whole sequence with the layer. Both give the same outputs and final state."""
+    from agent.core import RecurrentCore
+    torch.manual_seed(0)
+    core = RecurrentCore(kind, 24, 12)
+    features, start = torch.randn(3, 7, 24), torch.randn(3, core.state_size)
+    with torch.no_grad():
+        unrolled, end = core(features, start)
+        state, stepped = start, []
+        for t in range(features.shape[1]):
+            out, state = core(features[:, t:t + 1], state)
+            stepped.append(out)
+    torch.testing.assert_close(torch.cat(stepped, dim=1), unrolled, atol=1e-6, rtol=0)
+    torch.testing.assert_close(state, end, atol=1e-6, rtol=0)
+
+
 @pytest.mark.parametrize("model", [dataclasses.replace(LSTM, burn_in=3), dataclasses.replace(TINY, core="gru",
                                    core_size=8, share_backbone=True, action_head="factored")],
                          ids=["lstm-burn-in", "gru-shared-factored"])

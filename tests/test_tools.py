@@ -330,7 +330,7 @@ def test_bench_model_counts_the_update_flops_of_the_network():
         cfg = load_config(None, [f"ppo.update_epochs={epochs}", "ppo.num_minibatches=2", "app.train_batch_size=16"])
         cfg.ppo.num_steps = 4
         agent = Agent(settings=cfg, seed=0)
-        per_frame, rates = bench_model.bench_update(agent, cfg.ppo.max_frames(cfg.app.train_batch_size), 0.05,
+        per_frame, rates = bench_model.bench_update(agent, cfg.app.train_batch_size, 0.05,
                                                     (bench_model.FP32, bench_model.BF16))
         counted[epochs] = per_frame
         assert rates["fp32"] > 0 and rates["bf16"] > 0
@@ -338,3 +338,28 @@ def test_bench_model_counts_the_update_flops_of_the_network():
     fwd = forward_flops(cfg)
     assert 2.0 * fwd <= counted[1] <= 3.05 * fwd, (counted[1], fwd)
     assert abs(counted[2] - 2 * counted[1]) < 1e-6 * counted[1]
+
+
+def test_bench_model_measures_a_recurrent_policy_through_the_learners_batch():
+    """With a recurrent core the update runs on sequences, as Agent.learn builds them: every
+    synthetic segment's frames are trained on (no burn-in), FLOPs are per trained frame (the conv
+    towers dominate, so a small core's are about the feedforward update's), and the advantage
+    pass unrolls the critic too."""
+    sys.path.insert(0, str(REPO_ROOT / "tools"))
+    import bench_model
+    from agent.agent import Agent
+    from workflow.config import load_config
+
+    per_frame = {}
+    for core in ("none", "lstm"):
+        cfg = load_config(None, ["ppo.update_epochs=1", "ppo.num_minibatches=2", "app.train_batch_size=4",
+                                 f"model.core='{core}'", "model.core_size=32"])
+        cfg.ppo.num_steps = 8
+        agent = Agent(settings=cfg, seed=0)
+        batch, frames = bench_model.learner_batch(agent, cfg.app.train_batch_size)
+        assert frames == 4 * 8
+        assert ("train" in batch) == (core == "lstm")
+        per_frame[core], rates = bench_model.bench_update(agent, cfg.app.train_batch_size, 0.05)
+        assert rates["fp32"] > 0
+        assert bench_model.bench_advantages(agent, 2, 0.05)["fp32"] > 0
+    assert 0.9 < per_frame["lstm"] / per_frame["none"] < 1.1, per_frame

@@ -34,7 +34,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from agent.agent import Agent
 from agent.ppo import ppo_update
-from feature.definition import SEGMENT_FRAMES, ObsData
+from feature.definition import CORE_STATE_DIM, SEGMENT_FRAMES, ObsData
 from feature.layout import MAP_SHAPE, NUM_ACTIONS, STATE_DIM, legal_mask
 from workflow.config import load_config
 from workflow.precision import Precision, autocast, resolve_precision
@@ -79,20 +79,37 @@ def bench_predict(agent: Agent, batch: int, seconds: float) -> dict[str, float]:
     return {name: batch * rate for name, rate in rates.items()}
 
 
-def update_batch(batch: int) -> dict[str, torch.Tensor]:
-    """A synthetic batch of `batch` frames with the fields and shapes Agent.learn hands ppo_update."""
+def segment_batch(segments: int, frames: int) -> dict[str, torch.Tensor]:
+    """`segments` synthetic segments of `frames` frames each, as Agent.learn stacks them."""
     g = torch.Generator().manual_seed(0)
-    return {"map": torch.rand((batch,) + MAP_SHAPE, generator=g), "state": torch.rand((batch, STATE_DIM), generator=g),
-            "legal": torch.ones(batch, NUM_ACTIONS), "action": torch.randint(0, NUM_ACTIONS, (batch,), generator=g),
-            "log_prob": torch.full((batch,), -float(np.log(NUM_ACTIONS))), "value": torch.zeros(batch),
-            "advantage": torch.randn(batch, generator=g), "ret": torch.randn(batch, generator=g)}
+    shape = (segments, SEGMENT_FRAMES)
+    mask = (torch.arange(SEGMENT_FRAMES) < frames).float().expand(shape)
+    return {"map": torch.rand(shape + MAP_SHAPE, generator=g), "state": torch.rand(shape + (STATE_DIM,), generator=g),
+            "legal": torch.ones(shape + (NUM_ACTIONS,)), "action": torch.randint(0, NUM_ACTIONS, shape, generator=g),
+            "log_prob": torch.full(shape, -float(np.log(NUM_ACTIONS))), "reward": torch.randn(shape, generator=g),
+            "terminated": torch.zeros(shape), "mask": mask, "next_map": torch.rand((segments,) + MAP_SHAPE, generator=g),
+            "next_state": torch.rand((segments, STATE_DIM), generator=g), "next_legal": torch.ones(segments, NUM_ACTIONS),
+            "core_state": torch.zeros(segments, CORE_STATE_DIM), "burn_in": torch.zeros(segments, dtype=torch.long)}
 
 
-def bench_update(agent: Agent, batch_size: int, seconds: float,
+def learner_batch(agent: Agent, segments: int) -> tuple[dict[str, torch.Tensor], int]:
+    """(ppo_update's batch, frames it trains on) for `segments` full synthetic segments, built
+    as Agent.learn builds it: frames, or sequences with a recurrent core."""
+    raw = segment_batch(segments, agent.ppo_cfg.num_steps)
+    if agent.model.recurrent:
+        batch = agent.sequence_batch(raw)
+        return batch, int(batch["train"].sum())
+    batch = agent.frame_batch(raw)
+    return batch, len(batch["action"])
+
+
+def bench_update(agent: Agent, segments: int, seconds: float,
                  precisions: tuple[Precision, ...] = (FP32,)) -> tuple[float, dict[str, float]]:
-    """(FLOPs per trained frame, {precision: frames per second}) of ppo_update on `batch_size`
-    frames, each precision as the learner runs it (workflow.precision.autocast)."""
-    batch, cfg = update_batch(batch_size), agent.ppo_cfg
+    """(FLOPs per trained frame, {precision: frames per second}) of ppo_update on a batch of
+    `segments` full segments, built and run as the learner does (Agent.learn's batch,
+    workflow.precision.autocast)."""
+    batch, frames = learner_batch(agent, segments)
+    cfg = agent.ppo_cfg
     agent.model.train()
 
     def update(precision):
@@ -105,19 +122,7 @@ def bench_update(agent: Agent, batch_size: int, seconds: float,
     with counter:
         update(FP32)()
     rates = _rates({p.name: update(p) for p in precisions}, seconds, repeats=3)
-    return counter.get_total_flops() / batch_size, {name: batch_size * rate for name, rate in rates.items()}
-
-
-def segment_batch(segments: int, frames: int) -> dict[str, torch.Tensor]:
-    """`segments` synthetic segments of `frames` frames each, as Agent.learn stacks them."""
-    g = torch.Generator().manual_seed(0)
-    shape = (segments, SEGMENT_FRAMES)
-    mask = (torch.arange(SEGMENT_FRAMES) < frames).float().expand(shape)
-    return {"map": torch.rand(shape + MAP_SHAPE, generator=g), "state": torch.rand(shape + (STATE_DIM,), generator=g),
-            "legal": torch.ones(shape + (NUM_ACTIONS,)), "action": torch.randint(0, NUM_ACTIONS, shape, generator=g),
-            "log_prob": torch.full(shape, -float(np.log(NUM_ACTIONS))), "reward": torch.randn(shape, generator=g),
-            "terminated": torch.zeros(shape), "mask": mask, "next_map": torch.rand((segments,) + MAP_SHAPE, generator=g),
-            "next_state": torch.rand((segments, STATE_DIM), generator=g), "next_legal": torch.ones(segments, NUM_ACTIONS)}
+    return counter.get_total_flops() / frames, {name: frames * rate for name, rate in rates.items()}
 
 
 def bench_advantages(agent: Agent, segments: int, seconds: float,
@@ -126,11 +131,12 @@ def bench_advantages(agent: Agent, segments: int, seconds: float,
     `segments` full segments of the config's ppo.num_steps frames."""
     batch = segment_batch(segments, agent.ppo_cfg.num_steps)
     frames = agent.ppo_cfg.max_frames(segments)
+    batch_of = agent.sequence_batch if agent.model.recurrent else agent.frame_batch
 
     def advantages(precision):
         def call():
             with autocast(precision, "cpu"):
-                agent.frame_batch(batch)
+                batch_of(batch)
         return call
     rates = _rates({p.name: advantages(p) for p in precisions}, seconds, repeats=3)
     return {name: frames * rate for name, rate in rates.items()}
@@ -170,8 +176,7 @@ def main() -> None:
         rates = bench_predict(agent, batch, args.seconds)
         print(f"predict_b{batch}_samples_per_s: {rates['fp32']:.0f}")
         print(f"predict_b{batch}_bf16_samples_per_s: {rates['bf16']:.0f}")
-    frames = cfg.ppo.max_frames(cfg.app.train_batch_size)
-    flop_per_frame, update = bench_update(agent, frames, args.seconds * 6, (FP32, BF16))
+    flop_per_frame, update = bench_update(agent, cfg.app.train_batch_size, args.seconds * 6, (FP32, BF16))
     advantages = bench_advantages(agent, cfg.app.train_batch_size, args.seconds * 2, (FP32, BF16))
     matmul = bench_matmul(args.seconds, bf16_native=auto.dtype == torch.bfloat16)
     print(f"update_flop_per_frame: {flop_per_frame / 1e6:.1f}M")
