@@ -363,3 +363,21 @@ def test_bench_model_measures_a_recurrent_policy_through_the_learners_batch():
         assert rates["fp32"] > 0
         assert bench_model.bench_advantages(agent, 2, 0.05)["fp32"] > 0
     assert 0.9 < per_frame["lstm"] / per_frame["none"] < 1.1, per_frame
+
+
+def test_bench_train_bounds_by_cpu_seconds_and_by_the_learners_wall_time():
+    """The cores' bound counts training as the CPU time of the learner's threads (two threads
+    busy for 1 ms cost 2 ms of the machine), while the learner alone is bounded by its wall time;
+    the smallest bound names its limiter."""
+    import bench_train
+    from workflow.config import load_config
+
+    cfg = load_config(None, ["app.aisrv_num=2", "app.algorithm_on_policy_or_off_policy='on-policy'"])
+    t = {"env": 0.001, "inference": 0.001, "train": 0.001, "train_cpu": 0.002, "rows_per_step": 1.0}
+    bound, limiter = bench_train.compute_bound(cfg, t, n_cores=2)
+    assert bound == pytest.approx(2 / 0.004) and limiter.startswith("2 cores")
+    bound, limiter = bench_train.compute_bound(cfg, t, n_cores=16)
+    assert bound == pytest.approx(1 / 0.001) and ("aisrv" in limiter or "learner" in limiter)
+    t["inference"] = 0.0001
+    bound, limiter = bench_train.compute_bound(cfg, t, n_cores=16)
+    assert bound == pytest.approx(1000) and limiter.startswith("learner")

@@ -14,8 +14,10 @@
    ppo.num_steps; dqn_plus: one) and training per env step (one learner batch). The learner's
    consumed rows become env steps by that count.
 3. From those, the compute bound: each env step costs env + inference + training ×
-   production_consume_ratio CPU-seconds, spread over this machine's cores; one aisrv process
-   cannot exceed 1 / (env + inference) per second, nor the learner 1 / train per second.
+   production_consume_ratio CPU-seconds (training's counted as the CPU time of its threads, which
+   is more than its wall time when the learner runs several), spread over this machine's cores;
+   one aisrv process cannot exceed 1 / (env + inference) per second, nor the learner 1 / train
+   (wall time) per second.
    The last line is the measured rate over that bound.
 
     python tools/bench_train.py --config conf/smoke.toml --seconds 120 --ray local
@@ -180,19 +182,21 @@ def measure_components(cfg: AppConfig, env_steps: int) -> dict[str, float]:
     with autocast(precision, "cpu"):
         agent.learn([from_numpy(row) for row in rows])  # warm-up
         repeats = 2
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         for _ in range(repeats):
             agent.learn([from_numpy(row) for row in rows])  # as the learner hands a batch over
-    train_s = (time.perf_counter() - start) / (repeats * len(rows)) * rows_per_step
-    return {"env": env_s, "inference": infer_s, "train": train_s, "rows_per_step": rows_per_step}
+        per_step = rows_per_step / (repeats * len(rows))
+        train_s, train_cpu_s = (time.perf_counter() - start) * per_step, (time.process_time() - start_cpu) * per_step
+    return {"env": env_s, "inference": infer_s, "train": train_s, "train_cpu": train_cpu_s,
+            "rows_per_step": rows_per_step}
 
 
 def compute_bound(cfg: AppConfig, t: dict[str, float], n_cores: int) -> tuple[float, str]:
     app = cfg.app
     consume = 1.0 if app.algorithm_on_policy_or_off_policy == "on-policy" else app.production_consume_ratio
-    per_step = t["env"] + t["inference"] + t["train"] * consume
+    per_step = t["env"] + t["inference"] + t["train_cpu"] * consume  # CPU-seconds per env step
     bounds = {
-        f"{n_cores} cores / (env + inference + train x {consume:g})": n_cores / per_step,
+        f"{n_cores} cores / (env + inference + train CPU x {consume:g})": n_cores / per_step,
         f"{app.aisrv_num} aisrv / (env + inference)": app.aisrv_num / (t["env"] + t["inference"]),
         # train time was measured with the learner's own thread count
         f"learner ({app.torch_num_threads} thread(s)) 1 / (train x {consume:g})": 1.0 / (t["train"] * consume),
@@ -277,7 +281,8 @@ def main(argv=None) -> int:
     print(f"episode loop without inference: {t['env'] * 1e3:8.3f} ms per env step")
     print(f"inference (batch {app.envs_per_aisrv}):          {t['inference'] * 1e3:8.3f} ms per observation")
     print(f"training:                        {t['train'] * 1e3:8.3f} ms per env step "
-          f"({1 / t['rows_per_step']:.1f} env steps per sample)")
+          f"({1 / t['rows_per_step']:.1f} env steps per sample; {t['train_cpu'] * 1e3:.3f} ms of CPU on "
+          f"{app.torch_num_threads} thread(s))")
     print(f"compute bound: {bound:.1f} env steps/s ({limiter})")
     print(f"end-to-end env steps/s consumed by the learner: {measured:.1f}")
     print(f"measured / bound: {measured / bound if bound > 0 else float('nan'):.2f}")
