@@ -144,12 +144,7 @@ class Agent(WorkflowMethods, CheckpointedAgent):
             raise ValueError("learn() got an empty batch")
         fields = SAMPLE_ROWS.stack(list_sample_data)  # one copy per field, straight from the samples
         segments = {k: torch.from_numpy(v).to(self.device) for k, v in fields.items()}
-        if self.model.recurrent:
-            batch = self.sequence_batch(segments)
-            frames = int(batch["train"].sum())
-        else:
-            batch = self.frame_batch(segments)
-            frames = len(batch["action"])
+        batch, frames = self.update_batch(segments)
         progress = self.samples_learned / self.ppo_cfg.schedule_samples
         self.model.train()
         value_norm = self.model.value_norm if self.ppo_cfg.value_norm else None
@@ -160,6 +155,15 @@ class Agent(WorkflowMethods, CheckpointedAgent):
         self.model_version += 1
         metrics.update(batch_size=float(frames), segments=float(len(list_sample_data)))
         return {METRIC_NAMES.get(name, "ppo/" + name): value for name, value in metrics.items()}
+
+    def update_batch(self, segments: dict[str, torch.Tensor]) -> tuple[dict[str, torch.Tensor], int]:
+        """Segments (N, SEGMENT_FRAMES, ...) -> (ppo_update's batch, the frames it trains on):
+        frames (`frame_batch`), or sequences with a recurrent core (`sequence_batch`)."""
+        if self.model.recurrent:
+            batch = self.sequence_batch(segments)
+            return batch, int(batch["train"].sum())
+        batch = self.frame_batch(segments)
+        return batch, len(batch["action"])
 
     def frame_batch(self, segments: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """Segments (N, SEGMENT_FRAMES, ...) -> ppo_update's batch of their K frames (K, ...).

@@ -356,7 +356,7 @@ def test_bench_model_measures_a_recurrent_policy_through_the_learners_batch():
                                  f"model.core='{core}'", "model.core_size=32"])
         cfg.ppo.num_steps = 8
         agent = Agent(settings=cfg, seed=0)
-        batch, frames = bench_model.learner_batch(agent, cfg.app.train_batch_size)
+        batch, frames = agent.update_batch(bench_model.segment_batch(cfg.app.train_batch_size, cfg.ppo.num_steps))
         assert frames == 4 * 8
         assert ("train" in batch) == (core == "lstm")
         per_frame[core], rates = bench_model.bench_update(agent, cfg.app.train_batch_size, 0.05)

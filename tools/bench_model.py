@@ -15,7 +15,7 @@ Prints one `name: value` line per figure:
   update_{fp32,bf16}_frames_per_s   frames per second through ppo_update
   update_{fp32,bf16}_gflop_per_s    what the update reaches
   flop_ratio_{fp32,bf16}            update / matmul peak of the same precision
-  advantages_{fp32,bf16}_frames_per_s  the learner's pass before ppo_update (Agent.frame_batch:
+  advantages_{fp32,bf16}_frames_per_s  the learner's pass before ppo_update (Agent.update_batch:
                                     the critic on every frame and bootstrap observation, GAE)
   update speed-up bf16/fp32         (last line) the learner's gain from bf16 on this machine
 
@@ -92,23 +92,12 @@ def segment_batch(segments: int, frames: int) -> dict[str, torch.Tensor]:
             "core_state": torch.zeros(segments, CORE_STATE_DIM), "burn_in": torch.zeros(segments, dtype=torch.long)}
 
 
-def learner_batch(agent: Agent, segments: int) -> tuple[dict[str, torch.Tensor], int]:
-    """(ppo_update's batch, frames it trains on) for `segments` full synthetic segments, built
-    as Agent.learn builds it: frames, or sequences with a recurrent core."""
-    raw = segment_batch(segments, agent.ppo_cfg.num_steps)
-    if agent.model.recurrent:
-        batch = agent.sequence_batch(raw)
-        return batch, int(batch["train"].sum())
-    batch = agent.frame_batch(raw)
-    return batch, len(batch["action"])
-
-
 def bench_update(agent: Agent, segments: int, seconds: float,
                  precisions: tuple[Precision, ...] = (FP32,)) -> tuple[float, dict[str, float]]:
     """(FLOPs per trained frame, {precision: frames per second}) of ppo_update on a batch of
     `segments` full segments, built and run as the learner does (Agent.learn's batch,
     workflow.precision.autocast)."""
-    batch, frames = learner_batch(agent, segments)
+    batch, frames = agent.update_batch(segment_batch(segments, agent.ppo_cfg.num_steps))
     cfg = agent.ppo_cfg
     agent.model.train()
 
@@ -127,16 +116,15 @@ def bench_update(agent: Agent, segments: int, seconds: float,
 
 def bench_advantages(agent: Agent, segments: int, seconds: float,
                      precisions: tuple[Precision, ...] = (FP32,)) -> dict[str, float]:
-    """{precision: frames per second} of the learner's value and GAE pass (Agent.frame_batch) on
+    """{precision: frames per second} of the learner's value and GAE pass (Agent.update_batch) on
     `segments` full segments of the config's ppo.num_steps frames."""
     batch = segment_batch(segments, agent.ppo_cfg.num_steps)
     frames = agent.ppo_cfg.max_frames(segments)
-    batch_of = agent.sequence_batch if agent.model.recurrent else agent.frame_batch
 
     def advantages(precision):
         def call():
             with autocast(precision, "cpu"):
-                batch_of(batch)
+                agent.update_batch(batch)
         return call
     rates = _rates({p.name: advantages(p) for p in precisions}, seconds, repeats=3)
     return {name: frames * rate for name, rate in rates.items()}
