@@ -58,22 +58,24 @@ class CueEnv:
 
 
 def cue_observation(obs, env_info=None) -> ObsData:
-    """The task's observation as the package's ObsData: the cue lights map channel 0 (east) or 1
-    (west), the step is in the state vector."""
+    """The task's observation as the package's ObsData: the cue is one number of the state vector
+    (+1 or -1, 0 once it is gone), beside the step; the map is blank. (A whole lit map channel,
+    2 601 ones, drives the tiny backbone's features into the tens and saturates the core's gates,
+    so on some seeds the cue's trace vanishes before the policy learns to read it.)"""
     cue, step = obs
-    map_tensor = np.zeros(MAP_SHAPE, dtype=np.float32)
-    if cue:
-        map_tensor[0 if cue > 0 else 1] = 1.0
     state = np.zeros(STATE_DIM, dtype=np.float32)
-    state[0] = step / DELAY
-    return ObsData(map=map_tensor, state=state, legal=legal_mask([1, 0]))
+    state[0], state[1] = step / DELAY, cue
+    return ObsData(map=np.zeros(MAP_SHAPE, dtype=np.float32), state=state, legal=legal_mask([1, 0]))
 
 
-def train_on_cues(core: str, seed: int, updates: int = 80, envs: int = 16) -> float:
+def train_on_cues(core: str, seed: int, updates: int = 160, envs: int = 16) -> float:
     """PPO on the cue task through the package's runner, sample_process and learn; -> the greedy
-    policy's success rate over 128 episodes."""
+    policy's success rate over 128 episodes.
+
+    The budget is twice the worst seed's need: with the LSTM, seeds 0..15 all score 1.0 after 80
+    updates, with default and with AVX2-restricted kernels (2 of 16 still fail at 60)."""
     model = dataclasses.replace(TINY, core=core, core_size=16)
-    ppo = PPOConfig(learning_rate=1e-3, num_steps=DELAY + 1, update_epochs=4, num_minibatches=2, ent_coef=0.02,
+    ppo = PPOConfig(learning_rate=3e-3, num_steps=DELAY + 1, update_epochs=4, num_minibatches=2, ent_coef=0.02,
                     exploit_policy="greedy")
     agent = make(model, ppo, seed)
     torch.manual_seed(seed)
