@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from tests.conftest import REPO_ROOT
+from tests.test_training_system import pid_alive
 from workflow import ckpt_files
 from workflow.config import PACKAGE_DEFAULTS, ConfigError, load_config
 
@@ -108,18 +109,39 @@ def test_official_target_dqn_passes_the_train_test(package, tmp_path):
     assert set(load_with_package(package, "target_dqn", ckpt_dir, 1)) == {"1"}
 
 
-@pytest.mark.slow
-def test_an_exception_in_package_code_names_its_file_and_line_and_the_role(package, tmp_path):
+def insert_into_dqn_agent(package: Path, method: str, statement: str) -> int:
+    """Put `statement` first in the body of the dqn Agent's `method` (a line that starts it);
+    -> the 0-based line number of that method's def."""
     agent_py = package / "dqn" / "algorithm" / "agent.py"
     lines = agent_py.read_text().splitlines()
-    at = next(i for i, line in enumerate(lines) if "def learn(self, list_sample_data):" in line)
-    lines.insert(at + 1, "        raise ValueError('broken learn')")
+    at = next(i for i, line in enumerate(lines) if method in line)
+    lines.insert(at + 1, "        " + statement)
     agent_py.write_text("\n".join(lines) + "\n")
+    return at
+
+
+@pytest.mark.slow
+def test_an_exception_in_package_code_names_its_file_and_line_and_the_role(package, tmp_path):
+    at = insert_into_dqn_agent(package, "def learn(self, list_sample_data):", "raise ValueError('broken learn')")
     result = train(package, tmp_path / "runs", "--set", 'app.algo="dqn"', "--train-test")
     assert result.returncode == 1
     where = f"dqn/algorithm/agent.py:{at + 2} in learn"
     assert "the learner exited with code 1" in result.stderr and where in result.stderr
     assert where in (tmp_path / "runs" / "r" / "log" / "learner.log").read_text()
+
+
+def test_a_learner_that_fails_while_starting_ends_the_run_and_the_waiting_aisrv(package, tmp_path):
+    """The aisrv start with the learner and wait for its port: when it never comes, they stop too."""
+    insert_into_dqn_agent(package, "def __init__(self, agent_type",
+                          "if agent_type == 'learner': raise RuntimeError('broken learner start')")
+    result = train(package, tmp_path / "runs", "--set", 'app.algo="dqn"', *SMALL_REPLAY)
+    assert result.returncode == 1
+    assert "the learner exited with code 1 while starting" in result.stderr
+    log = tmp_path / "runs" / "r" / "log"
+    assert "broken learner start" in (log / "learner.log").read_text()
+    assert "started aisrv-0" in (log / "launcher.log").read_text()
+    stats = json.loads((log / "process_stats.json").read_text())
+    assert not any(pid_alive(pid) for name, pid in stats["pids"].items() if name != "launcher")
 
 
 def test_kaiwus_own_configure_app_toml_loads_with_the_platforms_defaults(package):

@@ -121,6 +121,9 @@ def test_train_crash_restart_kill_and_resume(tmp_path):
         wait_until(lambda: aisrv_versions_advanced(run) and EXPECTED_KEYS <= {r["key"] for r in metric_rows(run)}, 120,
                    "metrics of every kind, aisrv adopting newer models", proc)
         launcher_log = (run / "log" / "launcher.log").read_text()
+        # the aisrv were started with the learner (their imports overlap its start), then joined it
+        assert launcher_log.index("started aisrv-1") < launcher_log.index("learner ready")
+        assert "aisrv-0: replay server 127.0.0.1:" in read(run / "log" / "aisrv-0.log")
         assert "aisrv-0 exited with code -9; restart 1/5" in launcher_log
         assert "aisrv-1 no heartbeat for" in launcher_log and "(killed); restart 1/5" in launcher_log
 
@@ -163,8 +166,8 @@ def test_train_crash_restart_kill_and_resume(tmp_path):
     log_offset = len((run / "log" / "launcher.log").read_text())
     proc = start_launcher(run_dir, "--resume", *overrides, log_name="crash.out")
     try:
-        wait_until(lambda: "started aisrv-1" in (run / "log" / "launcher.log").read_text()[log_offset:], 90,
-                   "the resumed run's aisrv", proc)
+        wait_until(lambda: "learner ready" in (run / "log" / "launcher.log").read_text()[log_offset:], 90,
+                   "the resumed run's learner", proc)
         current = pids(run)
         assert current["launcher"] == proc.pid
         os.kill(current["learner"], signal.SIGKILL)
@@ -203,6 +206,7 @@ def assert_on_schedule(writes: list[tuple[float, int]], first_s: float) -> None:
         assert step1 > step0, writes
 
 
+@pytest.mark.slow
 def test_a_failing_checkpoint_dir_is_retried_on_schedule_and_only_a_lasting_fault_ends_the_run(tmp_path):
     """The checkpoint directory becomes a file (as a full, read-only or vanished disk, a write
     fails, for root too). Training goes on, the writes are retried on the back-off the log
@@ -382,3 +386,27 @@ def test_every_bad_config_exits_2_before_anything_starts(tmp_path, capsys, case,
     assert launcher.main(args) == 2
     assert message in capsys.readouterr().err
     assert not runs.is_dir()  # nothing started, no partial run directory
+
+
+def test_an_aisrv_started_before_the_learner_waits_for_its_port_or_a_stop():
+    import multiprocessing as mp
+    import threading
+
+    from workflow.processes import ChildContext
+
+    spawn = mp.get_context("spawn")
+
+    def context(port):
+        return ChildContext(role="aisrv", index=0, config=None, paths=None, heartbeat=spawn.Value("d", 0.0, lock=False),
+                            stop=spawn.Value("b", 0, lock=False), events=None, parent_pid=os.getppid(),
+                            learner_port=port, learner_host="10.0.0.7")
+
+    port = spawn.Value("i", 0, lock=False)
+    ctx = context(port)
+    threading.Timer(0.3, lambda: setattr(port, "value", 4242)).start()
+    assert ctx.wait_for_learner() == "10.0.0.7:4242" and ctx.heartbeat.value > 0  # it beat while waiting
+    assert ctx.wait_for_learner() == "10.0.0.7:4242"  # kept
+
+    stopped = context(spawn.Value("i", 0, lock=False))
+    threading.Timer(0.3, lambda: setattr(stopped.stop, "value", 1)).start()
+    assert stopped.wait_for_learner() is None and stopped.learner_address is None

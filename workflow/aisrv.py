@@ -71,8 +71,10 @@ class ProgressReporter:
 
 
 def connect(ctx: ChildContext) -> reverb.Client:
-    """A client of the learner's replay server, waiting (heartbeat alive) until it answers,
-    at most CONNECT_TIMEOUT_S."""
+    """A client of the learner's replay server, waiting (heartbeat alive) for its address and
+    then until it answers, at most CONNECT_TIMEOUT_S."""
+    if ctx.wait_for_learner() is None:
+        raise Stopped()
     client = reverb.Client(ctx.learner_address)
     started = last_log = time.monotonic()
     while True:
@@ -111,7 +113,7 @@ def main(ctx: ChildContext) -> None:
     np.random.seed(seed["curriculum"] % 2**32)  # the workflow draws its episode settings from it
     torch.manual_seed(seed["agent"])  # the agent's initial weights and action sampling
     logger.info(f"{ctx.name} (session {ctx.session}, generation {ctx.generation}) starting {app.envs_per_aisrv} envs "
-                f"(env seed {seed['env']}); replay server {ctx.learner_address}")
+                f"(env seed {seed['env']})")
     ctx.paths = ctx.paths.absolute()  # a 2025 package's workflow runs in the package's directory (below)
     package = KaiwuPackage.of_run(cfg, "aisrv", ctx.paths)
     envs = [make_env(**cfg.env.make_kwargs(package.kaiwu_version), seed=seed["env"] + i)
@@ -122,6 +124,7 @@ def main(ctx: ChildContext) -> None:
         client = connect(ctx)
     except Stopped:
         return
+    logger.info(f"{ctx.name}: replay server {ctx.learner_address}")
     stats = LoopStats()
 
     def on_wait() -> bool:

@@ -26,6 +26,7 @@ from workflow.runs import RunPaths
 
 ROLE_MODULES = {"learner": "workflow.learner", "aisrv": "workflow.aisrv"}
 STATUS_INTERVAL_S = 1.0
+LEARNER_PORT_POLL_S = 0.05
 
 
 @dataclass
@@ -38,7 +39,11 @@ class ChildContext:
     stop: Any  # shared byte (no lock): 1 = finish cleanly
     events: Any  # this child's own multiprocessing Queue of (kind, name, payload) for the launcher
     parent_pid: int
-    learner_address: str | None = None  # aisrv: where the replay server listens
+    learner_address: str | None = None  # aisrv: where the replay server listens (None: see learner_port)
+    # aisrv started while the learner starts (their imports overlap): a shared int, the replay
+    # server's port on learner_host once the learner is ready, 0 until then
+    learner_port: Any = None
+    learner_host: str = "127.0.0.1"
     resume: bool = False  # learner: continue from the newest checkpoint
     generation: int = 0  # aisrv: restarts of this slot so far (varies its seeds)
     session: int = 0  # this run's sessions before this one (--resume count; varies the aisrv's seeds)
@@ -54,6 +59,20 @@ class ChildContext:
     def should_stop(self) -> bool:
         """Asked to stop, or orphaned (the launcher died without telling us)."""
         return bool(self.stop.value) or os.getppid() != self.parent_pid
+
+    def wait_for_learner(self) -> str | None:
+        """The replay server's address, waiting (heartbeat alive) for the learner's port when
+        this aisrv was started before the learner was ready; None if asked to stop first."""
+        while self.learner_address is None:
+            port = self.learner_port.value if self.learner_port is not None else 0
+            if port:
+                self.learner_address = f"{self.learner_host}:{port}"
+                break
+            self.beat()
+            if self.should_stop():
+                return None
+            time.sleep(LEARNER_PORT_POLL_S)
+        return self.learner_address
 
     def post(self, kind: str, payload: dict) -> None:
         try:

@@ -95,6 +95,8 @@ class ActorProcess:
 
 
 class RaySupervisor(Supervisor):
+    AISRV_START_WITH_LEARNER = False  # an actor is handed the learner's address when it starts
+
     def __init__(self, cfg, paths, args, session: int = 0, secret: str | None = None):
         super().__init__(cfg, paths, args, session, secret)
         self.token = secrets.token_hex(16)

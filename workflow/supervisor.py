@@ -117,6 +117,10 @@ class Progress:
 
 
 class Supervisor:
+    #: Start the aisrv right after the learner, not once it is ready: their imports (torch,
+    #: reverb, the package) and envs are built while it starts, then they wait for its port.
+    AISRV_START_WITH_LEARNER = True
+
     def __init__(self, cfg: AppConfig, paths: RunPaths, args: argparse.Namespace, session: int = 0,
                  secret: str | None = None):
         self.cfg = cfg
@@ -131,6 +135,7 @@ class Supervisor:
         self.learner: Child | None = None
         self.aisrv: list[Child] = []
         self.address: str | None = args.learner
+        self.learner_port = self.mp.Value("i", 0, lock=False)  # the replay server's port, for aisrv started early
         self.stop_requested = False
         self.force_kill = False
         self.learner_done: dict | None = None
@@ -176,8 +181,16 @@ class Supervisor:
         return "127.0.0.1"
 
     def start_learner(self, resume: bool | None = None) -> bool:
+        self.launch_learner(resume)
+        return self.await_learner()
+
+    def launch_learner(self, resume: bool | None = None) -> None:
         self.learner = Child("learner", "learner")
         self.spawn(self.learner, resume=self.args.resume if resume is None else resume)
+
+    def await_learner(self) -> bool:
+        """Wait for the learner's ready event (its replay server's port): False if it failed or a
+        stop came first."""
         deadline = time.monotonic() + LEARNER_READY_TIMEOUT_S
         while time.monotonic() < deadline:
             self.pump_events()
@@ -193,9 +206,12 @@ class Supervisor:
         return False
 
     def start_aisrv_slots(self) -> None:
+        """One aisrv per slot; before the learner is ready they import and build their envs
+        meanwhile, then wait for its port (ChildContext.wait_for_learner)."""
         self.aisrv = [Child(f"aisrv-{i}", "aisrv", index=i) for i in range(self.app.aisrv_num)]
         for child in self.aisrv:
-            self.spawn(child, learner_address=self.address, generation=0)
+            self.spawn(child, learner_address=self.address, generation=0, learner_port=self.learner_port,
+                       learner_host=self.learner_host())
 
     # --- events from children -----------------------------------------------------------------------
 
@@ -215,6 +231,7 @@ class Supervisor:
                 child.status = payload
             elif kind == "ready" and name == "learner":
                 self.address = f"{self.learner_host()}:{payload['port']}"
+                self.learner_port.value = int(payload["port"])
                 self.learner.status = payload
                 self.announce_learner(payload["port"])
             elif kind == "stopping" and name == "learner":
@@ -362,9 +379,13 @@ class Supervisor:
     def run(self) -> int:
         self.install_signal_handlers()
         try:
-            if self.args.role in ("all", "learner") and not self.start_learner():
-                return self.shutdown()
-            if self.args.role in ("all", "aisrv"):
+            if self.args.role in ("all", "learner"):
+                self.launch_learner()
+                if self.args.role == "all" and self.AISRV_START_WITH_LEARNER:
+                    self.start_aisrv_slots()  # their imports overlap the learner's start
+                if not self.await_learner():
+                    return self.shutdown()
+            if self.args.role in ("all", "aisrv") and not self.aisrv:
                 self.start_aisrv_slots()
             while not self.stop_requested:
                 self.pump_events()
