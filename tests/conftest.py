@@ -25,3 +25,14 @@ def official_map(official_map_paths):
 
     map_file, positions_file = official_map_paths
     return load_official_map_cached(str(map_file), str(positions_file))
+
+
+def pytest_collection_modifyitems(items):
+    """Modules with more `slow` tests run first (stable otherwise): ./tests/run.sh hands whole
+    modules to its workers in this order, so the long end-to-end modules start early instead of
+    leaving one worker busy alone at the end."""
+    slow: dict[str, int] = {}
+    for item in items:
+        slow[item.module.__name__] = slow.get(item.module.__name__, 0) + bool(item.get_closest_marker("slow"))
+    first_seen = {name: i for i, name in enumerate(dict.fromkeys(item.module.__name__ for item in items))}
+    items.sort(key=lambda item: (-slow[item.module.__name__], first_seen[item.module.__name__]))

@@ -1,11 +1,23 @@
 #!/usr/bin/env bash
 # Run the test suite: ./tests/run.sh [pytest args]. First use creates .venv.
 # Exit 0 only when tests ran and passed (pytest's "no tests collected", exit 5, is a failure).
+# The suite runs on REALM_TEST_WORKERS pytest-xdist processes (default 2; 0 runs it in this
+# process), a test module to a worker: a module's fixtures are built once, and the end-to-end
+# tests, which wait on their launcher's processes much of the time, overlap on two cores.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export REALM_WITH_RAY=1  # the suite covers the optional Ray path too (tests/test_ray_cluster.py)
 source tools/venv.sh || exit $?
-"$REALM_VENV_PYTHON" -m pytest "$@"
+workers="${REALM_TEST_WORKERS:-2}"
+if ! [[ "$workers" =~ ^[0-9]+$ ]]; then
+    echo "error: REALM_TEST_WORKERS must be a whole number of processes (0: none), got '$workers'" >&2
+    exit 2
+fi
+parallel=()
+if [[ "$workers" -gt 0 ]]; then
+    parallel=(-n "$workers" --dist loadscope)
+fi
+"$REALM_VENV_PYTHON" -m pytest "${parallel[@]}" "$@"
 rc=$?
 if [[ $rc -eq 5 ]]; then
     echo "error: pytest collected no tests" >&2

@@ -224,6 +224,7 @@ def test_config_selects_the_package_and_names_a_wrong_algo():
         load_config(overrides=['app.algo="dqn_pluss"'])
 
 
+@pytest.mark.slow
 def test_a_short_distributed_run_trains_checkpoints_and_evaluates(tmp_path):
     """./train.sh with the package: real aisrv processes, the prioritized reverb table, the
     learner; then its checkpoint scored by the evaluation tool."""
@@ -247,6 +248,7 @@ def test_a_short_distributed_run_trains_checkpoints_and_evaluates(tmp_path):
 
 # --- learning ---------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_learns_to_reach_a_near_end_far_better_than_random_on_every_seed():
     """tools/near_end.py's task for dqn_plus (its own reward, a tiny network), three seeds: a random
     policy essentially never arrives, each trained exploit does on >= 80 % of unseen episodes in

@@ -122,6 +122,7 @@ def test_the_package_imports_nothing_of_the_toolkit(exported, tmp_path):
     assert report["win"] == 12.5 and report["hidden"] == 16  # its settings.json, not the defaults
 
 
+@pytest.mark.slow
 def test_the_package_trains_through_train_sh_and_is_scored_by_evaluate(exported, tmp_path):
     _, out = exported
     result = subprocess.run(["./train.sh", "--package", str(out), "--set", f'app.run_dir="{tmp_path / "runs"}"',
@@ -167,6 +168,7 @@ def test_bad_input_exits_2_naming_it_and_writes_nothing(exported, tmp_path, case
         assert not out.exists()
 
 
+@pytest.mark.slow
 def test_the_dqn_package_exports_too_and_passes_the_platforms_train_test(tmp_path):
     """A dqn_plus checkpoint (the run's app.algo says so) becomes a dqn_plus/ package with its
     own definition.py, importable alone, trained by ./train.sh --package --train-test."""
@@ -361,6 +363,7 @@ def test_an_unknown_kaiwu_version_is_refused(exported, tmp_path):
     assert result.returncode == 2 and "--kaiwu-version" in result.stderr
 
 
+@pytest.mark.slow
 def test_the_18_package_trains_through_train_sh_and_is_scored_by_evaluate(exported18, tmp_path):
     result = subprocess.run(["./train.sh", "--package", str(exported18), "--set", f'app.run_dir="{tmp_path / "runs"}"',
                              "--set", 'app.run_name="r"', "--train-test"], cwd=REPO_ROOT, capture_output=True,

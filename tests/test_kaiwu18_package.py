@@ -97,6 +97,7 @@ def test_the_algorithm_comes_from_the_packages_algo_conf(package):
         package_layout(package, "dqn", "2024")
 
 
+@pytest.mark.slow
 def test_official_dqn_trains_on_tensors_checkpoints_resumes_and_its_own_load_model_reads_them(package, tmp_path):
     insist_on_float32_tensors(package)
     before = fingerprint(package)

@@ -193,6 +193,7 @@ def test_local_trainer_is_seeded():
     assert c.updates != a.updates
 
 
+@pytest.mark.slow
 def test_learns_to_reach_a_near_end_on_every_seed():
     """Default network and reward terms, tools/near_end.py's task, three seeds: each starts out
     lost and reaches 90 % wins within the budget, and holds on episodes it did not train on.

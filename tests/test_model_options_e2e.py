@@ -41,6 +41,7 @@ def trained(tmp_path_factory) -> Path:
     return ckpts[-1]
 
 
+@pytest.mark.slow
 def test_the_run_trains_resumes_and_records_its_options(trained):
     progress = json.loads(trained.with_name(trained.name.replace(".pkl", ".progress.json")).read_text())
     assert progress["model"] == {"core": "lstm", "core_size": 16, "action_head": "factored"}
@@ -56,6 +57,7 @@ def test_the_checkpoint_is_evaluated_and_rendered(trained, tmp_path):
     assert rc == 0 and (tmp_path / "ep.png").stat().st_size > 0
 
 
+@pytest.mark.slow
 def test_the_export_loads_and_plays_alone_on_either_platform(trained, tmp_path):
     out = tmp_path / "package"
     result = run_tool("tools/export_kaiwu.py", "--ckpt", str(trained), "--out", str(out))

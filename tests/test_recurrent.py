@@ -99,6 +99,7 @@ def train_on_cues(core: str, seed: int, updates: int = 160, envs: int = 16) -> f
     return wins / 128
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_a_fact_seen_only_at_the_first_step_is_learned_with_lstm_and_not_without(seed):
     assert train_on_cues("lstm", seed) >= 0.9

@@ -59,6 +59,7 @@ def newest_counters(run: Path) -> tuple[int, dict]:
     return newest, json.loads((ckpt_dir(run) / "run_state.json").read_text())[str(newest)]["counters"]
 
 
+@pytest.mark.slow
 def test_a_run_is_held_by_one_launcher_at_a_time(tmp_path):
     runs = tmp_path / "runs"
     run = runs / "tw"
@@ -82,6 +83,7 @@ def test_a_run_is_held_by_one_launcher_at_a_time(tmp_path):
     assert f"learner stopped (max_train_steps {newest + 2} reached)" in resumed.stderr
 
 
+@pytest.mark.slow
 def test_a_damaged_run_state_is_recovered_from_its_copy_or_stops_the_resume(tmp_path):
     runs = tmp_path / "runs"
     run = runs / "rs"
