@@ -36,6 +36,7 @@ from agent.agent import Agent
 from agent.ppo import ppo_update
 from feature.definition import CORE_STATE_DIM, SEGMENT_FRAMES, ObsData
 from feature.layout import MAP_SHAPE, NUM_ACTIONS, STATE_DIM, legal_mask
+from workflow.allocator import keep_freed_memory
 from workflow.config import load_config
 from workflow.precision import Precision, autocast, resolve_precision
 
@@ -155,8 +156,10 @@ def main() -> None:
     cfg = load_config(args.config, args.overrides)
     threads = args.threads or cfg.app.torch_num_threads
     torch.set_num_threads(threads)
+    memory = keep_freed_memory()  # as the learner runs
     agent = Agent(settings=cfg, seed=0)
     print(f"threads: {threads}")
+    print(memory)
     print(f"parameters: {sum(p.numel() for p in agent.model.parameters())}")
     auto = resolve_precision("auto", "cpu")
     print(f"precision_auto: {auto}")

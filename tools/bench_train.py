@@ -43,6 +43,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 from workflow import metrics_keys as K  # noqa: E402
+from workflow.allocator import keep_freed_memory  # noqa: E402
 from workflow.config import AppConfig, ConfigError, load_config  # noqa: E402
 
 WARMUP_WINDOWS = 2
@@ -176,7 +177,8 @@ def measure_components(cfg: AppConfig, env_steps: int) -> dict[str, float]:
         rows = np.concatenate([rows, rows])
     rows = rows[:batch_rows]
     from_numpy = package.protocol("NumpyData2SampleData")
-    torch.set_num_threads(app.torch_num_threads)  # training as the learner runs it: its threads, its precision
+    torch.set_num_threads(app.torch_num_threads)  # training as the learner runs it: its threads, its precision,
+    keep_freed_memory()  # its malloc settings
     precision = resolve_precision(app.precision, "cpu", package_bf16_ready(package.agent_class))
     print(f"learner precision: {precision}")
     with autocast(precision, "cpu"):

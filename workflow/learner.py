@@ -19,6 +19,7 @@ from loguru import logger
 
 from workflow import ckpt_files
 from workflow import metrics_keys as K
+from workflow.allocator import keep_freed_memory
 from workflow.checkpoint import CheckpointManager
 from workflow.kaiwu_package import KaiwuPackage, PackageError
 from workflow.metrics import MetricsWriter
@@ -526,8 +527,10 @@ def make_trainee(ctx: ChildContext, learner_ref: list) -> Trainee:
 def main(ctx: ChildContext) -> None:
     app, paths = ctx.config.app, ctx.paths
     torch.set_num_threads(app.torch_num_threads)
+    memory = keep_freed_memory()  # before the first tensor: the update's minibatches reuse their pages
     seed_everything(app.seed)
     paths.make_dirs()
+    logger.info(memory)
     writer = MetricsWriter(paths.metrics_csv, paths.tb)
     learner_ref: list[Learner] = []  # the package's monitor writes through the learner once it exists
     trainee = make_trainee(ctx, learner_ref)
