@@ -37,9 +37,9 @@ def keep_freed_memory() -> str:
     except (OSError, AttributeError):
         return "malloc: left as it is (this C library has no mallopt)"
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    settings = {M_MMAP_THRESHOLD: MMAP_THRESHOLD_MAX, M_TRIM_THRESHOLD: TRIM_THRESHOLD, M_TOP_PAD: TOP_PAD}
-    failed = [name for name, (param, value) in zip(("mmap_threshold", "trim_threshold", "top_pad"), settings.items())
-              if mallopt(param, value) != 1]
+    settings = {"mmap_threshold": (M_MMAP_THRESHOLD, MMAP_THRESHOLD_MAX),
+                "trim_threshold": (M_TRIM_THRESHOLD, TRIM_THRESHOLD), "top_pad": (M_TOP_PAD, TOP_PAD)}
+    failed = [name for name, (param, value) in settings.items() if mallopt(param, value) != 1]
     if failed:
         return f"malloc: mallopt refused {', '.join(failed)}"
     return (f"malloc: blocks up to {MMAP_THRESHOLD_MAX >> 20} MB from the heap, freed memory kept "
