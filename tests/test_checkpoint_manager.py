@@ -16,7 +16,7 @@ from workflow import ckpt_files
 from workflow.checkpoint import CheckpointManager
 from workflow.kaiwu_package import PROJECT_ALGO, PROJECT_LAYOUT, REPO_ROOT, KaiwuPackage
 from workflow.precision import resolve_precision
-from workflow.run_state import COPY_FILE, RUN_STATE_FILE
+from workflow.run_state import COPY_FILE, RUN_STATE_FILE, resume_problem
 from workflow.trainee import LearnerHandler, Trainee
 
 
@@ -116,27 +116,96 @@ def test_stray_files_with_higher_ids_never_cost_a_good_checkpoint(tmp_path):
     assert loaded.train_step == 9
 
 
+def block_run_state_after_save_model(trainee: Trainee, ckpt, aside) -> None:
+    """From now on the package's files are written, then the run's counters cannot be (a
+    directory where run_state.json goes; on a disk, ENOSPC)."""
+    save_model = trainee.agent.save_model
+
+    def save_then_block(*args, **kwargs):
+        save_model(*args, **kwargs)
+        (ckpt / RUN_STATE_FILE).rename(aside)
+        (ckpt / RUN_STATE_FILE).mkdir()
+
+    trainee.agent.save_model = save_then_block
+
+
 def test_a_failed_write_leaves_no_partial_checkpoint_and_prunes_nothing(tmp_path):
-    """The package's files are written, then the run's counters cannot be (here: a directory
-    where run_state.json goes; on a disk, ENOSPC). The partial checkpoint goes away again, the
-    older ones stay (pruning waits for a complete one) and the pool keeps the last complete one."""
+    """The package's files are written, then the run's counters cannot be. The partial checkpoint
+    goes away again, the older ones stay (pruning waits for a complete one) and the pool keeps
+    the last complete one."""
     ckpt = tmp_path / "ckpt"
     trainee = make_trainee(tmp_path, keep=2)
     rows = rows_from(trainee.agent)
     learn_and_checkpoint(trainee, rows, 2)
     state = ckpt / RUN_STATE_FILE
-    state.rename(tmp_path / "state.json")
-    state.mkdir()  # the counters cannot be written
-    before = {p.name: p.read_bytes() for p in ckpt.iterdir() if p.is_file()}
+    before = {p.name: p.read_bytes() for p in ckpt.glob("model.ckpt-*")}
+    save_model = trainee.agent.save_model
+    block_run_state_after_save_model(trainee, ckpt, tmp_path / "state.json")
     trainee.learn(rows)
     with pytest.raises(OSError):
         trainee.checkpoint({"counters": {"env_steps": 3}}, None)
-    assert {p.name: p.read_bytes() for p in ckpt.iterdir() if p.is_file()} == before  # no model.ckpt-3*, 1 and 2 kept
+    trainee.agent.save_model = save_model
+    assert {p.name: p.read_bytes() for p in ckpt.glob("model.ckpt-*")} == before  # no model.ckpt-3*, 1 and 2 kept
+    assert resume_problem(json.loads((ckpt / COPY_FILE).read_text()), 3)  # what is left of 3 vouches for nothing
     assert trainee.model_version == 2 and sorted(trainee.pool_item()) == ["model.ckpt-2.pkl", "model.ckpt-2.progress.json"]
     state.rmdir()
     (tmp_path / "state.json").rename(state)  # the disk recovers: the retry is a whole checkpoint
     trainee.checkpoint({"counters": {"env_steps": 3}}, None)
     assert ids(ckpt) == [2, 3] and sorted(run_state(ckpt)) == ["2", "3"]
+
+
+class Killed(BaseException):
+    """Stands for a SIGKILL or a power loss: nothing after it in the learner runs."""
+
+
+def cut_off_after_save_model(trainee: Trainee) -> None:
+    def save_then_die(*args, **kwargs):
+        trainee.agent.__class__.save_model(trainee.agent, *args, **kwargs)
+        raise Killed
+
+    trainee.agent.save_model = save_then_die
+
+
+@pytest.mark.parametrize("rewrite", [False, True], ids=["new-step", "same-step-again"])
+def test_resume_passes_over_a_checkpoint_whose_write_was_cut_off(tmp_path, rewrite):
+    """The learner dies after the package wrote checkpoint 3's files but before the run state
+    says it is whole (or while it writes checkpoint 2 again, its files now a mix of two saves):
+    --resume takes the newest checkpoint the run state vouches for, with its own counters."""
+    ckpt = tmp_path / "ckpt"
+    trainee = make_trainee(tmp_path, keep=5)
+    rows = rows_from(trainee.agent)
+    learn_and_checkpoint(trainee, rows, 2)
+    cut_off_after_save_model(trainee)
+    trainee.learn(rows)
+    with pytest.raises(Killed):
+        checkpoint_at(trainee, 2 if rewrite else 3, extra={"counters": {"env_steps": 999}})
+    cut = "2" if rewrite else "3"
+    assert run_state(ckpt)[cut]["incomplete"] is True and (ckpt / f"model.ckpt-{cut}.pkl").is_file()
+
+    resumed = make_trainee(tmp_path, keep=5, seed=1)
+    newest = 1 if rewrite else 2
+    assert resumed.restore_newest() == (newest, {"counters": {"env_steps": newest}})
+    assert resumed.ckpts.resumed_from == newest
+
+
+def test_an_empty_run_state_resumes_the_newest_checkpoint_with_counters_at_zero(tmp_path):
+    """`{}` in run_state.json is the reset a user writes on purpose (the launcher's advice when
+    both files are lost): no checkpoint is ruled out for want of an entry."""
+    ckpt = tmp_path / "ckpt"
+    trainee = make_trainee(tmp_path, keep=5)
+    learn_and_checkpoint(trainee, rows_from(trainee.agent), 2)
+    (ckpt / RUN_STATE_FILE).write_text("{}")
+    (ckpt / COPY_FILE).write_text("{}")
+    assert make_trainee(tmp_path, keep=5, seed=1).restore_newest() == (2, {})
+
+
+def test_a_checkpoint_missing_from_a_kept_run_state_is_passed_over(tmp_path):
+    ckpt = tmp_path / "ckpt"
+    trainee = make_trainee(tmp_path, keep=5)
+    learn_and_checkpoint(trainee, rows_from(trainee.agent), 2)
+    for name in (RUN_STATE_FILE, COPY_FILE):
+        (ckpt / name).write_text(json.dumps({"1": {"counters": {"env_steps": 1}}}))
+    assert make_trainee(tmp_path, keep=5, seed=1).restore_newest() == (1, {"counters": {"env_steps": 1}})
 
 
 def _corrupt_shuffle_rng(ckpt, _):

@@ -100,6 +100,31 @@ def test_official_dqn_trains_checkpoints_resumes_and_its_own_load_model_reads_th
 
 
 @pytest.mark.slow
+def test_a_learner_killed_while_the_package_writes_a_checkpoint_resumes_from_the_one_before(package, tmp_path):
+    """SIGKILL after the official package wrote half of checkpoint 2 (as a power loss would leave
+    it): --resume passes it over for checkpoint 0 and its counters, and writes 2 again whole."""
+    insert_into_dqn_agent(package, "def save_model(self, path=None, id", "import os; cut = os.path.join(str(path), 'cut'); "
+                          "(str(id) != '2' or 'ckpt' not in str(path) or os.path.exists(cut)) or (open(cut, 'w').close(), "
+                          "open(os.path.join(str(path), 'model.ckpt-2.pkl'), 'wb').write(b'half a checkpoint'), "
+                          "os.kill(os.getpid(), 9))")
+    args = ("--set", 'app.algo="dqn"', "--set", "app.dump_model_freq=2", *SMALL_REPLAY)
+    killed = train(package, tmp_path / "runs", *args, "--set", "app.max_train_steps=4")
+    assert killed.returncode == 1 and "the learner exited with code -9" in killed.stderr
+    ckpt_dir = tmp_path / "runs" / "r" / "ckpt" / "back_to_the_realm_dqn"
+    assert [c.id for c in ckpt_files.list_checkpoints(ckpt_dir)] == [0, 2]
+
+    resumed = train(package, tmp_path / "runs", "--resume", *args, "--set", "app.max_train_steps=4")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    learner_log = (tmp_path / "runs" / "r" / "log" / "learner.log").read_text()
+    assert "skipping checkpoint" in learner_log and "its write was cut off before it was complete" in learner_log
+    assert "resumed from model.ckpt-0.pkl: train step 0" in learner_log
+    state = json.loads((ckpt_dir / "run_state.json").read_text())
+    assert [c.id for c in ckpt_files.list_checkpoints(ckpt_dir)] == [0, 2, 4]
+    assert state["2"] == {"counters": state["2"]["counters"]} and state["4"]["counters"]["consumed_rows"] == 4 * 4
+    assert sum(load_with_package(package, "dqn", ckpt_dir, 2).values()) > 0  # 2 is whole again
+
+
+@pytest.mark.slow
 def test_official_target_dqn_passes_the_train_test(package, tmp_path):
     result = train(package, tmp_path / "runs", "--train-test")  # the package's own algo: target_dqn
     assert result.returncode == 0, result.stdout + result.stderr

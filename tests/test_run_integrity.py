@@ -74,7 +74,8 @@ def test_a_run_is_held_by_one_launcher_at_a_time(tmp_path):
             assert f"run tw ({run}) is in use by another launcher (pid {holder.pid})" in second.stderr
         assert snapshot(run) == before  # nothing created or modified in the held run
         os.killpg(holder.pid, signal.SIGCONT)
-        wait_until(lambda: ckpt_files.list_checkpoints(ckpt_dir(run)), 120, "the first checkpoint", holder)
+        wait_until(lambda: "checkpoint model.ckpt-" in read(run / "log" / "learner.log"), 120,
+                   "the first whole checkpoint", holder)
     finally:
         kill_group(holder)  # the holder dies at once (SIGKILL): the OS drops its lock
     newest = ckpt_files.latest_checkpoint(ckpt_dir(run)).id

@@ -5,6 +5,10 @@ The package's checkpoint files cannot give them back (they hold the agent's own 
 run's env steps and episodes), so the table is written twice, each file atomically: run_state.json,
 then its copy run_state.copy.json. One file damaged or removed (by hand, a disk error) then never
 resets a resumed run's counters: the reader takes the copy and says so.
+
+A checkpoint's entry is written twice: flagged `incomplete` before the package writes its files,
+and whole once they are written. An entry still flagged means the write was cut off (a kill, a
+power loss) and the files may be partial or a mix of two saves, so --resume passes it over.
 """
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from agent.checkpoint_io import save_json, sync_directory
 
 RUN_STATE_FILE = "run_state.json"
 COPY_FILE = "run_state.copy.json"
+INCOMPLETE = "incomplete"  # an entry's flag while its checkpoint's files are being written
 
 
 class RunStateError(RuntimeError):
@@ -58,3 +63,15 @@ def write_run_state(ckpt_dir: str | Path, entries: dict) -> None:
     for name in (RUN_STATE_FILE, COPY_FILE):
         save_json(entries, ckpt_dir / name)
     sync_directory(ckpt_dir)
+
+
+def resume_problem(entries: dict, ckpt_id: int) -> str | None:
+    """Why the table says checkpoint `ckpt_id` must not be resumed from, or None. An empty table
+    is a reset made on purpose (the counters start at 0), so it rules nothing out."""
+    entry = entries.get(str(ckpt_id))
+    if entry is None:
+        return (f"{RUN_STATE_FILE} has no entry for it, so its counters are unknown (a write cut off before "
+                f"the run state was, or an entry removed by hand)") if entries else None
+    if isinstance(entry, dict) and entry.get(INCOMPLETE):
+        return f"its write was cut off before it was complete ({RUN_STATE_FILE} still flags it {INCOMPLETE})"
+    return None

@@ -21,7 +21,8 @@ from workflow.checkpoint import CheckpointManager, prune_user_saves
 from workflow.kaiwu_package import KaiwuPackage, PackageError, numeric_values
 from workflow.metrics_keys import learner_key
 from workflow.precision import Precision, autocast
-from workflow.run_state import RUN_STATE_FILE, RunStateError, read_run_state, write_run_state
+from workflow.run_state import (INCOMPLETE, RUN_STATE_FILE, RunStateError, read_run_state, resume_problem,
+                                write_run_state)
 POOL_STAGING_DIR = "learner"  # <run>/pool/learner: saves made only to be published (aisrv unpack theirs beside it)
 
 
@@ -187,23 +188,25 @@ class Trainee:
                 if not is_training_state(path)}
 
     def checkpoint(self, extra: dict, recent_score: float | None) -> Path:
-        """Checkpoint `train_step`: the package's files, then the run's counters beside them;
-        only a complete checkpoint becomes the pool's model and lets older ones be pruned. A
+        """Checkpoint `train_step`: its run-state entry flagged incomplete, the package's files, then
+        the entry whole with the run's counters (workflow.run_state); only a complete checkpoint becomes the pool's model and lets older ones be pruned. A
         write that fails (OSError) takes the files it made away again, so it never shadows nor
         costs a good checkpoint. NonFiniteWeights, and nothing written, when the weights are
         not finite."""
         step, directory = self.train_step, self.ckpts.ckpt_dir
         self._check_finite(f"checkpoint {step}")
         existed = bool(ckpt_files.checkpoint_files(directory, step))
+        before = self._state_for_writing()
         try:
             directory.mkdir(parents=True, exist_ok=True)
+            write_run_state(directory, {**before, str(step): {**extra, INCOMPLETE: True}})  # until the files are
             self.agent.save_model(path=str(directory), id=step)
             files = self._written(directory, step)
-            state = {**self._state_for_writing(), str(step): extra}
+            state = {**before, str(step): extra}
             write_run_state(directory, state)
         except OSError:
-            if not existed:
-                self._discard(step)
+            if not existed:  # a rewrite keeps its flag: its files may now be a mix of two saves
+                self._discard(step, before)
             raise
         self._pool_files, self.model_version = files, step
         pruned = {str(ckpt_id) for ckpt_id in self.ckpts.saved(step, recent_score)}
@@ -211,11 +214,13 @@ class Trainee:
             write_run_state(directory, {key: value for key, value in state.items() if key not in pruned})
         return files[0]
 
-    def _discard(self, step: int) -> None:
-        """Remove what a failed write of checkpoint `step` left, as far as the disk lets us."""
+    def _discard(self, step: int, state: dict) -> None:
+        """Remove what a failed write of checkpoint `step` left, files and entry, as far as the disk
+        lets us (an entry left flagged only makes --resume pass the checkpoint over)."""
         try:
             for path in ckpt_files.checkpoint_files(self.ckpts.ckpt_dir, step):
                 path.unlink(missing_ok=True)
+            write_run_state(self.ckpts.ckpt_dir, state)
         except OSError as e:
             logger.warning(f"could not remove the partial checkpoint {step} ({type(e).__name__}: {e}): "
                            f"remove its files (model.ckpt-{step}...) before --resume")
@@ -239,6 +244,9 @@ class Trainee:
         state = found.entries
 
         def load(ckpt_id: int) -> dict:
+            problem = resume_problem(state, ckpt_id)
+            if problem:
+                raise CheckpointError(problem)
             extra = state.get(str(ckpt_id), {})
             check_counters(extra.get("counters", {}) if isinstance(extra, dict) else extra, f"run counters of {ckpt_id}")
             self.agent.load_model(path=str(self.ckpts.ckpt_dir), id=ckpt_id)
