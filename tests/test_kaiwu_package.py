@@ -246,11 +246,15 @@ def test_a_learn_that_produces_nan_is_counted_never_checkpointed_or_published_an
     counted = [float(r[5]) for r in rows if r[4] == "system/nonfinite_train_steps"]
     assert counted and counted[-1] == 5.0
 
-    # NaN weights under a newer id (a copy from elsewhere; the package's own load_model takes them):
-    # --resume passes them over for the newest sound checkpoint, and leaves the file alone.
+    # NaN weights under a newer id, with an entry in the run state (a copy from elsewhere; the
+    # package's own load_model takes them): --resume passes them over for the newest sound
+    # checkpoint, and leaves the file alone.
     weights = torch.load(ckpt_dir / "model.ckpt-0.pkl", weights_only=True)
     torch.save({k: v.clone().fill_(float("nan")) if v.is_floating_point() else v for k, v in weights.items()},
                ckpt_dir / "model.ckpt-9.pkl")
+    state = json.loads((ckpt_dir / "run_state.json").read_text())
+    for name in ("run_state.json", "run_state.copy.json"):
+        (ckpt_dir / name).write_text(json.dumps({**state, "9": state["0"]}))
     resumed = train(package, tmp_path / "runs", "--resume", "--set", 'app.algo="dqn"', "--set", "app.dump_model_freq=2",
                     "--set", "app.max_nonfinite_train_steps=3", *SMALL_REPLAY)
     assert resumed.returncode == 1 and "on 3 train steps in a row" in resumed.stderr
