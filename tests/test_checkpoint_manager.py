@@ -168,24 +168,89 @@ def cut_off_after_save_model(trainee: Trainee) -> None:
 
 @pytest.mark.parametrize("rewrite", [False, True], ids=["new-step", "same-step-again"])
 def test_resume_passes_over_a_checkpoint_whose_write_was_cut_off(tmp_path, rewrite):
-    """The learner dies after the package wrote checkpoint 3's files but before the run state
+    """The learner dies after the package wrote checkpoint 9's files but before the run state
     says it is whole (or while it writes checkpoint 2 again, its files now a mix of two saves):
-    --resume takes the newest checkpoint the run state vouches for, with its own counters."""
+    --resume takes the newest checkpoint the run state vouches for, with its own counters, and
+    the cut-off one counts for nothing while the run goes on."""
     ckpt = tmp_path / "ckpt"
     trainee = make_trainee(tmp_path, keep=5)
     rows = rows_from(trainee.agent)
     learn_and_checkpoint(trainee, rows, 2)
     cut_off_after_save_model(trainee)
     trainee.learn(rows)
+    cut = "2" if rewrite else "9"
     with pytest.raises(Killed):
-        checkpoint_at(trainee, 2 if rewrite else 3, extra={"counters": {"env_steps": 999}})
-    cut = "2" if rewrite else "3"
+        checkpoint_at(trainee, int(cut), extra={"counters": {"env_steps": 999}})
     assert run_state(ckpt)[cut]["incomplete"] is True and (ckpt / f"model.ckpt-{cut}.pkl").is_file()
 
-    resumed = make_trainee(tmp_path, keep=5, seed=1)
     newest = 1 if rewrite else 2
+    assert [c.id for c in ckpt_files.cut_off_checkpoints(ckpt)] == [int(cut)]
+    assert ckpt_files.latest_checkpoint(ckpt).id == newest  # what evaluate, render and clean_ckpt see
+    with pytest.raises(FileNotFoundError, match=f"cut off while they were written .*: \\[{cut}\\]"):
+        ckpt_files.find_checkpoint(ckpt, int(cut))
+    resumed = make_trainee(tmp_path, keep=2, seed=1)
     assert resumed.restore_newest() == (newest, {"counters": {"env_steps": newest}})
     assert resumed.ckpts.resumed_from == newest
+    learn_and_checkpoint(resumed, rows, 3)  # training on: the cut-off 9 never counts among the 2 kept
+    assert ids(ckpt) == [newest + 2, newest + 3]
+    assert [c.id for c in ckpt_files.cut_off_checkpoints(ckpt)] == ([] if rewrite else [9])  # 2: written whole again
+
+
+def test_a_failed_write_on_a_writable_disk_takes_its_entry_away_too(tmp_path):
+    """The package's save_model fails (OSError) after writing part of checkpoint 3: its files and
+    its flagged entry go, and the table is what it was."""
+    ckpt = tmp_path / "ckpt"
+    trainee = make_trainee(tmp_path, keep=5)
+    learn_and_checkpoint(trainee, rows_from(trainee.agent), 2)
+    before = run_state(ckpt)
+
+    def save_part_then_fail(path=None, id="1"):
+        (ckpt / f"model.ckpt-{id}.pkl").write_bytes(b"part of a checkpoint")
+        raise OSError(28, "No space left on device")
+
+    trainee.agent.save_model = save_part_then_fail
+    with pytest.raises(OSError):
+        checkpoint_at(trainee, 3, extra={"counters": {"env_steps": 3}})
+    assert run_state(ckpt) == before and json.loads((ckpt / COPY_FILE).read_text()) == before
+    assert not ckpt_files.checkpoint_files(ckpt, 3)
+
+
+def test_a_rewrite_that_fails_before_any_file_keeps_the_checkpoint_whole(tmp_path):
+    """Writing checkpoint 2 again (the final one at the same step) fails while the flag is being
+    written (its copy: here a directory; on a disk, ENOSPC): no file was touched, so checkpoint 2
+    keeps its entry unflagged and stays the newest."""
+    ckpt = tmp_path / "ckpt"
+    trainee = make_trainee(tmp_path, keep=5)
+    learn_and_checkpoint(trainee, rows_from(trainee.agent), 2)
+    before = run_state(ckpt)
+    (ckpt / COPY_FILE).unlink()
+    (ckpt / COPY_FILE).mkdir()
+    with pytest.raises(OSError):
+        checkpoint_at(trainee, 2, extra={"counters": {"env_steps": 999}})
+    assert run_state(ckpt) == before
+    (ckpt / COPY_FILE).rmdir()
+    assert make_trainee(tmp_path, keep=5, seed=1).restore_newest() == (2, {"counters": {"env_steps": 2}})
+
+
+def test_after_a_reset_and_a_cut_off_write_the_older_whole_checkpoint_resumes_at_zero(tmp_path):
+    """The user emptied the table (`{}`), the run went on to checkpoint 3, and 4 was cut off:
+    --resume takes 3 with its counters; with 3 gone too, 2 (no entry since the reset) with the
+    counters at 0."""
+    ckpt = tmp_path / "ckpt"
+    trainee = make_trainee(tmp_path, keep=5)
+    rows = rows_from(trainee.agent)
+    learn_and_checkpoint(trainee, rows, 2)
+    for name in (RUN_STATE_FILE, COPY_FILE):
+        (ckpt / name).write_text("{}")
+    learn_and_checkpoint(trainee, rows, 1)
+    cut_off_after_save_model(trainee)
+    trainee.learn(rows)
+    with pytest.raises(Killed):
+        checkpoint_at(trainee, 4, extra={"counters": {"env_steps": 4}})
+    assert make_trainee(tmp_path, keep=5, seed=1).restore_newest() == (3, {"counters": {"env_steps": 3}})
+    for path in ckpt_files.checkpoint_files(ckpt, 3):
+        path.unlink()
+    assert make_trainee(tmp_path, keep=5, seed=2).restore_newest() == (2, {})
 
 
 def test_an_empty_run_state_resumes_the_newest_checkpoint_with_counters_at_zero(tmp_path):
@@ -199,7 +264,8 @@ def test_an_empty_run_state_resumes_the_newest_checkpoint_with_counters_at_zero(
     assert make_trainee(tmp_path, keep=5, seed=1).restore_newest() == (2, {})
 
 
-def test_a_checkpoint_missing_from_a_kept_run_state_is_passed_over(tmp_path):
+def test_a_checkpoint_newer_than_the_run_state_knows_is_passed_over(tmp_path):
+    """Its counters are unknown (a copy from elsewhere, say): resuming from it would lose them."""
     ckpt = tmp_path / "ckpt"
     trainee = make_trainee(tmp_path, keep=5)
     learn_and_checkpoint(trainee, rows_from(trainee.agent), 2)

@@ -111,12 +111,13 @@ def test_a_learner_killed_while_the_package_writes_a_checkpoint_resumes_from_the
     killed = train(package, tmp_path / "runs", *args, "--set", "app.max_train_steps=4")
     assert killed.returncode == 1 and "the learner exited with code -9" in killed.stderr
     ckpt_dir = tmp_path / "runs" / "r" / "ckpt" / "back_to_the_realm_dqn"
-    assert [c.id for c in ckpt_files.list_checkpoints(ckpt_dir)] == [0, 2]
+    assert [c.id for c in ckpt_files.list_checkpoints(ckpt_dir)] == [0]
+    assert [c.id for c in ckpt_files.cut_off_checkpoints(ckpt_dir)] == [2]
 
     resumed = train(package, tmp_path / "runs", "--resume", *args, "--set", "app.max_train_steps=4")
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     learner_log = (tmp_path / "runs" / "r" / "log" / "learner.log").read_text()
-    assert "skipping checkpoint" in learner_log and "its write was cut off before it was complete" in learner_log
+    assert "passing over checkpoint" in learner_log and "model.ckpt-2.pkl: its write was cut off" in learner_log
     assert "resumed from model.ckpt-0.pkl: train step 0" in learner_log
     state = json.loads((ckpt_dir / "run_state.json").read_text())
     assert [c.id for c in ckpt_files.list_checkpoints(ckpt_dir)] == [0, 2, 4]

@@ -237,6 +237,19 @@ def test_clean_ckpt_keeps_exactly_the_newest_k(tmp_path):
     assert (d / "notes.txt").exists()
 
 
+def test_clean_ckpt_never_counts_nor_deletes_a_checkpoint_whose_write_was_cut_off(tmp_path, capsys):
+    """200 is flagged incomplete in the run state (cut off, or a live learner still writing it):
+    keeping one keeps 150, the newest whole one, and leaves 200 alone."""
+    from workflow.run_state import write_run_state
+
+    d = make_ckpts(tmp_path / "c", [100, 150, 200])
+    write_run_state(d, {"100": {"counters": {}}, "150": {"counters": {}}, "200": {"counters": {}, "incomplete": True}})
+    assert clean_ckpt.main([str(d), "--keep", "1", "--apply"]) == 0
+    assert [c.id for c in ckpt_files.list_checkpoints(d)] == [150]
+    assert [c.id for c in ckpt_files.cut_off_checkpoints(d)] == [200]
+    assert f"leaving {d / 'model.ckpt-200.pkl'}: its write was cut off" in capsys.readouterr().out
+
+
 def test_clean_ckpt_keep_best_from_sidecar_and_metrics(tmp_path):
     d = make_ckpts(tmp_path / "a", [10, 20, 30, 40])
     ckpt_files.write_scores_sidecar(d, {10: 300.0, 20: 900.0, 30: 100.0, 40: 200.0}, {"preset": "x"})

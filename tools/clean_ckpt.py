@@ -49,6 +49,8 @@ def clean_dir(ckpt_dir: Path, keep: int, keep_best: bool, apply: bool, score_key
     verb = "deleting" if apply else "would delete"
     for ckpt in doomed:
         print(f"  {verb} {ckpt.path}")
+    for ckpt in ckpt_files.cut_off_checkpoints(ckpt_dir):  # a live learner's write in progress looks the same
+        print(f"  leaving {ckpt.path}: its write was cut off or is under way (not counted among the {keep})")
     if apply:
         ckpt_files.prune(ckpt_dir, keep, scores, keep_best, apply=True)
     elif doomed:

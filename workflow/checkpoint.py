@@ -52,6 +52,10 @@ class CheckpointManager:
         """`load(id)` on the newest checkpoint first, skipping (with a warning) those that raise one
         of `errors`. Returns (id, what load returned); CheckpointError with every reason when none loads."""
         reasons = []
+        for ckpt in ckpt_files.cut_off_checkpoints(self.ckpt_dir):
+            logger.warning(f"passing over checkpoint {ckpt.path}: its write was cut off (the run state still "
+                           f"flags it incomplete), so its files may be partial")
+            reasons.append(f"{ckpt.path.name}: its write was cut off")
         for ckpt in reversed(ckpt_files.list_checkpoints(self.ckpt_dir)):
             try:
                 loaded = load(ckpt.id)

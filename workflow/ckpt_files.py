@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent.checkpoint_io import ckpt_name, parse_ckpt_id, write_atomically  # noqa: F401 (the names' one home)
+from workflow.run_state import incomplete_ids
 
 SCORES_SIDECAR = "ckpt_scores.json"
 
@@ -42,7 +43,21 @@ def _groups(ckpt_dir: Path) -> dict[int, list[Path]]:
 
 
 def list_checkpoints(ckpt_dir: str | Path) -> list[Checkpoint]:
-    """Checkpoints in a directory, oldest (smallest id) first; other files are ignored."""
+    """The whole checkpoints in a directory, oldest (smallest id) first: other files are ignored,
+    and so are checkpoints whose write was cut off (`cut_off_checkpoints`), which can be partial."""
+    cut_off = incomplete_ids(ckpt_dir)
+    return [ckpt for ckpt in all_checkpoint_files(ckpt_dir) if ckpt.id not in cut_off]
+
+
+def cut_off_checkpoints(ckpt_dir: str | Path) -> list[Checkpoint]:
+    """Checkpoints whose write was cut off (a kill, a power loss): the run state still flags them
+    incomplete (workflow.run_state), so nothing loads, counts or prunes them."""
+    cut_off = incomplete_ids(ckpt_dir)
+    return [ckpt for ckpt in all_checkpoint_files(ckpt_dir) if ckpt.id in cut_off]
+
+
+def all_checkpoint_files(ckpt_dir: str | Path) -> list[Checkpoint]:
+    """Every checkpoint named in a directory, whole or not, oldest first."""
     found = []
     for ckpt_id, paths in _groups(Path(ckpt_dir)).items():
         main = Path(ckpt_dir) / ckpt_name(ckpt_id)
@@ -61,16 +76,18 @@ def latest_checkpoint(ckpt_dir: str | Path) -> Checkpoint | None:
 
 
 def find_checkpoint(ckpt_dir: str | Path, ckpt_id: int | str = "latest") -> Checkpoint:
-    """The checkpoint with this id ("latest" = newest); FileNotFoundError naming the directory."""
+    """The whole checkpoint with this id ("latest" = newest); FileNotFoundError naming the
+    directory, and the checkpoints there whose write was cut off."""
     found = list_checkpoints(ckpt_dir)
+    match = found[-1:] if ckpt_id == "latest" else [c for c in found if c.id == int(ckpt_id)]
+    if match:
+        return match[0]
+    cut_off = [c.id for c in cut_off_checkpoints(ckpt_dir)]
+    why = (f"; cut off while they were written (their run state still flags them incomplete): {cut_off}"
+           if cut_off else "")
     if not found:
-        raise FileNotFoundError(f"no checkpoint (model.ckpt-N.pkl) in {ckpt_dir}")
-    if ckpt_id == "latest":
-        return found[-1]
-    for ckpt in found:
-        if ckpt.id == int(ckpt_id):
-            return ckpt
-    raise FileNotFoundError(f"no checkpoint with id {ckpt_id} in {ckpt_dir}; ids: {[c.id for c in found]}")
+        raise FileNotFoundError(f"no checkpoint (model.ckpt-N.pkl) in {ckpt_dir}{why}")
+    raise FileNotFoundError(f"no checkpoint with id {ckpt_id} in {ckpt_dir}; ids: {[c.id for c in found]}{why}")
 
 
 def run_dir_of(ckpt_dir: str | Path) -> Path | None:

@@ -65,13 +65,29 @@ def write_run_state(ckpt_dir: str | Path, entries: dict) -> None:
     sync_directory(ckpt_dir)
 
 
+def incomplete_ids(ckpt_dir: str | Path) -> set[int]:
+    """Ids of the checkpoints whose write was cut off (their entries still flagged); none when
+    the table cannot be read (nothing is known about them then)."""
+    try:
+        found = read_run_state(ckpt_dir)
+    except RunStateError:
+        return set()
+    if found is None:
+        return set()
+    return {int(key) for key, entry in found.entries.items()
+            if isinstance(entry, dict) and entry.get(INCOMPLETE) and key.isdigit()}
+
+
 def resume_problem(entries: dict, ckpt_id: int) -> str | None:
-    """Why the table says checkpoint `ckpt_id` must not be resumed from, or None. An empty table
-    is a reset made on purpose (the counters start at 0), so it rules nothing out."""
+    """Why the table says checkpoint `ckpt_id` must not be resumed from, or None: its write was
+    cut off, or it is newer than every checkpoint the table knows (a copy from elsewhere: its
+    counters are unknown). An older checkpoint without an entry (the table emptied by hand, then
+    written on) loads with the counters at 0, which the caller says."""
     entry = entries.get(str(ckpt_id))
-    if entry is None:
-        return (f"{RUN_STATE_FILE} has no entry for it, so its counters are unknown (a write cut off before "
-                f"the run state was, or an entry removed by hand)") if entries else None
     if isinstance(entry, dict) and entry.get(INCOMPLETE):
         return f"its write was cut off before it was complete ({RUN_STATE_FILE} still flags it {INCOMPLETE})"
+    known = [int(key) for key in entries if key.isdigit()]
+    if entry is None and known and ckpt_id > max(known):
+        return (f"it is newer than every checkpoint {RUN_STATE_FILE} records (newest {max(known)}), so its "
+                f"counters are unknown")
     return None

@@ -160,11 +160,12 @@ def paths_for(app_cfg, name: str) -> RunPaths:
 
 
 def _has_checkpoints(paths: RunPaths) -> bool:
-    return bool(ckpt_files.list_checkpoints(paths.ckpt))
+    """Any checkpoint files, whole or cut off: a fresh start never writes over them."""
+    return bool(ckpt_files.all_checkpoint_files(paths.ckpt))
 
 
 def _newest_checkpoint_mtime(paths: RunPaths) -> float:
-    found = ckpt_files.list_checkpoints(paths.ckpt)
+    found = ckpt_files.all_checkpoint_files(paths.ckpt)
     return max(c.path.stat().st_mtime for c in found) if found else 0.0
 
 

@@ -197,15 +197,19 @@ class Trainee:
         self._check_finite(f"checkpoint {step}")
         existed = bool(ckpt_files.checkpoint_files(directory, step))
         before = self._state_for_writing()
+        saving = False
         try:
             directory.mkdir(parents=True, exist_ok=True)
             write_run_state(directory, {**before, str(step): {**extra, INCOMPLETE: True}})  # until the files are
+            saving = True
             self.agent.save_model(path=str(directory), id=step)
             files = self._written(directory, step)
             state = {**before, str(step): extra}
             write_run_state(directory, state)
-        except OSError:
-            if not existed:  # a rewrite keeps its flag: its files may now be a mix of two saves
+        except BaseException as e:
+            if not saving:  # no file touched: the table goes back to what it was
+                self._put_back(before)
+            elif isinstance(e, OSError) and not existed:  # a rewrite keeps its flag: its files may be a mix
                 self._discard(step, before)
             raise
         self._pool_files, self.model_version = files, step
@@ -216,14 +220,25 @@ class Trainee:
 
     def _discard(self, step: int, state: dict) -> None:
         """Remove what a failed write of checkpoint `step` left, files and entry, as far as the disk
-        lets us (an entry left flagged only makes --resume pass the checkpoint over)."""
+        lets us (files left behind stay flagged: nothing loads, counts or prunes them)."""
         try:
             for path in ckpt_files.checkpoint_files(self.ckpts.ckpt_dir, step):
                 path.unlink(missing_ok=True)
+        except OSError as e:
+            logger.warning(f"could not remove the partial checkpoint {step} ({type(e).__name__}: {e}): it stays "
+                           f"flagged incomplete in {RUN_STATE_FILE}; remove its files (model.ckpt-{step}...) by hand")
+            return
+        self._put_back(state)
+
+    def _put_back(self, state: dict) -> None:
+        """Write the run state as it was before a failed checkpoint; an empty one is left as the
+        disk has it (writing `{}` would read as a reset of the counters made on purpose)."""
+        if not state:
+            return
+        try:
             write_run_state(self.ckpts.ckpt_dir, state)
         except OSError as e:
-            logger.warning(f"could not remove the partial checkpoint {step} ({type(e).__name__}: {e}): "
-                           f"remove its files (model.ckpt-{step}...) before --resume")
+            logger.warning(f"could not put {RUN_STATE_FILE} back after a failed checkpoint ({type(e).__name__}: {e})")
 
     def save_user(self) -> Path:
         self.agent.save_model()
@@ -247,6 +262,9 @@ class Trainee:
             problem = resume_problem(state, ckpt_id)
             if problem:
                 raise CheckpointError(problem)
+            if str(ckpt_id) not in state:
+                logger.warning(f"{RUN_STATE_FILE} has no entry for checkpoint {ckpt_id}: the run's counters "
+                               f"(env steps, episodes) start at 0")
             extra = state.get(str(ckpt_id), {})
             check_counters(extra.get("counters", {}) if isinstance(extra, dict) else extra, f"run counters of {ckpt_id}")
             self.agent.load_model(path=str(self.ckpts.ckpt_dir), id=ckpt_id)
