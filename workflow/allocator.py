@@ -29,8 +29,7 @@ TOP_PAD = 64 * 1024 * 1024  # grow the heap in large steps: fewer brk calls
 def keep_freed_memory() -> str:
     """Tune glibc's malloc for a process that reallocates the same large tensors (the learner,
     the benchmarks that time its update); process-wide, so for processes of their own. -> what
-    was done, for the log; a
-    C library without mallopt (musl, macOS) is left as it is and said so."""
+    was done, for the log; a C library without mallopt (musl, macOS) is left as it is and said so."""
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or None)
         mallopt = libc.mallopt

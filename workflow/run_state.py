@@ -79,15 +79,13 @@ def incomplete_ids(ckpt_dir: str | Path) -> set[int]:
 
 
 def resume_problem(entries: dict, ckpt_id: int) -> str | None:
-    """Why the table says checkpoint `ckpt_id` must not be resumed from, or None: its write was
-    cut off, or it is newer than every checkpoint the table knows (a copy from elsewhere: its
-    counters are unknown). An older checkpoint without an entry (the table emptied by hand, then
-    written on) loads with the counters at 0, which the caller says."""
-    entry = entries.get(str(ckpt_id))
-    if isinstance(entry, dict) and entry.get(INCOMPLETE):
-        return f"its write was cut off before it was complete ({RUN_STATE_FILE} still flags it {INCOMPLETE})"
+    """Why the table says a whole checkpoint must not be resumed from, or None: it is newer than
+    every checkpoint the table knows (a copy from elsewhere: its counters are unknown). Cut-off
+    ones never get here (workflow.ckpt_files lists whole checkpoints only). An older checkpoint
+    without an entry (the table emptied by hand, then written on) loads with the counters at 0,
+    which the caller says."""
     known = [int(key) for key in entries if key.isdigit()]
-    if entry is None and known and ckpt_id > max(known):
+    if str(ckpt_id) not in entries and known and ckpt_id > max(known):
         return (f"it is newer than every checkpoint {RUN_STATE_FILE} records (newest {max(known)}), so its "
                 f"counters are unknown")
     return None

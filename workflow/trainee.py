@@ -188,10 +188,11 @@ class Trainee:
                 if not is_training_state(path)}
 
     def checkpoint(self, extra: dict, recent_score: float | None) -> Path:
-        """Checkpoint `train_step`: its run-state entry flagged incomplete, the package's files, then
-        the entry whole with the run's counters (workflow.run_state); only a complete checkpoint becomes the pool's model and lets older ones be pruned. A
-        write that fails (OSError) takes the files it made away again, so it never shadows nor
-        costs a good checkpoint. NonFiniteWeights, and nothing written, when the weights are
+        """Checkpoint `train_step`: its run-state entry flagged incomplete, the package's files,
+        then the entry whole with the run's counters (workflow.run_state); only a complete
+        checkpoint becomes the pool's model and lets older ones be pruned. A write that fails
+        (OSError) takes the files it made away again, so it never shadows nor costs a good
+        checkpoint. NonFiniteWeights, and nothing written, when the weights are
         not finite."""
         step, directory = self.train_step, self.ckpts.ckpt_dir
         self._check_finite(f"checkpoint {step}")
