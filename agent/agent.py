@@ -63,7 +63,6 @@ class Agent(WorkflowMethods, CheckpointedAgent):
                 torch.manual_seed(seed)
             self.model = ActorCritic(self.model_cfg).to(self.device)
             generator_seeds = torch.randint(0, 2**62, (2,)).tolist()
-        self.optimizer = self._new_optimizer()
         self.sample_generator = torch.Generator(device=self.device)  # action sampling (this process's own)
         self.sample_generator.manual_seed(generator_seeds[0])
         self.shuffle_generator = torch.Generator()  # minibatch order (saved for an exact resume)

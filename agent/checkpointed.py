@@ -19,6 +19,8 @@ from __future__ import annotations
 import abc
 from pathlib import Path
 
+import torch
+
 import agent.checkpoint_io as io
 from agent.checkpoint_io import CheckpointError
 from kaiwu_agent.agent.base_agent import BaseAgent
@@ -52,9 +54,21 @@ class CheckpointedAgent(BaseAgent, abc.ABC):
     def _apply_train_state(self, train: dict | None, weights: dict) -> None:
         """After the weights are in: the training state (None when the checkpoint has none)."""
 
+    @abc.abstractmethod
+    def _new_optimizer(self) -> torch.optim.Optimizer:
+        """A fresh optimizer over `self.model`'s parameters."""
+
     def _model_options(self) -> dict:
         """The model's options a checkpoint records and a load must match; none by default."""
         return {}
+
+    @property
+    def optimizer(self) -> torch.optim.Optimizer:
+        """Built on first use: acting processes (aisrv, evaluation) never need one, and the first
+        optimizer a process builds imports torch's compiler stack (~1 CPU-second)."""
+        if getattr(self, "_optimizer", None) is None:
+            self._optimizer = self._new_optimizer()
+        return self._optimizer
 
     # --- shared ---------------------------------------------------------------------------------------
 

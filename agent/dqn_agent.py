@@ -55,7 +55,6 @@ class Agent(WorkflowMethods, CheckpointedAgent):
             self.model = QNetwork(self.model_cfg, self.dqn_cfg.dueling).to(self.device)
             explore_seed = int(torch.randint(0, 2**62, (1,)).item())
         self.target_model = copy.deepcopy(self.model).requires_grad_(False)
-        self.optimizer = self._new_optimizer()
         self.explore_rng = np.random.default_rng(explore_seed)  # this process's own (not checkpointed)
         self.sample_generator = torch.Generator()  # exploit's loop-breaking draws (evaluation seeds it per episode)
         self.sample_generator.manual_seed(explore_seed)

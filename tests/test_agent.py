@@ -237,7 +237,7 @@ def test_same_seed_same_losses():
         assert a.learn(samples(a, seed=step)) == b.learn(samples(b, seed=step))
 
 
-def test_checkpoint_is_a_state_dict_the_platform_loads(tmp_path):
+def test_checkpoint_is_a_state_dict_the_platform_loads(tmp_path, monkeypatch):
     src = make(ppo=PPOConfig(value_norm=True, update_epochs=1), seed=0)
     src.learn(samples(src))
     file = src.save_model(tmp_path, 5)
@@ -254,17 +254,20 @@ def test_checkpoint_is_a_state_dict_the_platform_loads(tmp_path):
     weights_only = tmp_path / "upload"  # a package uploaded with the .pkl alone still acts
     weights_only.mkdir()
     (weights_only / file.name).write_bytes(file.read_bytes())
-    dst = make(seed=99)
-    dst.load_model(str(weights_only), 5)
-    assert [(a.action, a.log_prob) for a in dst.exploit(obs)] == [(a.action, a.log_prob) for a in src.exploit(obs)]
-    assert dst.train_step == 0
+    with monkeypatch.context() as acting:  # an actor never builds an optimizer (its first one costs ~1 CPU-s)
+        acting.setattr(Agent, "_new_optimizer", lambda self: pytest.fail("an acting agent built an optimizer"))
+        dst = make(seed=99)
+        dst.load_model(str(weights_only), 5)
+        assert [(a.action, a.log_prob) for a in dst.exploit(obs)] == [(a.action, a.log_prob) for a in src.exploit(obs)]
+        assert dst.train_step == 0
 
-    actor = tmp_path / "pool"  # what the model pool carries: the weights and the progress record
-    actor.mkdir()
-    for name in (file.name, progress_file(tmp_path, 5).name):
-        (actor / name).write_bytes((tmp_path / name).read_bytes())
-    dst.load_model(str(actor), 5)
-    assert (dst.train_step, dst.samples_learned, dst.model_version) == (1, src.samples_learned, 1)
+        actor = tmp_path / "pool"  # what the model pool carries: the weights and the progress record
+        actor.mkdir()
+        for name in (file.name, progress_file(tmp_path, 5).name):
+            (actor / name).write_bytes((tmp_path / name).read_bytes())
+        dst.load_model(str(actor), 5)
+        dst.predict(obs)
+        assert (dst.train_step, dst.samples_learned, dst.model_version) == (1, src.samples_learned, 1)
     assert not dst.optimizer.state_dict()["state"]  # the optimizer is the learner's alone
 
 
