@@ -122,14 +122,14 @@ def test_earlier_visits_reads_the_simulators_memory_map():
 
 
 def test_model_init_follows_the_recipe():
-    model = ActorCritic(ModelConfig())
+    model = ActorCritic(ModelConfig(share_backbone=False))
     assert model.critic_backbone is not None and model.critic_backbone is not model.actor_backbone
     w = model.policy_head.weight.detach()
     # orthogonal rows scaled by the gain 0.01: W Wᵀ = 0.01² I
     assert torch.allclose(w @ w.T, torch.eye(w.shape[0]) * 1e-4, atol=1e-6)
     assert torch.all(model.value_head.bias == 0)
-    shared = ActorCritic(ModelConfig(share_backbone=True))
-    assert shared.critic_backbone is None
+    shared = ActorCritic(ModelConfig())  # the default
+    assert shared.critic_backbone is None and shared.value_backbone is shared.actor_backbone
     assert sum(p.numel() for p in shared.parameters()) < sum(p.numel() for p in model.parameters())
 
 
@@ -207,7 +207,7 @@ def test_learn_recomputes_advantages_with_its_current_critic(monkeypatch, value_
     assert_trained_on(seen[0], first)
 
     with torch.no_grad():  # another critic
-        for p in agent.model.critic_backbone.parameters():
+        for p in agent.model.value_backbone.parameters():
             p.add_(0.3 * torch.randn_like(p))
         agent.model.value_head.bias.add_(2.0)
     second = reference_batch(agent, segments)
@@ -221,7 +221,7 @@ def test_learn_values_its_frames_in_the_learners_precision(monkeypatch):
     """The value pass runs inside learn, so under the autocast the learner runs learn in."""
     agent = make(seed=0)
     calls = []
-    agent.model.critic_backbone.conv[0].register_forward_hook(
+    agent.model.value_backbone.conv[0].register_forward_hook(
         lambda module, inputs, output: calls.append((torch.is_grad_enabled(), inputs[0].dtype)))
     seen = captured_batches(monkeypatch)
     with torch.autocast("cpu", dtype=torch.bfloat16):
@@ -356,14 +356,14 @@ def test_corrupt_checkpoint_names_the_file(tmp_path):
 
 def test_foreign_architecture_is_refused_naming_tensors(tmp_path):
     make(seed=0).save_model(tmp_path, 1)
-    other_cfg = ModelConfig(channels=[8, 8], kernel_sizes=[5, 3], strides=[4, 2], hidden_size=16, share_backbone=True)
+    other_cfg = ModelConfig(channels=[8, 8], kernel_sizes=[5, 3], strides=[4, 2], hidden_size=16, share_backbone=False)
     other = make(model=other_cfg)
     with pytest.raises(CheckpointError) as err:
         other.load_model(tmp_path, 1)
     message = str(err.value)
     assert "model.ckpt-1.pkl" in message
     assert "actor_backbone.conv.0.weight: checkpoint (4, 4, 5, 5) vs model (8, 4, 5, 5)" in message
-    assert "unexpected critic_backbone.conv.0.weight" in message
+    assert "missing critic_backbone.conv.0.weight" in message
 
 
 @pytest.mark.parametrize("share_backbone", [False, True])

@@ -10,7 +10,9 @@ from agent.ppo import PPOConfig, ValueNorm, ppo_loss, ppo_update, scheduled
 from feature.definition import SEGMENT_FRAMES
 from feature.layout import MAP_SHAPE, NUM_ACTIONS, STATE_DIM
 
-TINY = ModelConfig(channels=[4], kernel_sizes=[5], strides=[4], hidden_size=16)
+# separate actor and critic: regressing the synthetic batches' random returns cannot move the
+# policy's features, so a test sees the policy loss's own effect
+TINY = ModelConfig(channels=[4], kernel_sizes=[5], strides=[4], hidden_size=16, share_backbone=False)
 
 # Four samples, numbers chosen so every branch of the loss shows up.
 RATIO = [1.5, 0.5, 1.1, 5.0]

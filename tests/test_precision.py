@@ -88,8 +88,10 @@ def test_networks_hand_back_fp32_under_autocast(network):
 
 
 def test_only_the_conv_towers_run_in_bf16():
-    """The layers reading the state vector (positions, distances) and the heads stay fp32."""
-    model = ActorCritic(ModelConfig(channels=[8, 8], kernel_sizes=[5, 3], strides=[2, 2], hidden_size=32))
+    """The layers reading the state vector (positions, distances) and the heads stay fp32, with
+    the actor's and the critic's own towers."""
+    model = ActorCritic(ModelConfig(channels=[8, 8], kernel_sizes=[5, 3], strides=[2, 2], hidden_size=32,
+                                    share_backbone=False))
     dtypes = {}
     for name, module in model.named_modules():
         if isinstance(module, (torch.nn.Conv2d, torch.nn.Linear)):

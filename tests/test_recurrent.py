@@ -21,7 +21,8 @@ from feature.definition import SAMPLE_ROWS, Frame, ObsData, action_process, obse
 from feature.layout import MAP_SHAPE, STATE_DIM, legal_mask
 from kaiwudrl.common.config.config_control import CONFIG
 
-TINY = ModelConfig(channels=[4], kernel_sizes=[5], strides=[4], hidden_size=16)
+# separate actor and critic (each with its core): the memory test was sized on it; shared ones are tested below
+TINY = ModelConfig(channels=[4], kernel_sizes=[5], strides=[4], hidden_size=16, share_backbone=False)
 LSTM = dataclasses.replace(TINY, core="lstm", core_size=16)
 
 
@@ -283,7 +284,8 @@ def test_the_config_names_a_bad_option_and_what_is_allowed(tmp_path):
         load_config(overrides=["model.burn_in=4"])
     with pytest.raises(ConfigError, match=r"model: core_size must be in 1\.\.4096, got 0"):
         load_config(overrides=["model.core=lstm", "model.core_size=0"])
-    for overrides, message in ((["model.core=lstm", "model.core_size=512"], "a sample row has room for 1024"),
+    for overrides, message in ((["model.core=lstm", "model.core_size=512", "model.share_backbone=false"],
+                                "a sample row has room for 1024"),
                                (["model.core=gru", "model.burn_in=40", "ppo.num_steps=40"],
                                 r"model\.burn_in \(40\) must be < ppo\.num_steps \(40\)")):
         cfg = load_config(overrides=overrides).to_dict()  # each section is valid, the two together are not

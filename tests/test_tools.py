@@ -336,7 +336,8 @@ def test_bench_model_counts_the_update_flops_of_the_network():
             flops += 2 * size * size * out_ch * ch * k * k
             ch = out_ch
         flops += 2 * (ch * size * size + STATE_DIM) * cfg.model.hidden_size
-        return 2 * flops + 2 * cfg.model.hidden_size * (NUM_ACTIONS + 1)  # two backbones, two heads
+        backbones = 1 if cfg.model.share_backbone else 2
+        return backbones * flops + 2 * cfg.model.hidden_size * (NUM_ACTIONS + 1)  # and two heads
 
     counted = {}
     for epochs in (1, 2):
