@@ -35,6 +35,7 @@ class CheckpointedAgent(BaseAgent, abc.ABC):
     train_step: int
     samples_learned: int  # drives the schedules, epsilon and the curriculum's staged progress
     model_version: int  # bumped by every update or load
+    _optimizer: torch.optim.Optimizer | None = None  # see `optimizer`
 
     # --- the subclass's own ---------------------------------------------------------------------------
 
@@ -66,7 +67,7 @@ class CheckpointedAgent(BaseAgent, abc.ABC):
     def optimizer(self) -> torch.optim.Optimizer:
         """Built on first use: acting processes (aisrv, evaluation) never need one, and the first
         optimizer a process builds imports torch's compiler stack (~1 CPU-second)."""
-        if getattr(self, "_optimizer", None) is None:
+        if self._optimizer is None:
             self._optimizer = self._new_optimizer()
         return self._optimizer
 
