@@ -1,4 +1,4 @@
-"""Where the two Kaiwu protocols differ for an episode loop, kept in one place.
+"""Where the Kaiwu protocols differ for an episode loop: one `EnvProtocol` per protocol.
 
 2024 (code packages 8.x-10.x): `env.reset(usr_conf={"diy": ...})` returns the observation;
 `env.step` returns `(frame_no, obs, score, terminated, truncated, env_info)`; `predict` and
@@ -7,29 +7,62 @@
 returns `(frame_no, obs, score, terminated, truncated, state)` with a slimmer obs; on the
 platform's aisrv `predict` and `exploit` return `(list of ActData, model_version)`.
 The loops keep the 2024 shapes inside (the curriculum's usr_conf, the features, the reward):
-episodes.runner hands a 2025 env its usr_conf as env_conf (feature.curriculum.env_conf) and
-reads its observations through feature.observation18.Realm18View.
+episodes.runner hands an env its usr_conf in the env's protocol (`EnvProtocol.usr_conf`) and,
+asked to, reads its observations through the protocol's `view` (feature.observation18.Realm18View).
 
 Which protocol an env speaks must be known before its first reset, since the usr_conf's shape
 depends on it and the platform answers a wrong one with nothing: an env may say so
 (`env.kaiwu_version`), else the package's `KAIWU_VERSION` decides, which
-tools/export_kaiwu.py sets to "18" in a package exported for the 18.0.2 platform.
+tools/export_kaiwu.py sets in a package exported for a later platform version.
+This module is package code (it ships inside exported packages), so it answers for the episode
+loops on its own; the training system's platform versions are workflow.platforms.
 """
 from __future__ import annotations
 
-KAIWU_VERSIONS = ("2024", "18")
+from dataclasses import dataclass
+from typing import Callable
+
+from feature.curriculum import env_conf
+from feature.observation18 import Realm18View
+
+
+@dataclass(frozen=True)
+class EnvProtocol:
+    """How an episode loop meets an env of one protocol."""
+
+    name: str
+    #: the loop's 2024-shaped usr_conf as this protocol's reset takes it
+    usr_conf: Callable[[dict | None], dict | None]
+    #: reads an episode's observations as the 2024 protocol's (None: they are already)
+    view: type | None = None
+
+
+def _as_given(usr_conf: dict | None) -> dict | None:
+    return usr_conf
+
+
+PROTOCOLS = {protocol.name: protocol for protocol in (
+    EnvProtocol("2024", _as_given),
+    EnvProtocol("18", env_conf, Realm18View),
+)}
+KAIWU_VERSIONS = tuple(PROTOCOLS)
 
 #: The protocol of the envs this package is given, unless an env says otherwise.
 KAIWU_VERSION = "2024"
 
 
-def env_kaiwu_version(env, kaiwu_version: str | None = None) -> str:
+def env_protocol(env, kaiwu_version: str | None = None) -> EnvProtocol:
     """The protocol `env` speaks: `kaiwu_version` if given, else the env's own
     `kaiwu_version` attribute, else the package's KAIWU_VERSION."""
     version = kaiwu_version or getattr(env, "kaiwu_version", None) or KAIWU_VERSION
-    if version not in KAIWU_VERSIONS:
+    if version not in PROTOCOLS:
         raise ValueError(f"kaiwu_version {version!r}: allowed {' | '.join(KAIWU_VERSIONS)}")
-    return version
+    return PROTOCOLS[version]
+
+
+def env_kaiwu_version(env, kaiwu_version: str | None = None) -> str:
+    """The name of the protocol `env` speaks (env_protocol)."""
+    return env_protocol(env, kaiwu_version).name
 
 
 def act_list(result) -> list:

@@ -16,7 +16,7 @@ reset makes an observation without one, so each episode starts from the policy's
 
 Either protocol (episodes.protocol): a 2025 (18.0.2) env gets a 2024 usr_conf as env_conf
 (whether an env speaks 2025 is settled before its first reset: episodes.protocol
-.env_kaiwu_version), and predict's `(list, model_version)` is unpacked. Its observations reach
+.env_protocol), and predict's `(list, model_version)` is unpacked. Its observations reach
 `observation_process` as they come (the reset's `(obs, state)`, then each step's obs and state:
 a 2025 package's own features read them so), unless `translate` asks for the 2024 shapes: then
 a per-env feature.observation18.Realm18View reads each episode, and `observation_process`, the
@@ -27,9 +27,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Sequence
 
-from episodes.protocol import act_list, env_kaiwu_version
-from feature.curriculum import env_conf
-from feature.observation18 import Realm18View
+from episodes.protocol import EnvProtocol, act_list, env_protocol
 
 
 @dataclass
@@ -86,10 +84,10 @@ def carry_core_state(act, obs_data):
 
 
 class _Slot:
-    def __init__(self, env, kaiwu_version: str):
+    def __init__(self, env, protocol: EnvProtocol):
         self.env = env
-        self.kaiwu_version = kaiwu_version
-        self.view: Realm18View | None = None  # a 2025 env's episode, read as the 2024 protocol
+        self.protocol = protocol
+        self.view = None  # a later protocol's episode, read as the 2024 protocol (EnvProtocol.view)
         self.obs_data = None
         self.steps = 0
 
@@ -98,10 +96,10 @@ class EpisodeRunner:
     def __init__(self, envs: Sequence[Any], act: Callable[[list], list], observation_process: Callable,
                  action_process: Callable, kaiwu_version: str | None = None, translate: bool = False):
         """`act(list_obs_data) -> list_act_data` is the agent's predict or exploit (a 2025
-        aisrv's `(list, model_version)` is unpacked). `kaiwu_version` ("2024" | "18"): the
-        protocol of every env; None: each env's own (episodes.protocol.env_kaiwu_version).
+        aisrv's `(list, model_version)` is unpacked). `kaiwu_version` (episodes.protocol.KAIWU_VERSIONS): the
+        protocol of every env; None: each env's own (episodes.protocol.env_protocol).
         `translate`: hand on a 2025 env's observations in the 2024 shapes (module docstring)."""
-        self.slots = [_Slot(env, env_kaiwu_version(env, kaiwu_version)) for env in envs]
+        self.slots = [_Slot(env, env_protocol(env, kaiwu_version)) for env in envs]
         self.translate = translate
         self.act = act
         self.observation_process = observation_process
@@ -119,13 +117,13 @@ class EpisodeRunner:
         `translate`, a 2025 env's observation in the 2024 shape), or None when the env gave no
         observation. A 2024 reset returns no env_info, so the first ObsData is made without it."""
         slot = self.slots[index]
-        result = slot.env.reset(usr_conf=env_conf(usr_conf) if slot.kaiwu_version == "18" else usr_conf, **kwargs)
+        result = slot.env.reset(usr_conf=slot.protocol.usr_conf(usr_conf), **kwargs)
         slot.view = None
         if isinstance(result, tuple):  # 2025: (obs, state)
             if result[0] is None:
                 return None
-            if self.translate:
-                slot.view = Realm18View()
+            if self.translate and slot.protocol.view is not None:
+                slot.view = slot.protocol.view()
                 result = slot.view.reset(result[0])[0]
         if result is None:
             return None

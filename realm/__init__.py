@@ -33,14 +33,17 @@ def _generated_map(seed: int) -> Map:
     return generate_map(seed)
 
 
-PROTOCOLS = ("2024", "18")
+#: The envs by the Kaiwu protocol they speak (each class's PROTOCOL).
+ENVS = {env.PROTOCOL: env for env in (RealmEnv, RealmEnv18)}
+PROTOCOLS = tuple(ENVS)
 
 
-def make_env(map_file=None, positions_file=None, map_seed: int = 0, *, protocol: str = "2024", **rules) -> RealmEnv | RealmEnv18:
+def make_env(map_file=None, positions_file=None, map_seed: int = 0, *, protocol: str = RealmEnv.PROTOCOL,
+             **rules) -> RealmEnv | RealmEnv18:
     """A RealmEnv on the official map files if given, else on the generated map of `map_seed`.
 
     `rules`: flash_blocked ("fail" | "nearest"), step_jitter (bool), seed (episode RNG).
-    `protocol="18"` serves the same game in the 2025 protocol (code package 18.0.2): a
+    `protocol=RealmEnv18.PROTOCOL` serves the same game in the 2025 protocol (code package 18.0.2): a
     RealmEnv18, with the extra rule map_window ("hero" | "platform", see realm/env18.py).
     """
     if protocol not in PROTOCOLS:
@@ -53,15 +56,14 @@ def make_env(map_file=None, positions_file=None, map_seed: int = 0, *, protocol:
         raise ValueError("positions_file is only used with map_file; pass both, or neither for a generated map")
     else:
         game_map = _generated_map(map_seed)
-    allowed = ("flash_blocked", "step_jitter", "seed") + (("map_window",) if protocol == "18" else ())
+    env = ENVS[protocol]
+    allowed = ("flash_blocked", "step_jitter", "seed") + env.PROTOCOL_RULES
     for key in rules:
         if key not in allowed:
-            hint = " (map_window is a rule of protocol='18')" if key == "map_window" else did_you_mean(key, allowed)
+            owners = [name for name, other in ENVS.items() if key in other.PROTOCOL_RULES]
+            hint = f" ({key} is a rule of protocol={owners[0]!r})" if owners else did_you_mean(key, allowed)
             raise TypeError(f"unknown env rule {key!r}; allowed: {', '.join(allowed)}{hint}")
-    if protocol == "18":
-        map_window = rules.pop("map_window", MAP_WINDOWS[0])
-        return RealmEnv18(RealmEnv(game_map, **rules), map_window=map_window)
-    return RealmEnv(game_map, **rules)
+    return env.on_map(game_map, **rules)
 
 
 def _register_gym_env() -> None:

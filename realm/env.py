@@ -158,6 +158,14 @@ class RealmEnv:
         "_buff_organ", "_buff_position", "_jitter", "_jitter_next",
         "_env_info",
     )
+    #: the Kaiwu protocol it speaks (realm.make_env's `protocol`), and the rules only it takes
+    PROTOCOL = "2024"
+    PROTOCOL_RULES: tuple[str, ...] = ()
+
+    @classmethod
+    def on_map(cls, game_map: Map, **rules) -> "RealmEnv":
+        """realm.make_env's constructor for this protocol."""
+        return cls(game_map, **rules)
 
     def __init__(self, game_map: Map, *, flash_blocked: str = DEFAULT_FLASH_BLOCKED, step_jitter: bool = False, seed: int | None = None):
         if flash_blocked not in FLASH_BLOCKED_RULES:

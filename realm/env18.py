@@ -63,6 +63,14 @@ class RealmEnv18:
     `game` is the wrapped RealmEnv; the properties below are its own."""
 
     __slots__ = ("game", "map_window", "_cells", "_start_pos", "_end_pos")
+    #: the Kaiwu protocol it speaks (realm.make_env's `protocol`), and the rules only it takes
+    PROTOCOL = "18"
+    PROTOCOL_RULES = ("map_window",)
+
+    @classmethod
+    def on_map(cls, game_map, *, map_window: str = MAP_WINDOWS[0], **rules) -> "RealmEnv18":
+        """realm.make_env's constructor for this protocol: the game's rules go to the RealmEnv."""
+        return cls(RealmEnv(game_map, **rules), map_window=map_window)
 
     def __init__(self, game: RealmEnv, *, map_window: str = "hero"):
         if map_window not in MAP_WINDOWS:

@@ -17,7 +17,7 @@ and with `--kaiwu-version 18`, in the 18.0.2 (2025) layout:
     agent_<algo>/agent.py, algorithm/, conf/conf.py (Config), conf/settings.json,
         conf/train_env_conf.toml (the curriculum's episodes as [env_conf]), feature/ (with
         preprocessor.py: the Preprocessor the platform's eval workflows import), model/model.py,
-        workflow/train_workflow.py (the project's loop, its protocol set to "18": usr_conf as
+        workflow/train_workflow.py (the project's loop, its protocol set to 18.0.2's: usr_conf as
         env_conf, observations read through feature.observation18)
     conf/algo_conf_back_to_the_realm.toml, conf/app_conf_back_to_the_realm.toml,
     conf/configure_app.toml, kaiwu.json ({"version": "18.0.2"}), ckpt/
@@ -43,9 +43,12 @@ from pathlib import Path
 
 import toml
 
-from export_layouts import (APP_KEYS_18, KAIWU_VERSIONS, PREPROCESSOR_SHIM, PROTOCOL_LINE, PROTOCOL_LINE_18,  # noqa: E402
-                            PROTOCOL_MODULE, TARGETS, VERSION_18, Target, algo_conf, app_conf, train_env_conf)
+from export_layouts import PROTOCOL_LINE, PROTOCOL_MODULE, algo_conf, app_conf, train_env_conf  # noqa: E402
 from tool_args import REPO_ROOT, InputError, run_tool  # noqa: E402
+from workflow import platforms  # noqa: E402
+from workflow.platforms import ExportLayout as Target  # noqa: E402
+
+PROJECT_TARGET = platforms.PROJECT.export
 
 MODEL_SOURCE = "agent/model.py"  # the network: the platform's model/model.py
 OTHER_FOLDERS = ("realm", "workflow", "tools")  # the project's Python beside the package code: never exported
@@ -57,7 +60,7 @@ RUN_KEYS = ("algorithm_on_policy_or_off_policy", "learner_train_by_while_true", 
 ALGO_RE = re.compile(r"^[a-z_][a-z0-9_]*$")
 
 
-def file_map(project_algo: str, target: Target = TARGETS["2024"]) -> dict[str, str]:
+def file_map(project_algo: str, target: Target = PROJECT_TARGET) -> dict[str, str]:
     """Project file -> exported path ({algo} not yet filled in) for one of the project's algorithms:
     its four modules and every package-code module they import, directly or not (nothing else)."""
     from agent.algorithms import PACKAGE_FOLDERS
@@ -91,13 +94,13 @@ def imported_modules(text: str) -> list[str]:
     return found
 
 
-def module_map(project_algo: str, algo: str, target: Target = TARGETS["2024"]) -> dict[str, str]:
+def module_map(project_algo: str, algo: str, target: Target = PROJECT_TARGET) -> dict[str, str]:
     """Dotted project module -> dotted module in the exported package."""
     return {path.removesuffix(".py").replace("/", "."): place.format(algo=algo).removesuffix(".py").replace("/", ".")
             for path, place in file_map(project_algo, target).items()}
 
 
-def source_files(project_algo: str, algo: str, target: Target = TARGETS["2024"]) -> dict[str, Path]:
+def source_files(project_algo: str, algo: str, target: Target = PROJECT_TARGET) -> dict[str, Path]:
     """Exported relative path -> project file."""
     return {place.format(algo=algo): REPO_ROOT / path for path, place in file_map(project_algo, target).items()}
 
@@ -123,7 +126,7 @@ def foreign_imports(text: str, folder: str) -> list[str]:
     return [name for name in imported_modules(text) if name.split(".")[0] not in allowed]
 
 
-def platform_app(run_app: dict, algo: str, ckpt_id: int, sample_dim: int, target: Target = TARGETS["2024"]) -> dict:
+def platform_app(run_app: dict, algo: str, ckpt_id: int, sample_dim: int, target: Target = PROJECT_TARGET) -> dict:
     """conf/configure_app.toml's [app]: the platform's keys, the training ones from the run."""
     app = {key: run_app[key] for key in RUN_KEYS if key in run_app}
     sync = run_app.get("model_file_sync_per_minutes") or 0
@@ -144,14 +147,13 @@ def platform_app(run_app: dict, algo: str, ckpt_id: int, sample_dim: int, target
         "copy_dir": f"conf,{target.folder.format(algo=algo)}",
         "modelpool_max_save_model_count": 1,
     })
-    if target.kaiwu_version == "18":
-        app.update(APP_KEYS_18)
+    app.update(target.app_keys)
     return app
 
 
-def export(ckpt: Path, out: Path, algo: str | None, config: Path | None, kaiwu_version: str = "2024") -> list[Path]:
-    """Write the package for the platform of `kaiwu_version` ("2024" | "18"); `algo` names its
-    algorithm (default: the project algorithm's name)."""
+def export(ckpt: Path, out: Path, algo: str | None, config: Path | None, kaiwu_version: str = platforms.PROJECT.name) -> list[Path]:
+    """Write the package for the platform version named `kaiwu_version` (workflow.platforms.NAMES);
+    `algo` names its algorithm (default: the project algorithm's name)."""
     import importlib
 
     from workflow.ckpt_files import checkpoint_files, parse_ckpt_id
@@ -164,9 +166,10 @@ def export(ckpt: Path, out: Path, algo: str | None, config: Path | None, kaiwu_v
     except CheckpointError as e:
         raise InputError(f"--ckpt {ckpt}: {e}") from e
     algo = algo or project
-    if kaiwu_version not in TARGETS:
-        raise InputError(f"--kaiwu-version {kaiwu_version!r}: allowed {' | '.join(KAIWU_VERSIONS)}")
-    target = TARGETS[kaiwu_version]
+    try:
+        target = platforms.get(kaiwu_version).export
+    except ValueError as e:
+        raise InputError(f"--{e}") from None
     if not ALGO_RE.match(algo):
         raise InputError(f"--algo {algo!r}: a lower-case Python identifier, e.g. ppo")
     ckpt_id = parse_ckpt_id(ckpt)
@@ -201,10 +204,9 @@ def export(ckpt: Path, out: Path, algo: str | None, config: Path | None, kaiwu_v
         header = "# Exported by tools/export_kaiwu.py from " + ckpt.name + "\n"
         (staging / "conf" / "configure_app.toml").write_text(
             header + toml.dumps({"app": platform_app(run_app, algo, ckpt_id, config_module.Config.SAMPLE_DIM, target)}))
-        version = toolkit_version()
-        if target.kaiwu_version == "18":
-            version = VERSION_18
-            write_18_files(staging, algo, folder, settings, header)
+        version = target.kaiwu_json_version or toolkit_version()
+        if target.registers_algorithm:
+            write_registration_files(staging, algo, folder, settings, header)
         (staging / "kaiwu.json").write_text(json.dumps({"version": version, "project_code": "back_to_the_realm"},
                                                        indent=1) + "\n")
         (staging / "ckpt").mkdir()
@@ -221,20 +223,21 @@ def export(ckpt: Path, out: Path, algo: str | None, config: Path | None, kaiwu_v
 
 
 def package_texts(project: str, algo: str, target: Target) -> dict[str, str]:
-    """Exported path -> the file's text, imports moved under the algorithm's folder; an 18
-    export's loops set to the 2025 protocol and its feature/preprocessor.py added. Every text
-    is checked to import only what the platform has."""
+    """Exported path -> the file's text, imports moved under the algorithm's folder; the loops
+    set to the target's protocol and its extra files added (a 2025 export's
+    feature/preprocessor.py). Every text is checked to import only what the platform has."""
     modules = module_map(project, algo, target)
     folder = target.folder.format(algo=algo)
     sources = {place: (source.read_text(), str(source.relative_to(REPO_ROOT)))
                for place, source in source_files(project, algo, target).items()}
-    if target.kaiwu_version == "18":
+    if target.protocol_line is not None:
         protocol_place = target.folders["episodes"].format(algo=algo) + Path(PROTOCOL_MODULE).name
         text, where = sources[protocol_place]
         if text.count(PROTOCOL_LINE) != 1:
             raise InputError(f"{where}: expected one line {PROTOCOL_LINE!r} to set the package's protocol")
-        sources[protocol_place] = (text.replace(PROTOCOL_LINE, PROTOCOL_LINE_18), where)
-        sources[target.folders["feature"].format(algo=algo) + "preprocessor.py"] = (PREPROCESSOR_SHIM, "preprocessor.py")
+        sources[protocol_place] = (text.replace(PROTOCOL_LINE, target.protocol_line), where)
+    for folder_key, (name, text) in target.extra_sources.items():
+        sources[target.folders[folder_key].format(algo=algo) + name] = (text, name)
     texts = {}
     for place, (text, where) in sources.items():
         text = rewrite_imports(text, modules, where)
@@ -246,9 +249,9 @@ def package_texts(project: str, algo: str, target: Target) -> dict[str, str]:
     return texts
 
 
-def write_18_files(staging: Path, algo: str, folder: str, settings, header: str) -> None:
-    """What only an 18.0.2 package has: train_env_conf.toml (valid for the simulator and the
-    platform's check_usr_conf) and the algorithm's registration."""
+def write_registration_files(staging: Path, algo: str, folder: str, settings, header: str) -> None:
+    """What a package that registers its algorithm has (18.0.2): train_env_conf.toml (valid for
+    the simulator and the platform's check_usr_conf) and the algorithm's registration."""
     from realm.usr_conf import UsrConfError, validate_env_conf
 
     env_conf = train_env_conf(settings.curriculum)
@@ -277,9 +280,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="the algorithm folder's name (default: the run's algorithm, ppo or dqn_plus)")
     parser.add_argument("--config", type=Path, default=None,
                         help="the run's config (default: the checkpoint's run, log/effective_config.toml)")
-    parser.add_argument("--kaiwu-version", default="2024", choices=KAIWU_VERSIONS,
-                        help="the platform's layout and protocol: 2024 (8.x-10.x, default) or 18 (18.0.2, 2025: "
-                             "agent_<algo>/ folders; upload as --algo diy to be scored there)")
+    parser.add_argument("--kaiwu-version", default=platforms.PROJECT.name, choices=platforms.NAMES,
+                        help="the platform's layout and protocol: " + ", ".join(
+                            f"{name} ({platforms.get(name).title})" for name in platforms.NAMES)
+                        + f"; default {platforms.PROJECT.name}. A 2025 package: upload as --algo diy to be scored")
     return parser.parse_args(argv)
 
 

@@ -111,25 +111,23 @@ def env_settings(args: argparse.Namespace, run_config: Path | None) -> dict:
 
 
 def package_version(args: argparse.Namespace) -> str:
-    """The platform protocol of --package ("2024" without one)."""
-    from workflow.kaiwu_package import detect_kaiwu_version
+    """The name of --package's platform version (the project's without one)."""
+    from workflow import platforms
     from workflow.schema import ConfigError
 
-    if getattr(args, "package", None) is None:
-        return "2024"
     try:
-        return detect_kaiwu_version(args.package)
+        return platforms.of_package(getattr(args, "package", None)).name
     except ConfigError as e:
         raise InputError(str(e)) from e
 
 
 def default_flash_rule(kaiwu_version: str) -> str:
-    from workflow.config import EnvConfig
+    from workflow import platforms
 
-    return EnvConfig().flash_rule(kaiwu_version)
+    return platforms.get(kaiwu_version).flash_rule
 
 
-def env_from_config(config: Path, kaiwu_version: str = "2024") -> dict:
+def env_from_config(config: Path, kaiwu_version: str | None = None) -> dict:
     """make_env arguments from a config file's [env] section (map and rules), for the 2024 env a
     package of `kaiwu_version` plays through."""
     from workflow.config import EnvConfig
@@ -139,7 +137,8 @@ def env_from_config(config: Path, kaiwu_version: str = "2024") -> dict:
         raise InputError(f"--config: file not found: {config}")
     try:
         section = toml.loads(config.read_text()).get("env", {})
-        kwargs = build(EnvConfig, section, "env").make_kwargs(kaiwu_version)
+        env = build(EnvConfig, section, "env")
+        kwargs = env.make_kwargs(kaiwu_version) if kaiwu_version else env.make_kwargs()
     except (toml.TomlDecodeError, ConfigError) as e:
         raise InputError(f"{config}: {e}") from e
     kwargs.pop("protocol", None)

@@ -118,7 +118,7 @@ def main(ctx: ChildContext) -> None:
     package = KaiwuPackage.of_run(cfg, "aisrv", ctx.paths)
     envs = [make_env(**cfg.env.make_kwargs(package.kaiwu_version), seed=seed["env"] + i)
             for i in range(app.envs_per_aisrv)]
-    if package.kaiwu_version == "18":  # its workflow opens agent_<algo>/conf/train_env_conf.toml, as on the platform
+    if package.platform.runs_in_package_dir:  # e.g. a 2025 workflow opens agent_<algo>/conf/train_env_conf.toml
         os.chdir(package.root)
     try:
         client = connect(ctx)

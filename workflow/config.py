@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 import toml
 
-from workflow import ckpt_files
+from workflow import ckpt_files, platforms
 from workflow.kaiwu_package import PROJECT_ALGORITHMS
 from workflow.schema import ConfigError, build, closest_key, to_dict
 
@@ -113,21 +113,20 @@ class EnvConfig:
             if path is not None and not Path(path).is_file():
                 raise ValueError(f"{key}: file not found: {path}")
 
-    def make_kwargs(self, kaiwu_version: str = "2024") -> dict:
-        """Arguments for realm.make_env: an env speaking the protocol of `kaiwu_version` ("2024"
-        or "18", the hosted package's)."""
+    def make_kwargs(self, kaiwu_version: str = platforms.PROJECT.name) -> dict:
+        """Arguments for realm.make_env: an env speaking the protocol of the platform version
+        named `kaiwu_version` (the hosted package's)."""
         kwargs = dict(map_file=self.map_file, positions_file=self.positions_file, map_seed=self.map_seed,
                       flash_blocked=self.flash_rule(kaiwu_version), step_jitter=self.step_jitter)
-        if kaiwu_version == "18":
-            kwargs.update(protocol="18", map_window=self.map_window)
+        kwargs.update(platforms.get(kaiwu_version).env_kwargs(self))
         return kwargs
 
-    def flash_rule(self, kaiwu_version: str = "2024") -> str:
-        """flash_blocked with "auto" resolved: each platform's own rule (2024 "fail", 2025 "nearest",
-        as the 2025 guide states)."""
+    def flash_rule(self, kaiwu_version: str = platforms.PROJECT.name) -> str:
+        """flash_blocked with "auto" resolved: each platform version's own rule (2024 "fail", 2025
+        "nearest", as the 2025 guide states)."""
         if self.flash_blocked != "auto":
             return self.flash_blocked
-        return "nearest" if kaiwu_version == "18" else "fail"
+        return platforms.get(kaiwu_version).flash_rule
 
 
 @dataclass
@@ -138,7 +137,7 @@ class FrameworkConfig:
     app: str = "back_to_the_realm"
     algo: str = "ppo"
     package: str = ""  # a Kaiwu code package directory (./train.sh --package); empty = the project's agent
-    kaiwu_version: Literal["auto", "2024", "18"] = "auto"  # the package's platform protocol; auto: detected
+    kaiwu_version: Literal[(platforms.AUTO, *platforms.NAMES)] = platforms.AUTO  # the package's platform version; auto: detected
     # --- replay buffer (reverb) ---
     # samples are the package's SampleData rows: PPO's are segments of up to ppo.num_steps frames
     replay_buffer_capacity: int = 32  # samples the sample table holds (one item each; on-policy: queue bound)
@@ -196,9 +195,11 @@ class FrameworkConfig:
     max_minutes: float = 0.0
 
     def validate(self):
-        if not self.package and self.kaiwu_version == "18":
-            raise ValueError("kaiwu_version = \"18\": the project's agents speak the 2024 protocol here; a 2025 "
-                             "package trains with ./train.sh --package DIR (tools/export_kaiwu.py --kaiwu-version 18 "
+        if not self.package and self.kaiwu_version != platforms.AUTO and \
+                not platforms.get(self.kaiwu_version).hosts_project_agents:
+            raise ValueError(f"kaiwu_version = \"{self.kaiwu_version}\": the project's agents speak the "
+                             f"{platforms.PROJECT.name} protocol here; a {self.kaiwu_version} package trains with "
+                             f"./train.sh --package DIR (tools/export_kaiwu.py --kaiwu-version {self.kaiwu_version} "
                              "writes one)")
         if not self.package and self.algo not in PROJECT_ALGORITHMS:
             raise ValueError(f"algo: got {self.algo!r}; the project's algorithms are {', '.join(PROJECT_ALGORITHMS)} "

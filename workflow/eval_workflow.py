@@ -27,6 +27,7 @@ from episodes.runner import EpisodeRunner
 from realm.planner import run_planner
 from realm.protocol import EpisodeConfig
 from workflow.ckpt_files import parse_ckpt_id, run_dir_of
+from workflow import platforms
 from workflow.kaiwu_package import PROJECT_ALGO, PROJECT_ALGORITHMS, KaiwuPackage, config_file, detect_kaiwu_version
 
 
@@ -37,35 +38,8 @@ class LoadedAgent:
     agent: Any
     observation_process: Callable
     action_process: Callable
-    kaiwu_version: str = "2024"  # the protocol it plays: "18" agents meet the episode through a RealmEnv18
+    kaiwu_version: str = platforms.PROJECT.name  # its platform version's name: it meets episodes in that protocol
     map_window: str = "hero"  # a 2025 agent's map_info window (realm.env18)
-
-
-class Features18:
-    """A 2025 package's features as the episode runner calls them, `(obs, env_info) -> ObsData`:
-    its Agent's own `observation_process(obs, preprocessor, state)` with a fresh `Preprocessor`
-    (`agent_<algo>/feature/preprocessor.py`, when the package has one) per episode, as the
-    platform's eval workflow builds it; the reset's `(obs, state)` starts an episode."""
-
-    def __init__(self, agent, preprocessor_class: type | None):
-        self.agent = agent
-        self.preprocessor_class = preprocessor_class
-        self.preprocessor = None
-
-    def __call__(self, obs, env_info=None):
-        if isinstance(obs, tuple):  # a reset: (obs, state)
-            obs, env_info = obs
-            self.preprocessor = self.preprocessor_class() if self.preprocessor_class is not None else None
-        result = self.agent.observation_process(obs, self.preprocessor, env_info)
-        return result[0] if isinstance(result, tuple) else result  # the official ones return (ObsData, remain_info)
-
-
-def env_conf_of(usr_conf: dict) -> dict:
-    """A resolved 2024 usr_conf ({"diy": ...}, chests listed) as the 2025 protocol's env_conf."""
-    diy = usr_conf["diy"]
-    return {"env_conf": {"start": int(diy["start"]), "end": int(diy["end"]), "treasure_random": False,
-                         "treasure_count": len(diy["treasure_id"]), "treasure_id": [int(i) for i in diy["treasure_id"]],
-                         "talent_type": int(diy.get("talent_type", 1)), "max_step": int(diy["max_step"])}}
 
 
 @dataclass(frozen=True)
@@ -163,11 +137,7 @@ class AgentPolicy:
         else:
             torch.manual_seed(int(seed))
         act = self.agent.predict if self.mode == "sample" else self.agent.exploit
-        played, conf = env, usr_conf
-        if self.loaded.kaiwu_version == "18":  # the same game, served in the 2025 protocol
-            from realm.env18 import RealmEnv18
-
-            played, conf = RealmEnv18(env, map_window=self.loaded.map_window), env_conf_of(usr_conf)
+        played, conf = platforms.get(self.loaded.kaiwu_version).eval_episode(env, usr_conf, self.loaded.map_window)
         runner = EpisodeRunner([played], act, self.loaded.observation_process, self.loaded.action_process)
         stats, actions = runner.play(conf, seed=seed, on_step=on_step)
         return record_from(stats, stats.win, usr_conf, seed, actions)
@@ -285,6 +255,7 @@ def load_agent(ckpt_file: str | Path, config_file_path: str | Path | None = None
             package = KaiwuPackage.load(package_dir, algo, {"app": "back_to_the_realm", "algo": algo, "svr_name": "eval"},
                                         kaiwu_version=detect_kaiwu_version(package_dir))
         else:
+            run_config = None
             algo = project_algo(ckpt_file, config_file_path)
             values = {"app": "back_to_the_realm", "algo": algo, "svr_name": "eval",
                       "package_settings": project_settings(ckpt_file, config_file_path)}
@@ -296,7 +267,6 @@ def load_agent(ckpt_file: str | Path, config_file_path: str | Path | None = None
     except Exception as e:  # the package's own load_model, or its import, refused it
         where = f" ({package.where(e)})" if "package" in locals() and package.where(e) else ""
         raise CheckpointError(f"cannot load {ckpt_file}{where}: {type(e).__name__}: {e}") from e
-    if package.kaiwu_version == "18":
-        window = ((_read_toml(run_config).get("env") or {}).get("map_window", "hero")) if run_config else "hero"
-        return LoadedAgent(agent, Features18(agent, package.preprocessor_class()), agent.action_process, "18", window)
-    return LoadedAgent(agent, package.protocol("observation_process"), package.protocol("action_process"))
+    window = ((_read_toml(run_config).get("env") or {}).get("map_window", "hero")) if run_config else "hero"
+    observation_process, action_process = package.platform.eval_protocol(agent, package)
+    return LoadedAgent(agent, observation_process, action_process, package.kaiwu_version, window)

@@ -2,16 +2,10 @@
 
 A package is a directory with `conf/configure_app.toml` and one folder per algorithm, imported as
 the platform imports it: with the package directory first on `sys.path`, so
-`dqn.feature.definition` and `conf.usr_conf` resolve inside it. Two platform versions lay it out
-differently (`KAIWU_VERSIONS`):
-- 2024 (8.x–10.x): `<algo>/algorithm/agent.py`, `<algo>/feature/definition.py`,
-  `<algo>/config.py`, `<algo>/train_workflow.py`;
-- 18 (18.0.2, 2025): `agent_<algo>/agent.py`, `agent_<algo>/conf/conf.py`,
-  `agent_<algo>/feature/definition.py`, `agent_<algo>/workflow/train_workflow.py`, the algorithm
-  registered in `conf/algo_conf_back_to_the_realm.toml`; the platform's own root modules these
-  import (`arena_proto`, `tools.*`) come from `kaiwu18/`, put on sys.path after the package.
-`detect_kaiwu_version` tells them apart (`kaiwu.json`'s version, else the conf layout); `app.kaiwu_version`
-overrides it.
+`dqn.feature.definition` and `conf.usr_conf` resolve inside it. Where a version puts the
+modules, and which platform root modules go on the path after the package, is its platform
+version's answer (workflow.platforms: v2024, v18); `detect_kaiwu_version` recognises it
+(`kaiwu.json`, else the layout) and `app.kaiwu_version` overrides it.
 
 The project's own agents are packages too, laid out as this repository is: agent.algorithms
 declares their modules and the folders that are package code (`PROJECT_ALGORITHMS` here is that
@@ -22,7 +16,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import json
 import numbers
 import sys
 import traceback
@@ -33,41 +26,16 @@ from typing import Any, Callable
 import numpy as np
 
 from agent.algorithms import ALGORITHMS, DEFAULT_ALGORITHM, PACKAGE_FOLDERS
+from workflow import platforms
+from workflow.platforms import Layout
+from workflow.platforms.v18 import PLATFORM_ROOT as V18_PLATFORM_ROOT
 from workflow.schema import ConfigError
 
-REQUIRED_FILES = ("algorithm/agent.py", "feature/definition.py", "config.py", "train_workflow.py")
-REQUIRED_FILES_18 = ("agent.py", "conf/conf.py", "feature/definition.py", "workflow/train_workflow.py",
-                     "conf/train_env_conf.toml")
 REPO_ROOT = Path(__file__).resolve().parent.parent
 #: The 2025 platform's root-level modules (arena_proto, tools.train_env_conf_validate, tools.metrics_utils).
-KAIWU18_DIR = REPO_ROOT / "kaiwu18"
-#: The protocols a package may speak; "auto" (app.kaiwu_version) asks detect_kaiwu_version.
-KAIWU_VERSIONS = ("2024", "18")
-ALGO_CONF_18 = Path("conf") / "algo_conf_back_to_the_realm.toml"
-
-
-@dataclass(frozen=True)
-class Layout:
-    """Where a package's four modules are (dotted names, `{algo}` filled in)."""
-
-    config: str = "{algo}.config"
-    definition: str = "{algo}.feature.definition"
-    agent: str = "{algo}.algorithm.agent"
-    workflow: str = "{algo}.train_workflow"
-    #: what of the root is package code (where an error is reported as the package's); empty: all of it
-    code: tuple[str, ...] = ()
-    #: the platform protocol the package speaks ("2024" or "18"; see KAIWU_VERSIONS)
-    kaiwu_version: str = "2024"
-    agent_class: str = "Agent"
-    workflow_function: str = "workflow"
-
-    def module(self, part: str, algo: str) -> str:
-        return getattr(self, part).format(algo=algo)
-
-    def file(self, part: str, algo: str) -> str:
-        return self.module(part, algo).replace(".", "/") + ".py"
-
-
+KAIWU18_DIR = V18_PLATFORM_ROOT
+#: The versions a package may speak; "auto" (app.kaiwu_version) asks detect_kaiwu_version.
+KAIWU_VERSIONS = platforms.NAMES
 PLATFORM_LAYOUT = Layout()
 #: What of this repository is package code (the rest is the simulator, the training system, tools).
 PROJECT_CODE = tuple(f"{folder}/" for folder in PACKAGE_FOLDERS)
@@ -91,7 +59,8 @@ class ProjectAlgorithm:
 
 
 PROJECT_ALGORITHMS: dict[str, ProjectAlgorithm] = {
-    algo: ProjectAlgorithm(Layout(**modules, code=PROJECT_CODE)) for algo, modules in ALGORITHMS.items()}
+    algo: ProjectAlgorithm(Layout(**modules, code=PROJECT_CODE, kaiwu_version=platforms.PROJECT.name))
+    for algo, modules in ALGORITHMS.items()}
 PROJECT_ALGO = DEFAULT_ALGORITHM
 PROJECT_LAYOUT = PROJECT_ALGORITHMS[PROJECT_ALGO].layout
 
@@ -105,82 +74,26 @@ def config_file(package_dir: str | Path) -> Path:
 
 
 def detect_kaiwu_version(package_dir: str | Path) -> str:
-    """"18" or "2024": `kaiwu.json`'s version (18.x and later speak the 2025 protocol), else the
-    layout (`conf/algo_conf_back_to_the_realm.toml` beside `agent_<algo>/` folders is 2025's).
-    A kaiwu.json that cannot be read is a ConfigError naming it."""
-    root = Path(package_dir)
-    manifest = root / "kaiwu.json"
-    if manifest.is_file():
-        try:
-            version = str(json.loads(manifest.read_text(encoding="utf-8"))["version"])
-            major = int(version.split(".")[0])
-        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as e:
-            raise ConfigError(f"{manifest}: expected JSON with a \"version\" like \"18.0.2\" ({type(e).__name__}: {e}); "
-                              "or set app.kaiwu_version = \"2024\" | \"18\"") from None
-        return "18" if major >= 18 else "2024"
-    if (root / ALGO_CONF_18).is_file() and any(p.is_dir() for p in root.glob("agent_*")):
-        return "18"
-    return "2024"
+    """The name of the package's platform version (workflow.platforms.detect)."""
+    return platforms.detect(package_dir).name
 
 
 def package_kaiwu_version(package_dir: str | Path, kaiwu_version: str) -> str:
-    """The protocol a run hosts the package with: app.kaiwu_version, or detected when "auto"."""
-    return detect_kaiwu_version(package_dir) if kaiwu_version == "auto" else kaiwu_version
-
-
-def _registered_18(root: Path, algo: str) -> Layout:
-    """The 2025 layout of `algo` as conf/algo_conf_back_to_the_realm.toml registers it."""
-    import toml
-
-    where = root / ALGO_CONF_18
-    try:
-        table = toml.loads(where.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, toml.TomlDecodeError) as e:
-        raise ConfigError(f"{where}: cannot read it ({type(e).__name__}: {e})") from None
-    entry = table.get(algo)
-    if not isinstance(entry, dict):
-        registered = sorted(name for name, value in table.items() if isinstance(value, dict))
-        raise ConfigError(f"app.algo = {algo!r}: {where} registers {', '.join(registered) or 'no algorithm'}")
-    names = {}
-    for key in ("aisrv_model", "train_workflow"):
-        value = entry.get(key)
-        if not isinstance(value, str) or value.count(".") < 1:
-            raise ConfigError(f"{where} [{algo}] {key}: expected a dotted name like \"agent_{algo}.agent.Agent\", "
-                              f"got {value!r}")
-        names[key] = value.rsplit(".", 1)
-    folder = names["aisrv_model"][0].split(".")[0]
-    return Layout(config=f"{folder}.conf.conf", definition=f"{folder}.feature.definition",
-                  agent=names["aisrv_model"][0], workflow=names["train_workflow"][0], kaiwu_version="18",
-                  agent_class=names["aisrv_model"][1], workflow_function=names["train_workflow"][1])
+    """The version a run hosts the package with: app.kaiwu_version, or detected when "auto"."""
+    return platforms.of_package(package_dir, kaiwu_version).name
 
 
 def env_conf_file(root: Path, layout: Layout) -> Path | None:
-    """A 2025 package's `agent_<algo>/conf/train_env_conf.toml` (its workflow reads it); None for 2024."""
-    if layout.kaiwu_version != "18":
-        return None
-    return Path(root) / layout.agent.split(".")[0] / "conf" / "train_env_conf.toml"
+    """The env settings file the package's workflow reads (a 2025 package's train_env_conf.toml)."""
+    return platforms.get(layout.kaiwu_version).env_conf_file(root, layout)
 
 
-def package_layout(package_dir: str | Path, algo: str, kaiwu_version: str = "2024") -> tuple[Path, Layout]:
+def package_layout(package_dir: str | Path, algo: str, kaiwu_version: str = platforms.PROJECT.name) -> tuple[Path, Layout]:
     """The package's root and the layout of `algo` in it, or ConfigError naming what is missing."""
     root = Path(package_dir).resolve()
     if not root.is_dir():
         raise ConfigError(f"--package {package_dir}: not a directory")
-    if kaiwu_version == "18":
-        layout = _registered_18(root, algo)
-        folder = layout.agent.split(".")[0]
-        missing = [f"{folder}/{name}" for name in REQUIRED_FILES_18 if not (root / folder / name).is_file()]
-        where = "agent_<algo> folders there: " + (", ".join(sorted(p.name for p in root.glob("agent_*")
-                                                                    if p.is_dir())) or "none")
-    else:
-        layout = PLATFORM_LAYOUT
-        missing = [f"{algo}/{name}" for name in REQUIRED_FILES if not (root / algo / name).is_file()]
-        where = "algorithm folders there: " + (", ".join(sorted(p.name for p in root.iterdir()
-                                                                if (p / "algorithm" / "agent.py").is_file())) or "none")
-    if missing:
-        raise ConfigError(f"app.algo = {algo!r}: {root} lacks {', '.join(missing)} ({where}; "
-                          f"a {kaiwu_version} package)")
-    return root, layout
+    return root, platforms.get(kaiwu_version).package_layout(root, algo)
 
 
 def where_in_package(exc: BaseException, root: str | Path, code: tuple[str, ...] = ()) -> str | None:
@@ -213,7 +126,7 @@ class KaiwuPackage:
 
     @classmethod
     def load(cls, package_dir: str | Path, algo: str, config_values: dict[str, Any],
-             layout: Layout | None = None, kaiwu_version: str = "2024") -> "KaiwuPackage":
+             layout: Layout | None = None, kaiwu_version: str = platforms.PROJECT.name) -> "KaiwuPackage":
         """Fill the platform's CONFIG, put the package on sys.path and import its algorithm
         (`layout` given: the project's own, else the package's layout for `kaiwu_version`)."""
         from kaiwudrl.common.config.config_control import CONFIG
@@ -225,8 +138,9 @@ class KaiwuPackage:
         CONFIG.load(config_values)
         if str(root) not in sys.path:
             sys.path.insert(0, str(root))
-        if layout.kaiwu_version == "18" and str(KAIWU18_DIR) not in sys.path:
-            sys.path.insert(sys.path.index(str(root)) + 1, str(KAIWU18_DIR))
+        platform_root = platforms.get(layout.kaiwu_version).platform_root
+        if platform_root is not None and str(platform_root) not in sys.path:
+            sys.path.insert(sys.path.index(str(root)) + 1, str(platform_root))
         try:
             config = importlib.import_module(layout.module("config", algo))
             definition = importlib.import_module(layout.module("definition", algo))  # registers the protocol functions
@@ -257,12 +171,17 @@ class KaiwuPackage:
 
     @property
     def kaiwu_version(self) -> str:
-        """The platform protocol it speaks: "2024" or "18" (KAIWU_VERSIONS)."""
+        """The name of the platform version it speaks (workflow.platforms.NAMES)."""
         return self.layout.kaiwu_version
 
     @property
+    def platform(self) -> platforms.PlatformVersion:
+        """Its platform version: what differs between versions is asked of it."""
+        return platforms.get(self.kaiwu_version)
+
+    @property
     def env_conf_file(self) -> Path | None:
-        """A 2025 package's `agent_<algo>/conf/train_env_conf.toml` (its workflow reads it)."""
+        """The env settings file its workflow reads (a 2025 package's train_env_conf.toml)."""
         return env_conf_file(self.root, self.layout)
 
     @classmethod
@@ -276,8 +195,8 @@ class KaiwuPackage:
     def preprocessor_class(self) -> type | None:
         """A 2025 package's `agent_<algo>/feature/preprocessor.py` Preprocessor (its features'
         per-episode state, which the platform's eval workflow builds), None when it has none."""
-        module = self.layout.agent.split(".")[0] + ".feature.preprocessor"
-        if self.kaiwu_version != "18" or importlib.util.find_spec(module) is None:
+        module = self.platform.preprocessor_module(self.layout)
+        if module is None or importlib.util.find_spec(module) is None:
             return None
         return getattr(importlib.import_module(module), "Preprocessor", None)
 

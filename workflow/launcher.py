@@ -79,8 +79,8 @@ def load_run_config(args: argparse.Namespace) -> AppConfig:
         if args.train_test:
             raise ConfigError("--train-test checks a Kaiwu code package: add --package DIR")
         return load_config(args.config, args.overrides)
-    from workflow.kaiwu_package import (KaiwuPackage, PackageError, config_file, env_conf_file, package_kaiwu_version,
-                                        package_layout, platform_config)
+    from workflow import platforms
+    from workflow.kaiwu_package import KaiwuPackage, PackageError, config_file, package_layout, platform_config
 
     root = Path(args.package).resolve()
     if not root.is_dir():
@@ -88,38 +88,17 @@ def load_run_config(args: argparse.Namespace) -> AppConfig:
     overrides = [f"app.package={json.dumps(str(root))}"]
     overrides += list(TRAIN_TEST_OVERRIDES) if args.train_test else []
     cfg = load_config(args.config or config_file(root), overrides + list(args.overrides), base=PACKAGE_DEFAULTS)
-    version = package_kaiwu_version(root, cfg.app.kaiwu_version)
-    root, layout = package_layout(root, cfg.app.algo, version)
-    if env_conf_file(root, layout) is not None:
-        check_env_conf_file(env_conf_file(root, layout))
+    platform = platforms.of_package(root, cfg.app.kaiwu_version)
+    root, layout = package_layout(root, cfg.app.algo, platform.name)
+    env_conf = platform.env_conf_file(root, layout)
+    if env_conf is not None:  # on the platform a bad one only shows as a reset that times out
+        platform.check_env_conf_file(env_conf)
     try:
         KaiwuPackage.load(root, cfg.app.algo, platform_config(cfg, "launcher", locate_run(cfg.app, args.resume)),
-                          kaiwu_version=version)
+                          kaiwu_version=platform.name)
     except PackageError as e:
         raise ConfigError(str(e)) from e
     return cfg
-
-
-def check_env_conf_file(path: Path) -> None:
-    """A 2025 package's train_env_conf.toml, as its workflow will hand it to env.reset (with the
-    view_size the platform's read_usr_conf adds), passes the simulator's checks: else ConfigError
-    naming the file and the key (on the platform a bad one only shows as a reset that times out)."""
-    import toml
-
-    from realm.usr_conf import UsrConfError, validate_env_conf
-
-    try:
-        table = toml.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, toml.TomlDecodeError) as e:
-        raise ConfigError(f"{path}: cannot read it ({type(e).__name__}: {e})") from None
-    env_conf = table.get("env_conf")
-    if not isinstance(env_conf, dict):
-        raise ConfigError(f"{path}: expected an [env_conf] table (start, end, treasure_random, treasure_count, "
-                          f"treasure_id, talent_type, max_step); found {', '.join(map(repr, table)) or 'nothing'}")
-    try:
-        validate_env_conf({"env_conf": {**env_conf, "view_size": env_conf.get("view_size", 25)}})
-    except UsrConfError as e:
-        raise ConfigError(f"{path}: {e}") from None
 
 
 # --- checks before anything starts ----------------------------------------------------------------
@@ -129,11 +108,10 @@ def check_episode_settings(cfg: AppConfig) -> None:
     (its settings' `usr_confs_to_check`: the curriculum at each stage), so a map or curriculum the
     simulator rejects fails here, not in every aisrv."""
     from realm import make_env
+    from workflow import platforms
     from workflow.kaiwu_package import PROJECT_ALGORITHMS
 
-    from workflow.kaiwu_package import package_kaiwu_version
-
-    version = package_kaiwu_version(cfg.app.package, cfg.app.kaiwu_version) if cfg.app.package else "2024"
+    version = platforms.of_package(cfg.app.package, cfg.app.kaiwu_version).name
     try:
         env = make_env(**cfg.env.make_kwargs(version))
     except (ValueError, OSError, TypeError) as e:

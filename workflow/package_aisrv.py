@@ -117,13 +117,10 @@ class AisrvHandler:
     # --- the five methods -----------------------------------------------------------------------
 
     def predict(self, agent, method, *args, **kwargs):
-        """The package's own predict on the local agent, which follows the model pool; a 2025
-        (18.x) aisrv returns `(actions, model_version)`, as the platform's predictor does."""
+        """The package's own predict on the local agent, which follows the model pool, answered
+        as the platform version's aisrv answers (a 2025 one: `(actions, model_version)`)."""
         self._follow_pool(agent)
-        result = method(agent, *args, **kwargs)
-        if self._package.kaiwu_version == "18":
-            return result, self.model_version
-        return result
+        return self._package.platform.predict_answer(method(agent, *args, **kwargs), self.model_version)
 
     exploit = predict  # both act with the local agent, which follows the model pool
 

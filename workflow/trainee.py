@@ -16,7 +16,7 @@ import torch
 from loguru import logger
 
 from agent.checkpoint_io import CheckpointError, check_counters, is_training_state
-from workflow import ckpt_files
+from workflow import ckpt_files, platforms
 from workflow.checkpoint import CheckpointManager, prune_user_saves
 from workflow.kaiwu_package import KaiwuPackage, PackageError, numeric_values
 from workflow.metrics_keys import learner_key
@@ -125,11 +125,9 @@ class Trainee:
         return {learner_key(key): value for key, value in stats.items()}, priorities
 
     def _rows_as_platform_hands_them(self, rows: np.ndarray):
-        """The 2025 (18.x) learner hands NumpyData2SampleData float32 torch tensors on its device;
-        the 2024 one numpy rows."""
-        if self.package.kaiwu_version != "18":
-            return rows
-        return torch.from_numpy(np.ascontiguousarray(rows, dtype=np.float32)).to(self.device)
+        """What the package's platform version's learner hands NumpyData2SampleData (2024: numpy
+        rows; 2025: float32 torch tensors on its device)."""
+        return platforms.get(self.package.kaiwu_version).learn_rows(rows, self.device)
 
     def non_finite_weights(self) -> list[str]:
         return non_finite_weights(self.agent)
