@@ -1,0 +1,431 @@
+"""RealmEnvV2: the rules of `back_to_the_realm_v2` (docs/V2_RULES.md) behind its wire protocol.
+
+    env = RealmEnvV2(game_map, seed=0)                      # or realm.v2.make_env_v2(...)
+    obs, extra_info = env.reset(usr_conf)                    # usr_conf: train_env_conf.toml as parsed
+    step_no, obs, terminated, truncated, extra_info = env.step(act)   # act 0..15
+
+Where the rules agree with the 2024 game they are the 2024 engine's: the eight directions, the
+scoring (`realm.env.final_score`), the timers (set by the step of their event, counting down at
+the end of every later step, so a cooldown of N blocks exactly the N following steps), pick-ups
+along the walked path, a flash's pick-up at its landing only, relative positions from the hero's
+cell (an object on the hero's own cell reads East). The rest is v2's: integer cells, the talent's
+16-cell ray, the 11×11 view, the end's discovery, the obstacles.
+
+A step does lookups and slices only: the map's cells with this episode's obstacles, organs and
+view values are laid out in `reset`.
+"""
+from __future__ import annotations
+
+from numbers import Integral
+
+import numpy as np
+
+from realm.env import EpisodeOverError, final_score
+from realm.v2.constants import (
+    BUFF_CONFIG_ID,
+    CELL_BUFF,
+    CELL_CHEST,
+    CELL_END,
+    CELL_PASSABLE,
+    CELL_START,
+    CHEST_SCORE,
+    DIRECTIONS,
+    DISTANCE_BANDS,
+    END_CONFIG_ID,
+    FIRST_CHEST_CONFIG_ID,
+    FLASH_CELLS,
+    GRID_SIZE,
+    HIDDEN_POS,
+    MAX_STEP_RANGE,
+    NUM_ACTIONS,
+    ORGAN_BUFF,
+    ORGAN_CHEST,
+    ORGAN_END,
+    ORGAN_START,
+    START_CONFIG_ID,
+    STATUS_COLLECTABLE,
+    STATUS_NOT_COLLECTABLE,
+    STATUS_OUT_OF_VIEW,
+    TALENT_TYPE_SUPER_FLASH,
+    VIEW_RADIUS,
+    VIEW_SIZE,
+)
+from realm.v2.maps import V2Map
+from realm.v2.protocol import position, relative_pos
+from realm.v2.usr_conf import Episode, default_usr_conf, resolve_episode
+
+HERO_ID = 1
+ACTION_HELP = f"an int in 0..{NUM_ACTIONS - 1} (0..7 move in direction d × 45° from East, 8..15 talent in direction act − 8)"
+
+#: Env options: rules the public sources leave open that change what a package learns.
+#: name -> (default, allowed values, help).
+OPTIONS = {
+    "step_length": (1, (1, 2), "cells per plain step"),
+    "buff_step_length": (2, (1, 2, 3, 4), "cells per step while the buff is active (>= step_length)"),
+    "buff_duration": (50, range(1, MAX_STEP_RANGE[1] + 1), "steps the buff lasts, an int in 1..2000"),
+    "distance_bands": ("uniform20", tuple(DISTANCE_BANDS), "relative_pos.l2_distance thresholds in cells: "
+                       "'uniform20' = 20, 40, 60, 80; 'v1' = the 2024 bands 5, 15, 30, 60"),
+    "reveal_end_pos": ("always", ("always", "found", "at_end"), "when extra_info['game_info']['end_pos'] holds the end: "
+                       "'always'; 'found' = once the end has been in view, and at the episode's end; 'at_end' = only in "
+                       "the last extra_info; otherwise {'x': -1, 'z': -1}"),
+    "talent_when_cooling": ("move", ("move", "stay"), "a talent action while cooling down: 'move' = the move in the "
+                            "same direction; 'stay' = the hero stays"),
+}
+
+# What lies on a cell for pick-ups (kind, index)
+_CHEST, _BUFF, _END = 1, 2, 3
+
+
+def _check_option(name: str, value):
+    default, allowed, help_ = OPTIONS[name]
+    ok = value in allowed if isinstance(default, str) else (isinstance(value, Integral) and not isinstance(value, bool)
+                                                            and value in allowed)
+    if not ok:
+        shown = " | ".join(repr(v) for v in allowed) if not isinstance(allowed, range) else f"{allowed.start}..{allowed.stop - 1}"
+        raise ValueError(f"{name} = {value!r} is invalid: allowed {shown} ({help_})")
+    return value if isinstance(default, str) else int(value)
+
+
+def walk(free, x: int, z: int, direction: int, cells: int):
+    """The cells (x, z) a move of up to `cells` single-cell steps passes, in order, until a step
+    is blocked: its cell is off the map or not free, or it is diagonal and an orthogonal
+    neighbour is not free (no corner cutting). `free[z * 128 + x]`. The env and the planner
+    share this rule."""
+    dx, dz = DIRECTIONS[direction]
+    path = []
+    for _ in range(cells):
+        nx, nz = x + dx, z + dz
+        if not (0 <= nx < GRID_SIZE and 0 <= nz < GRID_SIZE and free[nz * GRID_SIZE + nx]):
+            break
+        if dx and dz and not (free[z * GRID_SIZE + nx] and free[nz * GRID_SIZE + x]):
+            break
+        x, z = nx, nz
+        path.append((x, z))
+    return path
+
+
+def flash_landing(free, x: int, z: int, direction: int) -> tuple[int, int]:
+    """Where the talent lands: the farthest free cell within FLASH_CELLS along the ray (a diagonal
+    goes (16, 16)), passing over anything; (x, z) itself when none is free."""
+    dx, dz = DIRECTIONS[direction]
+    for k in range(FLASH_CELLS, 0, -1):
+        nx, nz = x + dx * k, z + dz * k
+        if 0 <= nx < GRID_SIZE and 0 <= nz < GRID_SIZE and free[nz * GRID_SIZE + nx]:
+            return nx, nz
+    return x, z
+
+
+class RealmEnvV2:
+    """One hero on one v2 map. Options: see `OPTIONS` (constructor keywords); `seed` seeds the
+    episode RNG (random points and the random obstacle); a `seed` given to `reset` restarts it,
+    so the same seed and usr_conf replay the same episode."""
+
+    def __init__(self, game_map: V2Map, *, seed: int | None = None, step_length: int = 1, buff_step_length: int = 2,
+                 buff_duration: int = 50, distance_bands: str = "uniform20", reveal_end_pos: str = "always",
+                 talent_when_cooling: str = "move"):
+        if not isinstance(game_map, V2Map):
+            raise TypeError(f"game_map must be a realm.v2.maps.V2Map, got {type(game_map).__name__}")
+        self.map = game_map
+        self.step_length = _check_option("step_length", step_length)
+        self.buff_step_length = _check_option("buff_step_length", buff_step_length)
+        if self.buff_step_length < self.step_length:
+            raise ValueError(f"buff_step_length = {buff_step_length!r} is invalid: allowed an int in "
+                             f"{self.step_length}..4 (at least step_length = {self.step_length})")
+        self.buff_duration = _check_option("buff_duration", buff_duration)
+        self.distance_bands = _check_option("distance_bands", distance_bands)
+        self.reveal_end_pos = _check_option("reveal_end_pos", reveal_end_pos)
+        self.talent_when_cooling = _check_option("talent_when_cooling", talent_when_cooling)
+        self._rng = np.random.default_rng(seed)
+        self.episode: Episode | None = None
+        self.usr_conf: dict | None = None
+        self._started = False
+        self._done = True
+        self._extra_info = None
+
+    @property
+    def options(self) -> dict:
+        """The env's options as constructor keywords."""
+        return {name: getattr(self, name) for name in OPTIONS}
+
+    # ---- protocol ------------------------------------------------------------------------------
+
+    def reset(self, usr_conf: dict | None = None, seed: int | None = None):
+        """Start an episode: returns (obs, extra_info). No usr_conf plays the official package's
+        train_env_conf.toml of the map's `map_name` (realm.v2.usr_conf.default_usr_conf)."""
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        if usr_conf is None:
+            usr_conf = default_usr_conf(self.map.map_name)
+        episode = resolve_episode(usr_conf, self.map, self._rng)
+        self.episode = episode
+        self.usr_conf = usr_conf
+        conf = episode.conf
+        self._talent_cooldown = conf.talent_cooldown
+        self._buff_cooldown = conf.buff_cooldown
+        grid = self.map.grid_with(episode.obstacle_ids)
+        self.grid = grid
+        self._free = grid.reshape(-1).tolist()
+
+        # View values, indexed [x + 5, z + 5] so that a slice's rows are x offsets (map_info[i] = x - 5 + i).
+        values = np.zeros((GRID_SIZE + 2 * VIEW_RADIUS, GRID_SIZE + 2 * VIEW_RADIUS), dtype=np.int8)
+        inner = values[VIEW_RADIUS:-VIEW_RADIUS, VIEW_RADIUS:-VIEW_RADIUS]
+        inner[grid.T] = CELL_PASSABLE
+        self._values = values
+        self._set_value(episode.start, CELL_START)
+        self._set_value(episode.end, CELL_END)
+        self._set_value(episode.buff, CELL_BUFF)
+        for p in episode.treasures:
+            self._set_value(p, CELL_CHEST)
+
+        self._on_cell = {}  # z * 128 + x -> (kind, index)
+        for i, (x, z) in enumerate(episode.treasures):
+            self._on_cell[z * GRID_SIZE + x] = (_CHEST, i)
+        self._on_cell[episode.buff[1] * GRID_SIZE + episode.buff[0]] = (_BUFF, 0)
+        self._on_cell[episode.end[1] * GRID_SIZE + episode.end[0]] = (_END, 0)
+
+        self._x, self._z = episode.start
+        self._steps = 0
+        self._talent_cd = self._buff_remain = self._buff_cd = 0
+        self._taken = [False] * len(episode.treasures)
+        self._chests = self._buff_count = self._talent_count = 0
+        self._total_score = 0.0
+        self._end_found = False
+        self._start_pos = position(*episode.start)
+        self._end_pos = position(*episode.end)
+        self._treasure_pos = [position(x, z) for x, z in episode.treasures]
+        self._buff_pos = position(*episode.buff)
+        self._last_jump = None
+        self._started = True
+        self._done = False
+        obs, extra_info = self._observe()
+        self._extra_info = extra_info
+        return obs, extra_info
+
+    def step(self, act):
+        """Play one action: returns (step_no, obs, terminated, truncated, extra_info), step_no =
+        actions played − 1 as the server logs it (truncated at step_no max_step − 1)."""
+        if type(act) is not int:
+            act = self._coerce_action(act)
+        if not 0 <= act < NUM_ACTIONS:
+            raise ValueError(f"action {act!r} is invalid: allowed {ACTION_HELP}")
+        if self._done:
+            raise EpisodeOverError("the episode has ended; call reset() to start a new one" if self._started
+                                   else "call reset() before step()")
+        steps = self._steps + 1
+        self._steps = steps
+        cooling = self._talent_cd > 0
+        fast = self._buff_remain > 0
+        respawning = self._buff_cd > 0
+        self._last_jump = None
+
+        direction = act & 7
+        if act >= 8 and not cooling:
+            reached_end = self._flash(direction)
+        elif act >= 8 and self.talent_when_cooling == "stay":
+            reached_end = False
+        else:
+            reached_end = self._walk(direction, self.buff_step_length if fast else self.step_length)
+
+        if cooling:
+            self._talent_cd -= 1
+        if fast:
+            self._buff_remain -= 1
+        if respawning:
+            self._buff_cd -= 1
+            if self._buff_cd == 0:
+                self._on_cell[self.episode.buff[1] * GRID_SIZE + self.episode.buff[0]] = (_BUFF, 0)
+                self._set_value(self.episode.buff, CELL_BUFF)
+
+        terminated = truncated = False
+        max_step = self.episode.max_step
+        if reached_end:
+            terminated = True
+            self._total_score = round(float(final_score(max_step, steps, self._chests)), 6)
+        elif steps >= max_step:
+            truncated = True
+            self._total_score = 0.0
+        else:
+            self._total_score = float(self._chests * CHEST_SCORE)
+        self._done = terminated or truncated
+        obs, extra_info = self._observe()
+        self._extra_info = extra_info
+        return steps - 1, obs, terminated, truncated, extra_info
+
+    # ---- state for tests, the planner and pictures ------------------------------------------------
+
+    @property
+    def extra_info(self) -> dict:
+        if self._extra_info is None:
+            raise EpisodeOverError("no episode yet: call reset() first")
+        return self._extra_info
+
+    @property
+    def hero(self) -> tuple[int, int]:
+        return self._x, self._z
+
+    @property
+    def steps(self) -> int:
+        """Actions played in this episode."""
+        return self._steps
+
+    @property
+    def done(self) -> bool:
+        return self._done
+
+    @property
+    def end_found(self) -> bool:
+        """Whether the end has been in the view during this episode."""
+        return self._end_found
+
+    @property
+    def talent_ready(self) -> bool:
+        return self._talent_cd == 0
+
+    @property
+    def buff_steps_left(self) -> int:
+        return self._buff_remain
+
+    @property
+    def buff_available(self) -> bool:
+        return self._buff_cd == 0
+
+    @property
+    def chests_taken(self) -> list[bool]:
+        return list(self._taken)
+
+    @property
+    def last_jump(self) -> tuple[tuple[int, int], tuple[int, int]] | None:
+        """(from, to) cells of the talent cast in the last step, else None."""
+        return self._last_jump
+
+    @property
+    def free(self) -> list:
+        """This episode's passable cells with its obstacles, flat [z * 128 + x]."""
+        return self._free
+
+    def training_metrics(self) -> dict:
+        """The platform's 'env' metrics of the episode so far (names as get_training_metrics logs them)."""
+        e = self.episode
+        return {"total_score": self._total_score, "treasure_score": float(self._chests * CHEST_SCORE),
+                "max_steps": e.max_step, "finished_steps": self._steps, "treasure_random": int(e.conf.treasure_random),
+                "total_treasures": len(e.treasures), "collected_treasures": self._chests, "buff_cnt": self._buff_count,
+                "buff_cooldown": e.conf.buff_cooldown, "talent_cooldown": e.conf.talent_cooldown,
+                "talent_cnt": self._talent_count, "buff_random": int(e.conf.buff_random),
+                "obstacle_count": len(e.obstacle_ids), "obstacle_random": int(e.conf.obstacle_random)}
+
+    def _place_hero(self, x: int, z: int) -> None:
+        """Test hook: put the hero on cell (x, z) between steps, without pick-ups."""
+        if not (0 <= x < GRID_SIZE and 0 <= z < GRID_SIZE and self._free[z * GRID_SIZE + x]):
+            raise ValueError(f"cannot place the hero on cell ({x}, {z}): not passable")
+        self._x, self._z = int(x), int(z)
+
+    # ---- rules -----------------------------------------------------------------------------------
+
+    def _set_value(self, point, value: int) -> None:
+        self._values[point[0] + VIEW_RADIUS, point[1] + VIEW_RADIUS] = value
+
+    def _walk(self, direction: int, cells: int) -> bool:
+        """Move cell by cell, picking up on every cell entered; True when the end is reached (the
+        hero stops there)."""
+        on_cell = self._on_cell
+        for x, z in walk(self._free, self._x, self._z, direction, cells):
+            self._x, self._z = x, z
+            found = on_cell.get(z * GRID_SIZE + x)
+            if found is not None and self._pick_up(found):
+                return True
+        return False
+
+    def _flash(self, direction: int) -> bool:
+        start = (self._x, self._z)
+        self._x, self._z = flash_landing(self._free, self._x, self._z, direction)
+        self._last_jump = (start, (self._x, self._z))
+        self._talent_cd = self._talent_cooldown
+        self._talent_count += 1
+        found = self._on_cell.get(self._z * GRID_SIZE + self._x)
+        return found is not None and self._pick_up(found)
+
+    def _pick_up(self, found) -> bool:
+        kind, index = found
+        if kind == _END:
+            return True
+        episode = self.episode
+        if kind == _CHEST:
+            self._taken[index] = True
+            self._chests += 1
+            point = episode.treasures[index]
+            self._set_value(point, CELL_PASSABLE)
+        else:
+            point = episode.buff
+            self._buff_count += 1
+            self._buff_remain = self.buff_duration
+            self._buff_cd = self._buff_cooldown
+            self._set_value(point, CELL_PASSABLE)
+        del self._on_cell[point[1] * GRID_SIZE + point[0]]
+        return False
+
+    # ---- observation -----------------------------------------------------------------------------
+
+    def _organ(self, sub_type, config_id, point, pos, visible_status, cooldown=0, status_if_known=None) -> dict:
+        hx, hz = self._x, self._z
+        dx, dz = point[0] - hx, point[1] - hz
+        rel = relative_pos(dx, dz, self.distance_bands)
+        if status_if_known is not None:  # a chest already taken: known, not collectable
+            return {"sub_type": sub_type, "config_id": config_id, "status": status_if_known, "pos": pos,
+                    "cooldown": 0, "relative_pos": rel}
+        if -VIEW_RADIUS <= dx <= VIEW_RADIUS and -VIEW_RADIUS <= dz <= VIEW_RADIUS:
+            return {"sub_type": sub_type, "config_id": config_id, "status": visible_status, "pos": pos,
+                    "cooldown": cooldown, "relative_pos": rel}
+        return {"sub_type": sub_type, "config_id": config_id, "status": STATUS_OUT_OF_VIEW, "pos": HIDDEN_POS,
+                "cooldown": 0, "relative_pos": rel}
+
+    def _observe(self):
+        episode = self.episode
+        x, z = self._x, self._z
+        steps = self._steps
+        organs = []
+        for i, point in enumerate(episode.treasures):
+            organs.append(self._organ(ORGAN_CHEST, FIRST_CHEST_CONFIG_ID + i, point, self._treasure_pos[i], STATUS_COLLECTABLE,
+                                      status_if_known=STATUS_NOT_COLLECTABLE if self._taken[i] else None))
+        buff_ready = self._buff_cd == 0
+        organs.append(self._organ(ORGAN_BUFF, BUFF_CONFIG_ID, episode.buff, self._buff_pos,
+                                  STATUS_COLLECTABLE if buff_ready else STATUS_NOT_COLLECTABLE, self._buff_cd))
+        organs.append(self._organ(ORGAN_START, START_CONFIG_ID, episode.start, self._start_pos, STATUS_COLLECTABLE))
+        end_organ = self._organ(ORGAN_END, END_CONFIG_ID, episode.end, self._end_pos, STATUS_COLLECTABLE)
+        organs.append(end_organ)
+        if end_organ["status"] != STATUS_OUT_OF_VIEW:
+            self._end_found = True
+
+        remain = self._buff_remain
+        cooldown = self._talent_cd
+        pos = position(x, z)
+        hero = {"hero_id": HERO_ID, "pos": pos, "speed_up": 1 if remain else 0,
+                "talent": {"talent_type": TALENT_TYPE_SUPER_FLASH, "status": 0 if cooldown else 1, "cooldown": cooldown},
+                "buff_remain_time": remain}
+        frame_state = {"step_no": steps, "heroes": [hero], "organs": organs}
+        chest_score = float(self._chests * CHEST_SCORE)
+        score_info = {"score": chest_score, "total_score": self._total_score, "step_no": steps,
+                      "treasure_collected_count": self._chests, "treasure_score": chest_score,
+                      "buff_count": self._buff_count, "talent_count": self._talent_count}
+        rows = self._values[x: x + VIEW_SIZE, z: z + VIEW_SIZE].tolist()
+        map_info = [{"values": row} for row in rows]
+        obs = {"frame_state": frame_state, "score_info": score_info, "map_info": map_info,
+               "legal_act": [1, 0 if cooldown else 1]}
+
+        reveal = self.reveal_end_pos
+        shown = (reveal == "always" or self._done or (reveal == "found" and self._end_found))
+        game_info = {"score": chest_score, "total_score": self._total_score, "step_no": steps, "pos": pos,
+                     "start_pos": self._start_pos, "end_pos": self._end_pos if shown else HIDDEN_POS,
+                     "treasure_collected_count": self._chests, "treasure_score": chest_score,
+                     "treasure_count": len(episode.treasures), "buff_count": self._buff_count,
+                     "talent_count": self._talent_count, "buff_remain_time": remain, "buff_duration": self.buff_duration,
+                     "map_info": map_info, "obstacle_id": list(episode.obstacle_ids)}
+        extra_info = {"result_code": 0, "result_message": "", "frame_state": frame_state, "game_info": game_info}
+        return obs, extra_info
+
+    @staticmethod
+    def _coerce_action(act) -> int:
+        if isinstance(act, Integral) and not isinstance(act, bool):
+            return int(act)
+        if isinstance(act, np.ndarray) and act.shape == () and np.issubdtype(act.dtype, np.integer):
+            return int(act)
+        raise ValueError(f"action {act!r} ({type(act).__name__}) is invalid: allowed {ACTION_HELP}")
