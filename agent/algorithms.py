@@ -1,7 +1,7 @@
 """The project's algorithm packages, declared once: which folders are package code, and which
 four modules make each algorithm a Kaiwu code package.
 
-The training system hosts them by these names (workflow.kaiwu_package), reads each one's TOML
+The training system hosts them by these names (workflow.host.kaiwu_package), reads each one's TOML
 sections from its config module's `Settings` (workflow.config), tools/export_kaiwu.py writes one
 out in the platform's layout, and tests/test_layering.py holds the folders to the package rule:
 they import only each other, the platform's modules (kaiwu_agent, kaiwudrl), numpy and torch.
@@ -17,7 +17,7 @@ PACKAGE_FOLDERS = ("feature", "agent", "episodes")
 #: reads, as `Settings`), `definition` (data classes and protocol functions), `agent` (the Agent
 #: class), `workflow` (the training episode loop, the platform's `<algo>/train_workflow.py`).
 ALGORITHMS: dict[str, dict[str, str]] = {
-    "ppo": {"config": "agent.config", "definition": "feature.definition", "agent": "agent.agent",
+    "ppo": {"config": "agent.ppo_config", "definition": "feature.definition", "agent": "agent.ppo_agent",
             "workflow": "episodes.ppo_workflow"},
     "dqn_plus": {"config": "agent.dqn_config", "definition": "feature.dqn_definition", "agent": "agent.dqn_agent",
                  "workflow": "episodes.dqn_workflow"},

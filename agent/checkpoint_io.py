@@ -1,6 +1,6 @@
 """Checkpoint files: the one home of their names, their error, how they are written and the
 checks that run before a loaded checkpoint touches anything. The project's agents
-(agent.checkpointed) and the training system (workflow.ckpt_files, the learner's run state,
+(agent.checkpointed) and the training system (workflow.checkpoints.ckpt_files, the learner's run state,
 the model pool) both use it; it ships in exported packages.
 
 A checkpoint is the files named `model.ckpt-{id}...` (the platform's rule; id = the learner's
@@ -34,6 +34,12 @@ TRAIN_STATE_SUFFIX = ".train.pt"
 class CheckpointError(RuntimeError):
     """A checkpoint that is missing, unreadable, made for another model, or whose values would
     poison training (the message names the file and what is wrong)."""
+
+
+class WriteFailed(OSError):
+    """Writing a checkpoint file failed (a full disk, a file-size limit, a device gone), whatever
+    raised it: torch's serializer reports a write cut off part-way as a RuntimeError. The message
+    names the file and the error."""
 
 
 # --- names ---------------------------------------------------------------------------------------
@@ -75,7 +81,8 @@ def latest_checkpoint_id(path: str | Path) -> int | None:
 
 def write_atomically(final: Path, write: Callable[[BinaryIO], None]) -> None:
     """`write(f)` into a temp file beside `final`, fsync it, rename it over `final`: a reader sees
-    the old file or the whole new one, never a torn one. `sync_directory` makes the rename durable."""
+    the old file or the whole new one, never a torn one. `sync_directory` makes the rename durable.
+    Any failure is a WriteFailed naming `final`, and leaves no temp file."""
     final = Path(final)
     tmp = final.with_name(f".{final.name}.tmp-{os.getpid()}")
     try:
@@ -84,8 +91,13 @@ def write_atomically(final: Path, write: Callable[[BinaryIO], None]) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, final)
+    except Exception as e:
+        raise WriteFailed(f"cannot write {final} ({type(e).__name__}: {e})") from e
     finally:
-        tmp.unlink(missing_ok=True)
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:  # the directory itself failing: the write's own error is the one to tell
+            pass
 
 
 def save_torch(payload, final: Path) -> None:

@@ -7,7 +7,9 @@ Loading checks everything before anything is applied: a checkpoint that reads bu
 training (non-finite values, another architecture, optimizer moments that do not fit, counters
 that are not counters) raises CheckpointError and leaves the agent as it was. What is loaded
 depends on what is there: the weights always; the counters from the progress record (an actor
-picking a model from the pool gets these two); the training state when it is beside them.
+picking a model from the pool gets these two); the training state when it is beside them. A
+learner refuses a training state without the counters: it would train on with its schedules and
+curriculum progress started again from 0.
 
 The progress record also names the model options a checkpoint was trained with beyond its
 tensors' shapes (`_model_options`: the PPO package's core and action head), so loading it
@@ -103,6 +105,10 @@ class CheckpointedAgent(BaseAgent, abc.ABC):
         if train is not None:
             self._check_train_state(train, train_file)
         counters = read_counters(path, ckpt_id, train)
+        if counters is None and train is not None and self.agent_type == "learner":
+            raise CheckpointError(f"{io.progress_file(path, ckpt_id)} is missing: beside its training state "
+                                  f"{train_file.name} the agent's counters ({', '.join(COUNTERS)}) would start again "
+                                  f"from 0, and its schedules and curriculum progress with them")
         self.model.load_state_dict(weights)
         self._apply_train_state(train, weights)
         if counters is None:

@@ -23,7 +23,7 @@ resumed run keeps its stage). The loop runs until the framework stops it.
 """
 from __future__ import annotations
 
-from agent.config import load_settings
+from agent.ppo_config import load_settings
 from feature.definition import action_process, observation_process, sample_process
 from kaiwu_agent.utils.common_func import Frame, attached
 from episodes.training import TrainingEpisodes

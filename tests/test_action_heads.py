@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from agent.agent import Agent
-from agent.config import Settings
+from agent.ppo_agent import Agent
+from agent.ppo_config import Settings
 from agent.model import ActorCritic, ModelConfig
 from feature.layout import NUM_ACTIONS, NUM_MOVES, legal_mask
 from test_agent import obs_batch

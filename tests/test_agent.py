@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from agent.agent import Agent
+from agent.ppo_agent import Agent
 from agent.checkpoint_io import CheckpointError, latest_checkpoint_id, progress_file, train_state_file
-from agent.config import Settings
+from agent.ppo_config import Settings
 from agent.model import ActorCritic, ModelConfig
 from agent.ppo import PPOConfig
 from feature.definition import ActData, Frame, ObsData, SampleData2NumpyData, NumpyData2SampleData, sample_process
@@ -149,7 +149,7 @@ def test_learn_updates_and_counts():
 
 def captured_batches(monkeypatch) -> list[dict]:
     """Every batch Agent.learn hands ppo_update, as it was handed over (the update still runs)."""
-    import agent.agent as agent_module
+    import agent.ppo_agent as agent_module
 
     seen, update = [], agent_module.ppo_update
 

@@ -6,18 +6,18 @@ import json
 import pytest
 import torch
 
-from agent.checkpoint_io import progress_file, train_state_file
+from agent.checkpoint_io import WriteFailed, progress_file, train_state_file
 from fake_obs import rows_from
-from agent.config import Settings
+from agent.ppo_config import Settings
 from agent.model import ModelConfig
 from agent.ppo import PPOConfig
 from kaiwudrl.common.config.config_control import CONFIG
-from workflow import ckpt_files
-from workflow.checkpoint import CheckpointManager
-from workflow.kaiwu_package import PROJECT_ALGO, PROJECT_LAYOUT, REPO_ROOT, KaiwuPackage
+from workflow.checkpoints import ckpt_files
+from workflow.checkpoints.manager import CheckpointManager
+from workflow.host.kaiwu_package import PROJECT_ALGO, PROJECT_LAYOUT, REPO_ROOT, KaiwuPackage
 from workflow.precision import resolve_precision
-from workflow.run_state import COPY_FILE, RUN_STATE_FILE, incomplete_ids
-from workflow.trainee import LearnerHandler, Trainee
+from workflow.checkpoints.run_state import COPY_FILE, RUN_STATE_FILE, incomplete_ids
+from workflow.host.trainee import LearnerHandler, Trainee
 
 
 SETTINGS = Settings(model=ModelConfig(channels=[4], kernel_sizes=[5], strides=[5], hidden_size=8),
@@ -213,6 +213,31 @@ def test_a_failed_write_on_a_writable_disk_takes_its_entry_away_too(tmp_path):
         checkpoint_at(trainee, 3, extra={"counters": {"env_steps": 3}})
     assert run_state(ckpt) == before and json.loads((ckpt / COPY_FILE).read_text()) == before
     assert not ckpt_files.checkpoint_files(ckpt, 3)
+
+
+def test_whatever_save_model_raises_is_a_write_failure_and_what_it_leaves_goes_with_the_next_checkpoint(tmp_path):
+    """A disk that fills while the package's save_model writes shows as anything (torch's
+    serializer: a RuntimeError): a WriteFailed (an OSError, which the learner retries). A new
+    checkpoint's partial files go at once; a failed rewrite's (checkpoint 2 again, its files now a
+    mix of two saves) stay flagged until the next whole checkpoint removes them."""
+    ckpt = tmp_path / "ckpt"
+    trainee = make_trainee(tmp_path, keep=5)
+    learn_and_checkpoint(trainee, rows_from(trainee.agent), 2)
+
+    def save_part_then_fail(path=None, id="1"):
+        (ckpt / f"model.ckpt-{id}.pkl").write_bytes(b"part of a checkpoint")
+        raise RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 704 vs 598")
+
+    trainee.agent.save_model = save_part_then_fail
+    with pytest.raises(WriteFailed, match=r"cannot write model.ckpt-3 into .*RuntimeError: .*unexpected pos"):
+        checkpoint_at(trainee, 3, extra={"counters": {"env_steps": 3}})
+    assert not ckpt_files.checkpoint_files(ckpt, 3) and sorted(run_state(ckpt)) == ["1", "2"]
+    with pytest.raises(WriteFailed):
+        checkpoint_at(trainee, 2, extra={"counters": {"env_steps": 22}})
+    assert incomplete_ids(ckpt) == {2} and ids(ckpt) == [1]
+    del trainee.agent.save_model  # the disk recovers
+    checkpoint_at(trainee, 4, extra={"counters": {"env_steps": 4}})
+    assert ids(ckpt) == [1, 4] and not ckpt_files.checkpoint_files(ckpt, 2) and sorted(run_state(ckpt)) == ["1", "4"]
 
 
 def test_a_rewrite_that_fails_before_any_file_keeps_the_checkpoint_whole(tmp_path):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from workflow import ckpt_files
+from workflow.checkpoints import ckpt_files
 from workflow.config import REPO_ROOT
 
 SMOKE = str(REPO_ROOT / "conf" / "smoke.toml")

@@ -10,8 +10,8 @@ import pytest
 
 import episodes.protocol
 import realm
-from agent.agent import Agent
-from agent.config import Settings
+from agent.ppo_agent import Agent
+from agent.ppo_config import Settings
 from agent.model import ModelConfig
 from agent.ppo import PPOConfig
 from episodes.ppo_workflow import workflow

@@ -12,9 +12,9 @@ import pytest
 import toml
 import torch
 
-from agent.agent import Agent
+from agent.ppo_agent import Agent
 from agent.algorithms import PACKAGE_FOLDERS
-from agent.config import Settings
+from agent.ppo_config import Settings
 from agent.model import ActorCritic, ModelConfig
 from tests.conftest import REPO_ROOT
 

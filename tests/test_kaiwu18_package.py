@@ -13,8 +13,8 @@ import pytest
 
 from tests.conftest import REPO_ROOT
 from tests.test_kaiwu_package import fingerprint, train
-from workflow import ckpt_files
-from workflow.kaiwu_package import KAIWU18_DIR, detect_kaiwu_version, package_layout
+from workflow.checkpoints import ckpt_files
+from workflow.host.kaiwu_package import KAIWU18_DIR, detect_kaiwu_version, package_layout
 from workflow.schema import ConfigError
 
 KAIWU18_PACKAGE = REPO_ROOT.parent / "shared" / "kaiwu18" / "package"

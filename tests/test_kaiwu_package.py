@@ -15,7 +15,7 @@ import torch
 
 from tests.conftest import REPO_ROOT
 from tests.test_training_system import pid_alive
-from workflow import ckpt_files
+from workflow.checkpoints import ckpt_files
 from workflow.config import PACKAGE_DEFAULTS, ConfigError, load_config
 
 KAIWU_DIR = REPO_ROOT.parent / "shared" / "kaiwu"

@@ -1,7 +1,9 @@
 """The import rules, held at folder level: package code (agent.algorithms.PACKAGE_FOLDERS)
 imports only itself, the platform's modules, numpy and torch; inside it, feature/ sits below
 agent/, which sits below episodes/; the simulator imports nothing of the project; the training
-system reaches package code only through the host's few algorithm-free entry points."""
+system reaches package code only through the host's few algorithm-free entry points. The
+training system's rooms stand on floors (FLOORS): no import goes up, none goes round in a cycle,
+and evaluation and the tools stand above the training system."""
 from __future__ import annotations
 
 import ast
@@ -14,13 +16,13 @@ from agent.algorithms import ALGORITHMS, PACKAGE_FOLDERS
 
 ROOT = Path(__file__).resolve().parents[1]
 PLATFORM = ("kaiwu_agent", "kaiwudrl")
-PROJECT = PACKAGE_FOLDERS + ("realm", "workflow", "tools") + PLATFORM
+PROJECT = PACKAGE_FOLDERS + ("realm", "workflow", "evaluation", "tools") + PLATFORM
 #: What each package folder may import of the project, beside the platform's modules.
 BELOW = {"feature": ("feature",), "agent": ("feature", "agent"), "episodes": ("feature", "agent", "episodes")}
 #: The training system's only imports of package code, none of them an algorithm's: the registry of
 #: the project's packages, the checkpoint files' home (names, error, atomic writes, checks) and the
 #: episode runner that evaluation steps any package's agent with. Everything else of a package it
-#: reaches through workflow.kaiwu_package, by module name, as the platform does.
+#: reaches through workflow.host.kaiwu_package, by module name, as the platform does.
 SYSTEM_USES = ("agent.algorithms", "agent.checkpoint_io", "episodes.runner")
 
 
@@ -68,3 +70,85 @@ def test_the_training_system_reaches_package_code_only_through_its_entry_points(
         for name in imports(file):
             if name.split(".")[0] in PACKAGE_FOLDERS:
                 assert name in SYSTEM_USES, f"{file.relative_to(ROOT)} imports {name}"
+
+
+#: The training system's rooms, lowest first: a room imports only rooms of its own floor or below
+#: (and the simulator and the package code's entry points). A top-level module of workflow/ is a
+#: room of its own.
+FLOORS = (
+    ("workflow.schema", "workflow.metrics_keys", "workflow.precision", "workflow.allocator"),
+    ("workflow.platforms",),
+    ("workflow.checkpoints", "workflow.transport"),
+    ("workflow.config",),
+    ("workflow.host", "workflow.metrics"),
+    ("workflow.supervision",),
+    ("workflow.telemetry",),
+    ("workflow.aisrv", "workflow.learner"),
+    ("workflow.launcher",),
+    ("evaluation",),
+    ("tools",),
+)
+FLOOR = {room: level for level, rooms in enumerate(FLOORS) for room in rooms}
+
+
+def room_of(module: str) -> str:
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] == "workflow" and len(parts) > 1 else parts[0]
+
+
+def imported_modules(file: Path) -> list[str]:
+    """Like imports(), with `from workflow import x` read as the module workflow.x."""
+    found = []
+    for node in ast.walk(ast.parse(file.read_text())):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "workflow":
+            found += [f"workflow.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append(node.module)
+    return found
+
+
+def room_of_file(file: Path) -> str:
+    return room_of(".".join(file.relative_to(ROOT).with_suffix("").parts))
+
+
+def room_imports() -> dict[str, set[str]]:
+    """room -> the rooms of the training system, evaluation and tools it imports."""
+    found: dict[str, set[str]] = {}
+    for folder in ("workflow", "evaluation", "tools"):
+        for file in files(folder):
+            room = room_of_file(file)
+            for name in imported_modules(file):
+                target = room_of(name)
+                if target.split(".")[0] in ("workflow", "evaluation", "tools") and target not in (room, "workflow"):
+                    found.setdefault(room, set()).add(target)
+    return found
+
+
+def test_every_room_has_a_floor():
+    rooms = {room_of_file(file) for file in files("workflow")} - {"workflow.__init__"}
+    assert rooms <= set(FLOOR), f"rooms without a floor: {sorted(rooms - set(FLOOR))}"
+
+
+def test_no_import_goes_up_a_floor():
+    for room, targets in room_imports().items():
+        for target in targets:
+            assert FLOOR[target] <= FLOOR[room], f"{room} (floor {FLOOR[room]}) imports {target} (floor {FLOOR[target]})"
+
+
+def test_no_rooms_import_each_other_in_a_cycle():
+    graph = room_imports()
+
+    def visit(room: str, path: tuple[str, ...]) -> None:
+        for target in graph.get(room, ()):
+            assert target not in path, "import cycle: " + " -> ".join(path + (target,))
+            visit(target, path + (target,))
+    for room in graph:
+        visit(room, (room,))
+
+
+def test_the_training_system_has_few_modules_at_its_top_level():
+    top = [p.name for p in (ROOT / "workflow").glob("*.py") if p.name != "__init__.py"]
+    assert len(top) <= 15, sorted(top)
+    assert not [name for name in top if name.startswith("eval")], "evaluation lives in evaluation/"

@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agent.agent import Agent
-from agent.config import Settings
+from agent.ppo_agent import Agent
+from agent.ppo_config import Settings
 from agent.model import ModelConfig
 from agent.ppo import PPOConfig
 from feature.curriculum import CurriculumConfig
@@ -15,9 +15,9 @@ from feature.definition import ActData
 from feature.reward import TERMS
 from kaiwudrl.common.config.config_control import CONFIG
 from realm import make_env
-from workflow.adder import Stopped
-from workflow.local_trainer import EpisodeLog, train_local
-from workflow.package_aisrv import LoopStats, PlatformEnv
+from workflow.transport.adder import Stopped
+from workflow.host.local_trainer import EpisodeLog, train_local
+from workflow.host.package_aisrv import LoopStats, PlatformEnv
 from episodes.ppo_workflow import workflow
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from agent.agent import Agent
+from agent.ppo_agent import Agent
 from agent.model import ActorCritic, ModelConfig, QNetwork
 from fake_obs import rows_from
 from feature.definition import NumpyData2SampleData
@@ -57,7 +57,7 @@ def test_auto_is_fp32_for_a_package_whose_network_is_not_declared_bf16_ready(mon
     if not (KAIWU_2024 / "dqn").is_dir():
         pytest.skip(f"the platform's package is not at {KAIWU_2024}")
     # the platform's own package, written for fp32 (loaded in a process of its own: it goes on sys.path)
-    probe = ("from workflow.kaiwu_package import KaiwuPackage; from workflow.precision import package_bf16_ready; "
+    probe = ("from workflow.host.kaiwu_package import KaiwuPackage; from workflow.precision import package_bf16_ready; "
              f"print(package_bf16_ready(KaiwuPackage.load({str(KAIWU_2024)!r}, 'dqn', {{}}).agent_class))")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
     assert result.returncode == 0, result.stderr

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 import reverb
 
-from workflow.adder import ChunkAdder
+from workflow.transport.adder import ChunkAdder
 from workflow.config import FrameworkConfig, load_config
-from workflow.model_pool import ModelPoolReader
-from workflow.replay import SAMPLE_TABLE, importance_weights, start_server
-from workflow.runs import resolve_run
-from workflow.sampler import BatchSampler
+from workflow.transport.model_pool import ModelPoolReader
+from workflow.transport.replay import SAMPLE_TABLE, importance_weights, start_server
+from workflow.checkpoints.runs import resolve_run
+from workflow.transport.sampler import BatchSampler
 
 ALPHA, BETA = 0.6, 0.4
 PRIORITIES = [1.0, 2.0, 3.0, 4.0]
@@ -169,8 +169,8 @@ def test_learner_hands_weights_to_learn_and_writes_its_priorities_back(tmp_path)
 
 
 def test_a_package_returning_the_wrong_number_of_priorities_is_named(tmp_path):
-    from workflow.kaiwu_package import PackageError
-    from workflow.trainee import Trainee
+    from workflow.host.kaiwu_package import PackageError
+    from workflow.host.trainee import Trainee
 
     class Package:
         algo, sample_dim, kaiwu_version = "tiny", 2, "2024"

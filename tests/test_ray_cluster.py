@@ -18,7 +18,7 @@ from ray.cluster_utils import Cluster  # noqa: E402
 from test_clean_stops import aisrv_totals, counters_while_training, episode_rows, final_counters  # noqa: E402
 from test_training_system import checkpoint_ids, pid_alive, read, wait_until  # noqa: E402
 from workflow.config import REPO_ROOT  # noqa: E402
-from workflow.ray_roles import RUN_TOKEN_FILE, node_scratch  # noqa: E402
+from workflow.supervision.ray_roles import RUN_TOKEN_FILE, node_scratch  # noqa: E402
 
 SMOKE = str(REPO_ROOT / "conf" / "smoke.toml")
 LOOPBACK = "127.0.0.1"
@@ -206,7 +206,7 @@ def test_the_kuberay_manifest_declares_the_resources_and_a_command_the_launcher_
     import yaml
 
     from workflow import launcher
-    from workflow.ray_supervisor import AISRV_RESOURCE, LEARNER_RESOURCE
+    from workflow.supervision.ray_supervisor import AISRV_RESOURCE, LEARNER_RESOURCE
 
     job = yaml.safe_load((REPO_ROOT / "deploy" / "kuberay-rayjob.yaml").read_text())
     cluster_spec = job["spec"]["rayClusterSpec"]
@@ -224,8 +224,8 @@ def test_a_learner_that_cannot_see_the_run_directory_refuses_to_start(tmp_path):
     there), it says so and exits with its own code instead of training into a directory nobody
     collects."""
     from workflow.config import load_config
-    from workflow.ray_roles import EXIT_RUN_DIR_UNREACHABLE, RoleActor
-    from workflow.runs import hold_run
+    from workflow.supervision.ray_roles import EXIT_RUN_DIR_UNREACHABLE, RoleActor
+    from workflow.checkpoints.runs import hold_run
 
     cfg = load_config(SMOKE, overrides=[f'app.run_dir="{tmp_path}"', 'app.run_name="r"'])
     paths, lock = hold_run(cfg.app, resume=False)

@@ -9,9 +9,9 @@ import pytest
 import torch
 
 import realm
-from agent.agent import Agent
+from agent.ppo_agent import Agent
 from agent.checkpoint_io import CheckpointError
-from agent.config import Settings
+from agent.ppo_config import Settings
 from agent.model import ModelConfig, QNetwork
 from agent.ppo import PPOConfig
 from episodes.ppo_workflow import workflow

@@ -10,15 +10,15 @@ import pytest
 
 reverb = pytest.importorskip("reverb")
 
-from agent.agent import Agent  # noqa: E402
-from workflow import ckpt_files  # noqa: E402
-from workflow.adder import ChunkAdder, TelemetrySender  # noqa: E402
+from agent.ppo_agent import Agent  # noqa: E402
+from workflow.checkpoints import ckpt_files  # noqa: E402
+from workflow.transport.adder import ChunkAdder, TelemetrySender  # noqa: E402
 from workflow.config import load_config  # noqa: E402
 from workflow.learner import TrainTrigger  # noqa: E402
-from workflow.model_pool import ModelPoolReader, ModelPublisher  # noqa: E402
-from workflow.replay import SAMPLE_TABLE, TELEMETRY_TABLE, can_sample, start_server  # noqa: E402
-from workflow.runs import RunError, resolve_run  # noqa: E402
-from workflow.sampler import BatchSampler, TelemetryReceiver  # noqa: E402
+from workflow.transport.model_pool import ModelPoolReader, ModelPublisher  # noqa: E402
+from workflow.transport.replay import SAMPLE_TABLE, TELEMETRY_TABLE, can_sample, start_server  # noqa: E402
+from workflow.checkpoints.runs import RunError, resolve_run  # noqa: E402
+from workflow.transport.sampler import BatchSampler, TelemetryReceiver  # noqa: E402
 from fake_obs import rows_from
 
 DIM = 6
@@ -71,7 +71,7 @@ def test_on_policy_queue_trains_each_chunk_once_and_bounds_producers(server_for)
     adder = ChunkAdder(client, chunk_len=2, wait_ms=100, on_wait=give_up_after_two_waits)
     for version in range(3):
         adder.add(np.full((2, DIM), version, np.float32), version)
-    from workflow.adder import Stopped
+    from workflow.transport.adder import Stopped
     with pytest.raises(Stopped):  # a fourth chunk waits: the learner is a full queue behind
         adder.add(np.zeros((2, DIM), np.float32), 3)
     trigger = TrainTrigger(app)
@@ -201,7 +201,7 @@ def same_weights(a: dict, b: dict) -> bool:
 
 
 def tiny_agent(seed=0) -> Agent:
-    from agent.config import Settings
+    from agent.ppo_config import Settings
 
     cfg = load_config(overrides=TINY_MODEL)
     return Agent(agent_type="learner", settings=Settings(model=cfg.model, ppo=cfg.ppo), seed=seed)
@@ -440,7 +440,7 @@ def test_a_minibatch_with_a_non_finite_loss_is_skipped_not_applied():
 def test_signed_runs_refuse_forged_weights_replay_items_and_telemetry(server_for):
     """Someone on the network writes straight into the tables: a forged model (version 1e9, zero
     weights), a replay item and a telemetry record, signed with the wrong key or not at all."""
-    from workflow.signing import Signer
+    from workflow.transport.signing import Signer
 
     app, client = server_for("app.replay_buffer_capacity=8", "app.train_batch_size=2")
     run, intruder = Signer("the run's secret"), Signer("a guess")

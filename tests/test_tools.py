@@ -22,7 +22,7 @@ import evaluate  # noqa: E402
 import plot  # noqa: E402
 import render  # noqa: E402
 
-from workflow import ckpt_files  # noqa: E402
+from workflow.checkpoints import ckpt_files  # noqa: E402
 
 APP_DIR = "back_to_the_realm_ppo"
 # Two chests and 400 steps: the planner finishes well inside the limit, an untrained agent times out fast.
@@ -32,7 +32,7 @@ SHORT_CONF = json.dumps({"diy": {"start": 2, "end": 1, "treasure_random": 1, "tr
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory) -> Path:
     """A run directory with three checkpoints of one untrained agent (ids 0, 10, 20)."""
-    from agent.agent import Agent
+    from agent.ppo_agent import Agent
 
     run = tmp_path_factory.mktemp("run")
     agent = Agent(seed=0)
@@ -114,7 +114,7 @@ def test_evaluate_sampling_policy_replays_each_episode(run_dir, map_args, tmp_pa
 
 def test_agent_policy_modes(run_dir, official_map_paths):
     import realm
-    from workflow.eval_workflow import AgentPolicy, load_agent
+    from evaluation.episodes import AgentPolicy, load_agent
 
     env = realm.make_env(map_file=official_map_paths[0], positions_file=official_map_paths[1])
     conf = json.loads(SHORT_CONF)
@@ -240,7 +240,7 @@ def test_clean_ckpt_keeps_exactly_the_newest_k(tmp_path):
 def test_clean_ckpt_never_counts_nor_deletes_a_checkpoint_whose_write_was_cut_off(tmp_path, capsys):
     """200 is flagged incomplete in the run state (cut off, or a live learner still writing it):
     keeping one keeps 150, the newest whole one, and leaves 200 alone."""
-    from workflow.run_state import write_run_state
+    from workflow.checkpoints.run_state import write_run_state
 
     d = make_ckpts(tmp_path / "c", [100, 150, 200])
     write_run_state(d, {"100": {"counters": {}}, "150": {"counters": {}}, "200": {"counters": {}, "incomplete": True}})
@@ -293,7 +293,7 @@ def test_map_comes_from_the_run_config_unless_given(run_dir):
 
     import tool_args
     from workflow.config import AppConfig, EnvConfig, save_effective_config
-    from workflow.eval_workflow import run_config_file
+    from evaluation.episodes import run_config_file
 
     save_effective_config(AppConfig(env=EnvConfig(map_seed=3, flash_blocked="nearest")),
                           run_dir / "log" / "effective_config.toml")
@@ -325,7 +325,7 @@ def test_bench_model_counts_the_update_flops_of_the_network():
     The advantage pass before it is measured too."""
     sys.path.insert(0, str(REPO_ROOT / "tools"))
     import bench_model
-    from agent.agent import Agent
+    from agent.ppo_agent import Agent
     from feature.layout import MAP_CHANNELS, MAP_SIZE, NUM_ACTIONS, STATE_DIM
     from workflow.config import load_config
 
@@ -361,7 +361,7 @@ def test_bench_model_measures_a_recurrent_policy_through_the_learners_batch():
     pass unrolls the critic too."""
     sys.path.insert(0, str(REPO_ROOT / "tools"))
     import bench_model
-    from agent.agent import Agent
+    from agent.ppo_agent import Agent
     from workflow.config import load_config
 
     per_frame = {}

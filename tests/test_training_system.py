@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from workflow import ckpt_files
+from workflow.checkpoints import ckpt_files
 from workflow.config import REPO_ROOT
 from workflow.precision import resolve_precision
 
@@ -392,7 +392,7 @@ def test_an_aisrv_started_before_the_learner_waits_for_its_port_or_a_stop():
     import multiprocessing as mp
     import threading
 
-    from workflow.processes import ChildContext
+    from workflow.supervision.processes import ChildContext
 
     spawn = mp.get_context("spawn")
 

@@ -63,7 +63,7 @@ def train(contender: Contender, out: Path, minutes: float, env_overrides: list[s
 
 def run_summary(run: Path) -> dict:
     """The run's newest checkpoint and its counters (from metrics.csv)."""
-    from workflow import ckpt_files
+    from workflow.checkpoints import ckpt_files
 
     dirs = [d for d in ckpt_files.checkpoint_dirs(run) if d.name != "user"]
     newest = ckpt_files.latest_checkpoint(dirs[0]) if dirs else None
@@ -82,8 +82,8 @@ def run_summary(run: Path) -> dict:
 def score(out: Path, chosen: list[Contender], kaiwu: Path, args: argparse.Namespace) -> int:
     import realm
     from realm.presets import preset
-    from workflow.eval_pool import PLANNER, play_all
-    from workflow.eval_workflow import resolve_episodes
+    from evaluation.pool import PLANNER, play_all
+    from evaluation.episodes import resolve_episodes
 
     runs = {c.name: out / c.name for c in chosen if (out / c.name).is_dir()}
     if not runs:

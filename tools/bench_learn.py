@@ -10,7 +10,7 @@
 2. Scores --points checkpoints spread over each run (and the last) on --preset (default the
    2024 leaderboard, 30 episodes) or --usr-conf with the agent's `exploit` (its
    `exploit_policy`) and with sampling, and the planner on the same episodes
-   (workflow.eval_pool), on the map the run trained on.
+   (evaluation.pool), on the map the run trained on.
 3. Prints each run's curve in wall minutes, train steps and env steps (minutes depend on the
    machine, steps transfer) and the first point at which 0.80 / 0.90 / 0.95 / 0.97 x planner was
    reached (exploit); over several runs, every seed's ratio per point with the median and the
@@ -89,7 +89,7 @@ def env_steps_by_train_step(run: Path) -> dict[int, int]:
 
 def checkpoints_along(run: Path) -> list[Point]:
     """The run's training checkpoints, oldest first, with wall minutes since training started."""
-    from workflow import ckpt_files
+    from workflow.checkpoints import ckpt_files
 
     marker = run / STARTED_FILE
     dirs = [d for d in ckpt_files.checkpoint_dirs(run) if d.name != "user"]
@@ -158,8 +158,8 @@ def score(run: Path, args: argparse.Namespace, label: str, usr_conf: dict) -> di
     """Score `run`'s checkpoints on the episodes `usr_conf` draws (`label` names them); print and
     write its curve; -> {"planner", "rows"}."""
     import realm
-    from workflow.eval_pool import PLANNER, play_all
-    from workflow.eval_workflow import resolve_episodes
+    from evaluation.pool import PLANNER, play_all
+    from evaluation.episodes import resolve_episodes
 
     config = run / "log" / "effective_config.toml"
     if not config.is_file():
@@ -259,7 +259,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     def action(args: argparse.Namespace) -> int:
         from realm.usr_conf import UsrConfError, parse_usr_conf
-        from workflow.ray_cluster import check_address
+        from workflow.supervision.ray_cluster import check_address
 
         if args.ray is not None:
             try:

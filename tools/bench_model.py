@@ -32,7 +32,7 @@ import numpy as np
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from agent.agent import Agent
+from agent.ppo_agent import Agent
 from agent.ppo import ppo_update
 from feature.definition import CORE_STATE_DIM, SEGMENT_FRAMES, ObsData
 from feature.layout import MAP_SHAPE, NUM_ACTIONS, STATE_DIM, legal_mask

@@ -4,7 +4,7 @@
     python tools/clean_ckpt.py runs/default/ckpt/back_to_the_realm_ppo --keep 3 --apply
 
 DIR is a checkpoint directory or a run directory (its ckpt/<app>_<algo>/ directories are
-pruned). The rule is the training system's own (workflow.ckpt_files), so pruning by hand and
+pruned). The rule is the training system's own (workflow.checkpoints.ckpt_files), so pruning by hand and
 pruning while training agree. "Best" uses the scores tools/evaluate.py recorded beside the
 checkpoints, else the run's metrics.csv.
 """
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 
-from workflow import ckpt_files  # noqa: E402
+from workflow.checkpoints import ckpt_files  # noqa: E402
 from tool_args import EXIT_BAD_INPUT  # noqa: E402
 from workflow.metrics_keys import EPISODE_SCORE_KEY  # noqa: E402
 

@@ -38,7 +38,21 @@ from tool_args import (  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from workflow import ckpt_files  # noqa: E402
+from workflow.checkpoints import ckpt_files  # noqa: E402
+
+V2_GAME = "back_to_the_realm_v2"  # the game of a v2 package's platform (workflow.platforms.v2)
+PLANNER_V2 = "planner"
+
+
+def package_platform(args: argparse.Namespace):
+    """--package's platform version (workflow.platforms)."""
+    from workflow import platforms
+    from workflow.schema import ConfigError
+
+    try:
+        return platforms.of_package(args.package)
+    except ConfigError as e:
+        raise InputError(str(e)) from e
 
 EPISODE_FIELDS = ("policy", "ckpt_id", "episode", "seed", "total_score", "won", "chests", "steps", "buff_count",
                   "flash_count", "usr_conf")
@@ -225,11 +239,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def evaluate(args: argparse.Namespace) -> int:
+    if args.package is not None and package_platform(args).game == V2_GAME:
+        return evaluate_v2(args)
     import realm
-    from workflow.eval_pool import PLANNER, play_all
-    from workflow.ray_cluster import check_address
+    from evaluation.pool import PLANNER, play_all
+    from workflow.supervision.ray_cluster import check_address
     from agent.checkpoint_io import CheckpointError
-    from workflow.eval_workflow import load_agent, resolve_episodes, run_config_file
+    from evaluation.episodes import load_agent, resolve_episodes, run_config_file
 
     if args.ray is not None:
         try:
@@ -286,6 +302,85 @@ def evaluate(args: argparse.Namespace) -> int:
                                          "seed": args.seed, "policy": args.policy})
     print(f"{label} on {map_label(env_kwargs)}: {args.episodes} episodes per policy, seeds {args.seed}.."
           f"{args.seed + args.episodes - 1}, {seconds:.1f} s")
+    print(format_table(summaries))
+    for p in paths:
+        print(f"wrote {p}")
+    return 0
+
+
+def summarize_v2(policy: str, records: dict, planner: dict | None) -> Summary:
+    """`summarize` for back_to_the_realm_v2 episodes (evaluation.v2.EpisodeV2)."""
+    recs = [records[i] for i in sorted(records)]
+    scores = np.array([r.total_score for r in recs], dtype=np.float64)
+    summary = Summary(policy=policy, ckpt_id=ckpt_files.parse_ckpt_id(policy), episodes=len(recs),
+                      score_mean=float(scores.mean()), score_std=float(scores.std()),
+                      win_rate=float(np.mean([r.won for r in recs])), chests_mean=float(np.mean([r.chests for r in recs])),
+                      chests_available=float(np.mean([r.chests_available for r in recs])),
+                      steps_mean=float(np.mean([r.steps for r in recs])),
+                      buff_mean=float(np.mean([r.buff_count for r in recs])),
+                      flash_mean=float(np.mean([r.flash_count for r in recs])))
+    if planner is not None and policy != "planner":
+        planner_mean = float(np.mean([planner[i].total_score for i in sorted(records)]))
+        summary.planner_score_mean = planner_mean
+        summary.ratio = summary.score_mean / planner_mean if planner_mean > 0 else float("nan")
+    return summary
+
+
+def evaluate_v2(args: argparse.Namespace) -> int:
+    """A back_to_the_realm_v2 package's checkpoints, played by its own exploit in this process on
+    the episodes of a v2 preset (default: the package family's, PlatformV2.eval_preset) or
+    --usr-conf, with the v2 planner on the same episodes."""
+    import realm
+    from agent.checkpoint_io import CheckpointError
+    from realm.v2.presets import V2_PRESETS, v2_preset
+    from evaluation.episodes import load_agent, run_config_file
+    from evaluation.v2 import env_kwargs_v2, play_exploit, play_planner
+
+    platform = package_platform(args)
+    if args.episodes < 1:
+        raise InputError(f"--episodes must be >= 1, got {args.episodes}")
+    if args.positions_file is not None:
+        raise InputError("--positions-file is a 2024 map's; a back_to_the_realm_v2 map takes --obstacles-file")
+    if args.usr_conf is not None:
+        label, usr_conf = episode_settings(args)
+    else:
+        label = args.preset or platform.eval_preset
+        try:
+            usr_conf = v2_preset(label)
+        except KeyError:
+            raise InputError(f"--preset: unknown v2 preset {label!r}; available: {', '.join(V2_PRESETS)}") from None
+    package_checkpoint(args)
+    ckpts = find_checkpoints(args.ckpt, args.every) if args.agent == "ckpt" else []
+    try:
+        env_kwargs = env_kwargs_v2(args.config or (run_config_file(ckpts[0]) if ckpts else None), args.map_file,
+                                   args.obstacles_file, args.map_seed)
+        env = realm.make_env(**env_kwargs)
+        env.reset(usr_conf=usr_conf, seed=args.seed)
+    except realm.UsrConfError as e:
+        raise InputError(f"invalid usr_conf ({label}): {e}") from e
+    except (realm.MapError, ValueError, TypeError, OSError) as e:
+        raise InputError(f"map or env settings: {e}") from e
+    seeds = range(args.seed, args.seed + args.episodes)
+    start = time.monotonic()
+    results = {}
+    for ckpt in ckpts:
+        try:
+            loaded = load_agent(ckpt, args.config, args.package)
+        except CheckpointError as e:
+            raise InputError(str(e)) from e
+        results[str(ckpt)] = {i: play_exploit(env, loaded, usr_conf, seed) for i, seed in enumerate(seeds)}
+    if args.agent == "planner" or not args.no_planner:
+        results[PLANNER_V2] = {i: play_planner(env, usr_conf, seed) for i, seed in enumerate(seeds)}
+    seconds = time.monotonic() - start
+    planner = results.get(PLANNER_V2)
+    summaries = [summarize_v2(key, records, planner) for key, records in results.items()]
+    out = args.out or default_out(ckpts, label, args.agent)
+    settings = {"preset": label, "usr_conf": usr_conf, "env": env_kwargs, "episodes": args.episodes, "policy": "exploit",
+                "seed": args.seed, "checkpoints": [str(c) for c in ckpts], "platform": platform.name,
+                "seconds": round(seconds, 2)}
+    paths = write_outputs(out, settings, summaries, results)
+    print(f"{label} ({platform.title}) on {map_label(env_kwargs)}: {args.episodes} episodes per policy, seeds "
+          f"{args.seed}..{args.seed + args.episodes - 1}, {seconds:.1f} s")
     print(format_table(summaries))
     for p in paths:
         print(f"wrote {p}")

@@ -64,7 +64,7 @@ def file_map(project_algo: str, target: Target = PROJECT_TARGET) -> dict[str, st
     """Project file -> exported path ({algo} not yet filled in) for one of the project's algorithms:
     its four modules and every package-code module they import, directly or not (nothing else)."""
     from agent.algorithms import PACKAGE_FOLDERS
-    from workflow.kaiwu_package import PROJECT_ALGORITHMS
+    from workflow.host.kaiwu_package import PROJECT_ALGORITHMS
 
     layout = PROJECT_ALGORITHMS[project_algo].layout
     own = {layout.file(part, project_algo): target.modules[part] for part in ("config", "definition", "agent", "workflow")}
@@ -156,10 +156,10 @@ def export(ckpt: Path, out: Path, algo: str | None, config: Path | None, kaiwu_v
     `algo` names its algorithm (default: the project algorithm's name)."""
     import importlib
 
-    from workflow.ckpt_files import checkpoint_files, parse_ckpt_id
+    from workflow.checkpoints.ckpt_files import checkpoint_files, parse_ckpt_id
     from agent.checkpoint_io import CheckpointError
-    from workflow.eval_workflow import load_agent, project_algo, project_settings, run_config_file
-    from workflow.kaiwu_package import PROJECT_ALGORITHMS
+    from evaluation.episodes import load_agent, project_algo, project_settings, run_config_file
+    from workflow.host.kaiwu_package import PROJECT_ALGORITHMS
 
     try:
         project = project_algo(ckpt, config)

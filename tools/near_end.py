@@ -5,7 +5,7 @@ Generated map 0, no chests, start id 5 and end id 8 (40 BFS cells apart), 100 st
 uniformly random policy essentially never gets there, a trained one needs about 30 steps. The
 project's PPO package with its default network and reward terms (the end's guidance at
 END_PROGRESS: the task has only the end, so its guidance carries more than beside chests)
-trains in one process (workflow.local_trainer) until 90 % of the last 50 training episodes are won, or a budget of env
+trains in one process (workflow.host.local_trainer) until 90 % of the last 50 training episodes are won, or a budget of env
 steps runs out; then its sampling policy plays 20 episodes of a separately seeded env. The
 dqn_plus package trains a fixed budget and has learned when its exploit wins >= 80 % of them,
 quickly (EVAL_MAX_STEPS).
@@ -113,7 +113,7 @@ def train_near_end(cfg, budget_env_steps: int = BUDGET_ENV_STEPS) -> NearEndResu
     """Train `cfg` (near_end_config's, maybe changed) until the target or the budget.
     PPO stops at the target; dqn_plus trains the whole budget (its training episodes explore
     with epsilon, so its win rate there says little) and is judged by its exploit."""
-    from workflow.local_trainer import train_local
+    from workflow.host.local_trainer import train_local
 
     start = time.monotonic()
     dqn = cfg.app.algo == "dqn_plus"

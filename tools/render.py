@@ -34,7 +34,7 @@ import numpy as np  # noqa: E402
 from PIL import Image, ImageDraw, ImageFont  # noqa: E402
 
 from realm.constants import VIEW_SIZE  # noqa: E402
-from workflow import ckpt_files  # noqa: E402
+from workflow.checkpoints import ckpt_files  # noqa: E402
 from realm.render import COLORS, render_episode, render_local_view, save_png, world_to_pixel  # noqa: E402
 
 CAPTION_HEIGHT = 16  # px of text under each GIF frame
@@ -199,9 +199,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def render(args: argparse.Namespace) -> int:
+    from evaluate import V2_GAME, package_platform
+
+    if args.package is not None and package_platform(args).game == V2_GAME:
+        return render_v2(args)
     import realm
     from agent.checkpoint_io import CheckpointError
-    from workflow.eval_workflow import (AgentPolicy, PlannerPolicy, load_agent, resolve_episodes,
+    from evaluation.episodes import (AgentPolicy, PlannerPolicy, load_agent, resolve_episodes,
                                         run_config_file)
 
     for flag in ("scale", "view_scale", "frame_stride", "max_frames"):
@@ -255,6 +259,72 @@ def render(args: argparse.Namespace) -> int:
         picked = frame_indices(len(rec.frames), args.frame_stride, args.max_frames)
         gif = write_gif(args.gif or out_dir / f"{name}.gif", [draw_view(rec.frames[i], args.view_scale) for i in picked],
                         args.fps)
+        print(f"wrote {gif} ({len(picked)} frames)")
+    return 0
+
+
+def render_v2(args: argparse.Namespace) -> int:
+    """One back_to_the_realm_v2 episode played by the package's exploit (or the v2 planner): the
+    map with the route, jumps and the end (PNG), and the 11×11 views with each action (GIF)."""
+    import realm
+    from agent.checkpoint_io import CheckpointError
+    from evaluate import package_platform
+    from realm.v2.presets import V2_PRESETS, v2_preset
+    from realm.v2.render import render_v2_episode, render_v2_view
+    from evaluation.episodes import load_agent, run_config_file
+    from evaluation.v2 import env_kwargs_v2, play_exploit, play_planner, replay as replay_v2
+
+    for flag in ("scale", "view_scale", "frame_stride", "max_frames"):
+        if getattr(args, flag) < 1:
+            raise InputError(f"--{flag.replace('_', '-')} must be >= 1, got {getattr(args, flag)}")
+    if args.fps <= 0:
+        raise InputError(f"--fps must be > 0, got {args.fps}")
+    platform = package_platform(args)
+    if args.usr_conf is not None:
+        label, usr_conf = episode_settings(args)
+    else:
+        label = args.preset or platform.eval_preset
+        try:
+            usr_conf = v2_preset(label)
+        except KeyError:
+            raise InputError(f"--preset: unknown v2 preset {label!r}; available: {', '.join(V2_PRESETS)}") from None
+    loaded = None
+    if args.agent == "ckpt":
+        package_checkpoint(args)
+        if args.ckpt.is_dir():
+            newest = ckpt_files.latest_checkpoint(args.ckpt)
+            if newest is None:
+                raise InputError(f"--ckpt: no checkpoint (model.ckpt-N.pkl) in {args.ckpt}")
+            args.ckpt = newest.path
+        if not args.ckpt.is_file():
+            raise InputError(f"--ckpt: checkpoint file not found: {args.ckpt}")
+        try:
+            loaded = load_agent(args.ckpt, args.config, args.package)
+        except CheckpointError as e:
+            raise InputError(str(e)) from e
+        name = f"{args.ckpt.stem}-{label}-seed{args.seed}"
+    else:
+        name = f"planner-{label}-seed{args.seed}"
+    try:
+        env = realm.make_env(**env_kwargs_v2(args.config or (run_config_file(args.ckpt) if loaded else None),
+                                             args.map_file, args.obstacles_file, args.map_seed))
+        episode = play_exploit(env, loaded, usr_conf, args.seed) if loaded else play_planner(env, usr_conf, args.seed)
+    except realm.UsrConfError as e:
+        raise InputError(f"invalid usr_conf ({label}): {e}") from e
+    except (realm.MapError, ValueError, TypeError, OSError) as e:
+        raise InputError(f"map or env settings: {e}") from e
+    views = []
+    record = replay_v2(env, episode, on_step=None if args.no_gif else lambda obs, act: views.append((obs, act)))
+    out_dir = REPO_ROOT / "out" / "render"
+    png = save_png(render_v2_episode(env, scale=args.scale, trail=record.trail, jumps=record.jumps, show_end="always"),
+                   args.png or out_dir / f"{name}.png")
+    print(f"score {record.total_score:.1f}, steps {record.steps}, chests {record.chests}/{record.chests_available}, "
+          f"{'won' if record.won else 'timed out'}")
+    print(f"wrote {png}")
+    if not args.no_gif:
+        picked = frame_indices(len(views), args.frame_stride, args.max_frames)
+        frames = [render_v2_view(views[i][0], views[i][1], scale=args.view_scale * 3) for i in picked]
+        gif = write_gif(args.gif or out_dir / f"{name}.gif", frames, args.fps)
         print(f"wrote {gif} ({len(picked)} frames)")
     return 0
 

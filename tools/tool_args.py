@@ -59,6 +59,8 @@ def package_checkpoint(args: argparse.Namespace) -> None:
 def add_map_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--map-file", type=Path, help="official map json (with --positions-file)")
     parser.add_argument("--positions-file", type=Path, help="position_pool.json that goes with --map-file")
+    parser.add_argument("--obstacles-file", type=Path, default=None,
+                        help="a back_to_the_realm_v2 map's obstacles json (with --map-file, a map_data/<name>.json)")
     parser.add_argument("--map-seed", type=int, default=None, help="generated map of this seed")
     parser.add_argument("--config", type=Path, default=None,
                         help="a run's config (log/effective_config.toml): its [env] picks the map and its [model] "

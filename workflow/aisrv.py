@@ -1,5 +1,5 @@
 """aisrv: one process running the package's own workflow (`workflow(envs, agents, logger,
-monitor)`, workflow.package_aisrv) over `envs_per_aisrv` envs, for any package: the project's
+monitor)`, workflow.host.package_aisrv) over `envs_per_aisrv` envs, for any package: the project's
 agent or a Kaiwu code package (`app.package`). Platform packages use `envs[0]`.
 
 The package's agent acts locally and follows the model pool at most every `model_sync_seconds`;
@@ -18,12 +18,12 @@ import reverb
 import torch
 from loguru import logger
 
-from workflow.adder import ChunkAdder, ReplayUnreachable, Stopped, TelemetrySender
-from workflow.kaiwu_package import KaiwuPackage, PackageError
-from workflow.model_pool import ModelPoolReader
-from workflow.package_aisrv import AisrvHandler, LoopStats, PlatformEnv, TelemetryMonitor, run_workflow
-from workflow.processes import STATUS_INTERVAL_S, ChildContext
-from workflow.signing import Signer
+from workflow.transport.adder import ChunkAdder, ReplayUnreachable, Stopped, TelemetrySender
+from workflow.host.kaiwu_package import KaiwuPackage, PackageError
+from workflow.transport.model_pool import ModelPoolReader
+from workflow.host.package_aisrv import AisrvHandler, LoopStats, PlatformEnv, TelemetryMonitor, run_workflow
+from workflow.supervision.processes import STATUS_INTERVAL_S, ChildContext
+from workflow.transport.signing import Signer
 
 CONNECT_LOG_EVERY_S = 10.0
 #: A learner that does not answer for this long is gone: the aisrv exits, so its restarts (and
@@ -39,8 +39,10 @@ def seeds(app, index: int, generation: int, session: int = 0) -> dict[str, int]:
 
 
 class ProgressReporter:
-    """Sends counter deltas to the learner and a status line to the launcher about once a second;
-    it is also the loop's `should_stop`, so it beats the heartbeat every step."""
+    """Sends counter deltas to the learner and a status line to the launcher about once a second,
+    and the deltas before every send of samples (`send_counts`: the learner never trains on a
+    frame its env steps do not count, however this process ends); it is also the loop's
+    `should_stop`, so it beats the heartbeat every step."""
 
     def __init__(self, ctx: ChildContext, telemetry: TelemetrySender, stats: LoopStats, adder: ChunkAdder,
                  agent: AisrvHandler):
@@ -60,14 +62,20 @@ class ProgressReporter:
 
     def report(self) -> None:
         self._last = time.monotonic()
+        now = self.send_counts()
+        self._ctx.post("status", {**now, "episodes": self._stats.episodes, "model_version": self._agent.model_version,
+                                  "chunks_sent": self._adder.items_sent})
+
+    def send_counts(self) -> dict:
+        """What the counters moved since the last record, as one progress record (none when nothing
+        moved); returns the counters."""
         now = {"env_steps": self._stats.env_steps, "env_errors": self._stats.env_errors,
                "send_wait_s": self._adder.seconds_waited}
         delta = {key: now[key] - self._sent[key] for key in now}
         if any(delta.values()):
             self._telemetry.send("progress", delta)  # episodes travel one record each (PlatformEnv)
             self._sent = now
-        self._ctx.post("status", {**now, "episodes": self._stats.episodes, "model_version": self._agent.model_version,
-                                  "chunks_sent": self._adder.items_sent})
+        return now
 
 
 def connect(ctx: ChildContext) -> reverb.Client:
@@ -159,12 +167,13 @@ def host_package(ctx: ChildContext, package: KaiwuPackage, envs: list, client, t
                            ctx.paths.root / "pool" / ctx.name, ctx.config.app.model_sync_seconds, ctx.beat)
     agent.framework_handler = handler
     progress = ProgressReporter(ctx, telemetry, stats, adder, handler)
+    handler.before_send = progress.send_counts  # the env steps reach the learner before their samples
     try:
         wait_for_first_model(ctx, lambda: handler.sync(agent))
         logger.info(f"{ctx.name}: package {package.algo}, model pool checkpoint {handler.model_version}; "
                     f"running its workflow")
-        run_workflow(package, [PlatformEnv(env, stats, telemetry, progress) for env in envs], agent, monitor, stats,
-                     ctx.name)
+        run_workflow(package, [PlatformEnv(env, stats, telemetry, progress, package.platform) for env in envs], agent,
+                     monitor, stats, ctx.name)
     except Stopped:
         pass
     except Exception as e:

@@ -1,7 +1,7 @@
 """One TOML file -> one validated `AppConfig`.
 
 Sections: the training system's own, [app] (Kaiwu's framework keys from configure_app.toml,
-same names and meaning) and [env], and those the project's packages declare (each algorithm's
+same names and meaning), [env] and [eval] (the run's evaluator), and those the project's packages declare (each algorithm's
 `Settings` in its config module, agent.algorithms: [model] [reward] [curriculum] [ppo] [dqn]
 today); each section is validated by the class that declares it. A file may pull others in with
 `include = ["ppo.toml", ...]` (paths relative to it; the including file wins).
@@ -19,8 +19,10 @@ from typing import Any, Literal
 
 import toml
 
-from workflow import ckpt_files, platforms
-from workflow.kaiwu_package import PROJECT_ALGORITHMS
+from workflow import platforms
+
+from workflow.checkpoints import ckpt_files
+from workflow.platforms.project import PROJECT_ALGORITHMS
 from workflow.schema import ConfigError, build, closest_key, to_dict
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -103,12 +105,21 @@ class EnvConfig:
     # 2025 packages' map_info window: "hero" (centred on the hero's cell, as the official guide
     # defines it) | "platform" (what the platform's env adapter serves: centred on the x/z-swapped cell)
     map_window: Literal["hero", "platform"] = "hero"
+    # back_to_the_realm_v2 packages: the map_data/<name>.json's obstacles json (with map_file)
+    obstacles_file: str | None = None
+    # back_to_the_realm_v2: when extra_info's game_info.end_pos holds the end: "always" (as the
+    # training server does) | "found" (once in view, and on the last frame) | "at_end" (last frame only)
+    reveal_end_pos: Literal["always", "found", "at_end"] = "always"
 
     def validate(self):
-        if (self.map_file is None) != (self.positions_file is None):
+        if self.obstacles_file is not None:
+            if self.map_file is None or self.positions_file is not None:
+                raise ValueError("obstacles_file goes with map_file (a back_to_the_realm_v2 map_data/<name>.json), "
+                                 "without positions_file")
+        elif (self.map_file is None) != (self.positions_file is None):
             raise ValueError("map_file and positions_file go together: set both (official map) or neither "
-                             "(generated map of map_seed)")
-        for key in ("map_file", "positions_file"):
+                             "(generated map of map_seed); a back_to_the_realm_v2 map: map_file and obstacles_file")
+        for key in ("map_file", "positions_file", "obstacles_file"):
             path = getattr(self, key)
             if path is not None and not Path(path).is_file():
                 raise ValueError(f"{key}: file not found: {path}")
@@ -127,6 +138,40 @@ class EnvConfig:
         if self.flash_blocked != "auto":
             return self.flash_blocked
         return platforms.get(kaiwu_version).flash_rule
+
+
+@dataclass
+class EvalConfig:
+    """[eval]: the run's evaluator (evaluation.evaluator): the greedy policy (the package's own
+    `exploit`) of the run's checkpoints played on fixed episodes beside the route planner, the best
+    checkpoint by that score kept, and an optional stop at a target. Off when both cadences are 0."""
+
+    every_train_steps: int = 0  # evaluate the newest checkpoint once it is this many train steps past the last evaluated; 0 = not by steps
+    every_minutes: float = 0.0  # ... or once this many minutes passed since the last evaluation began; 0 = not by time
+    episodes: int = 10  # episodes per evaluation (the planner plays the same ones, once per setting)
+    preset: str = ""  # a preset of the run's platform version (realm.presets, realm.v2.presets); empty: its default
+    usr_conf: dict[str, Any] = field(default_factory=dict)  # the episodes' usr_conf instead of a preset (empty: the preset)
+    seed: int = 0  # the first episode's seed (then +1 each): the same episodes at every evaluation
+    stop_value: float | None = None  # end the run cleanly once an evaluation reaches it (stop_metric); unset: never
+    stop_metric: Literal["score", "ratio"] = "ratio"  # "score": the mean total score | "ratio": that / the planner's mean
+    workers: int = 1  # processes that play the episodes (1: the evaluator itself)
+
+    @property
+    def enabled(self) -> bool:
+        return self.every_train_steps > 0 or self.every_minutes > 0
+
+    def validate(self):
+        for key in ("every_train_steps", "every_minutes", "seed"):
+            if getattr(self, key) < 0:
+                raise ValueError(f"{key} must be >= 0, got {getattr(self, key)}")
+        if self.every_train_steps > MAX_STEPS:
+            raise ValueError(f"every_train_steps = {self.every_train_steps} is too large: at most {MAX_STEPS}")
+        if not 1 <= self.episodes <= 100_000:
+            raise ValueError(f"episodes must be in 1..100000, got {self.episodes}")
+        if not 1 <= self.workers <= MAX_PROCESSES_OR_ENVS:
+            raise ValueError(f"workers must be in 1..{MAX_PROCESSES_OR_ENVS}, got {self.workers}")
+        if self.stop_value is not None and not self.enabled:
+            raise ValueError("stop_value needs evaluations: set every_train_steps or every_minutes > 0")
 
 
 @dataclass
@@ -152,7 +197,7 @@ class FrameworkConfig:
     priority_beta_steps: int = 0  # train steps over which beta anneals linearly to 1; 0 = constant
     priority_epsilon: float = 1e-6  # added to |priority| when Agent.learn returns new ones
     reverb_port: int = 0  # 0 = any free port; set a fixed one when aisrv join from other machines
-    sign_replay: bool = True  # HMAC-sign weights, replay items and telemetry (workflow.signing)
+    sign_replay: bool = True  # HMAC-sign weights, replay items and telemetry (workflow.transport.signing)
     shared_secret: str = ""  # the signing key across machines (or REALM_SHARED_SECRET); one machine: generated per run
     rate_limiter_timeout_ms: int = 1000  # longest single wait on the replay before a process checks in
     # --- learner ---
@@ -314,7 +359,7 @@ class _AppConfigMethods:
         out = to_dict(self)
         platform = out.pop("platform_keys", {})
         out["app"].update(platform)
-        return {"app": out.pop("app"), "env": out.pop("env"), **out}  # the system's sections first
+        return {"app": out.pop("app"), "env": out.pop("env"), "eval": out.pop("eval"), **out}  # the system's sections first
 
     def replace(self, **sections) -> "AppConfig":
         return dataclasses.replace(self, **sections)
@@ -324,7 +369,8 @@ def _app_config_class() -> type:
     """AppConfig: [app] and [env], then every package's sections (package_sections), then the
     platform-only [app] keys as the file gave them (PLATFORM_ONLY_KEYS)."""
     fields: list = [("app", FrameworkConfig, field(default_factory=FrameworkConfig)),
-                    ("env", EnvConfig, field(default_factory=EnvConfig))]
+                    ("env", EnvConfig, field(default_factory=EnvConfig)),
+                    ("eval", EvalConfig, field(default_factory=EvalConfig))]
     fields += [(name, cls, field(default_factory=cls)) for name, cls in package_sections().items()]
     fields.append(("platform_keys", dict[str, Any], field(default_factory=dict, init=False)))
     return dataclasses.make_dataclass("AppConfig", fields, bases=(_AppConfigMethods,), namespace={

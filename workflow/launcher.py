@@ -8,17 +8,17 @@ supervise the learner (which hosts the replay server) and the aisrv processes.
 --role all      (default) learner + app.aisrv_num aisrv on this machine
 --role learner  learner only; prints the address aisrv on other machines join
 --role aisrv    app.aisrv_num aisrv that join the learner at --learner HOST:PORT
---ray ADDRESS   the learner and the aisrv as actors of a Ray cluster (workflow.ray_supervisor)
+--ray ADDRESS   the learner and the aisrv as actors of a Ray cluster (workflow.supervision.ray_supervisor)
 
 --package DIR   train the Kaiwu code package at DIR (its conf/configure_app.toml over the
                 platform's defaults, conf/kaiwu_package.toml; app.algo picks the algorithm folder)
 --train-test    the platform's train_test.py check: small replay, stop after the first train step
 
-Supervision (workflow.supervisor): an aisrv that crashes or stops beating its heartbeat is restarted with a doubling
+Supervision (workflow.supervision.supervisor): an aisrv that crashes or stops beating its heartbeat is restarted with a doubling
 back-off, at most app.aisrv_restart_max times per slot. A learner that dies ends the run with
 the command that resumes it. Ctrl-C or SIGTERM stops every process cleanly, the learner
 writing a final checkpoint; a second Ctrl-C kills at once.
-One launcher at a time holds a run (workflow.runs.RunLock): a second start or --resume of a run
+One launcher at a time holds a run (workflow.checkpoints.runs.RunLock): a second start or --resume of a run
 in use exits 2 naming the holder's pid.
 Exit codes: 0 finished or stopped cleanly, 1 a process failed, 2 bad config or arguments, or the
 run is in use or its counters are lost (nothing started).
@@ -38,10 +38,10 @@ from loguru import logger
 from tqdm import tqdm
 
 from workflow.config import PACKAGE_DEFAULTS, PLATFORM_ONLY_KEYS, AppConfig, ConfigError, load_config, save_effective_config
-from workflow.ray_cluster import check_address
-from workflow.runs import RunError, RunPaths, hold_run, locate_run, resume_counters
-from workflow.signing import SECRET_ENV
-from workflow.supervisor import EXIT_BAD_CONFIG, EXIT_FAILED, EXIT_OK, Supervisor, console
+from workflow.supervision.ray_cluster import check_address
+from workflow.checkpoints.runs import RunError, RunPaths, hold_run, locate_run, resume_counters
+from workflow.transport.signing import SECRET_ENV
+from workflow.supervision.supervisor import EXIT_BAD_CONFIG, EXIT_FAILED, EXIT_OK, Supervisor, console
 
 
 
@@ -56,7 +56,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--learner", default=None, metavar="HOST:PORT", help="replay server to join (--role aisrv)")
     parser.add_argument("--ray", default=None, metavar="local|auto|HOST:PORT",
                         help="run the learner and the aisrv as Ray actors: 'local' starts Ray on this machine, 'auto' "
-                             "joins the cluster this host belongs to, HOST:PORT a given head (workflow.ray_supervisor)")
+                             "joins the cluster this host belongs to, HOST:PORT a given head (workflow.supervision.ray_supervisor)")
     parser.add_argument("--package", default=None, metavar="DIR",
                         help="train a Kaiwu code package (default config: DIR/conf/configure_app.toml)")
     parser.add_argument("--train-test", action="store_true",
@@ -80,7 +80,7 @@ def load_run_config(args: argparse.Namespace) -> AppConfig:
             raise ConfigError("--train-test checks a Kaiwu code package: add --package DIR")
         return load_config(args.config, args.overrides)
     from workflow import platforms
-    from workflow.kaiwu_package import KaiwuPackage, PackageError, config_file, package_layout, platform_config
+    from workflow.host.kaiwu_package import KaiwuPackage, PackageError, config_file, package_layout, platform_config
 
     root = Path(args.package).resolve()
     if not root.is_dir():
@@ -89,16 +89,36 @@ def load_run_config(args: argparse.Namespace) -> AppConfig:
     overrides += list(TRAIN_TEST_OVERRIDES) if args.train_test else []
     cfg = load_config(args.config or config_file(root), overrides + list(args.overrides), base=PACKAGE_DEFAULTS)
     platform = platforms.of_package(root, cfg.app.kaiwu_version)
+    stated = package_stated_keys(platform.app_defaults(root), args.config or config_file(root), args.overrides)
+    if stated:
+        cfg = load_config(args.config or config_file(root), overrides + stated + list(args.overrides),
+                          base=PACKAGE_DEFAULTS)
     root, layout = package_layout(root, cfg.app.algo, platform.name)
     env_conf = platform.env_conf_file(root, layout)
     if env_conf is not None:  # on the platform a bad one only shows as a reset that times out
-        platform.check_env_conf_file(env_conf)
+        platform.check_env_conf_file(env_conf, cfg.env)
     try:
         KaiwuPackage.load(root, cfg.app.algo, platform_config(cfg, "launcher", locate_run(cfg.app, args.resume)),
                           kaiwu_version=platform.name)
     except PackageError as e:
         raise ConfigError(str(e)) from e
     return cfg
+
+
+def package_stated_keys(defaults: dict, config: Path, given: list[str]) -> list[str]:
+    """--set lines for the [app] values a package states elsewhere (PlatformVersion.app_defaults)
+    that its config file and the command line leave out."""
+    import toml
+
+    if not defaults:
+        return []
+    try:
+        in_file = toml.loads(Path(config).read_text(encoding="utf-8")).get("app", {})
+    except (OSError, UnicodeDecodeError, toml.TomlDecodeError):
+        in_file = {}  # load_config has read it already: it reports what is wrong with it
+    named = {line.split("=", 1)[0].strip() for line in given}
+    return [f"app.{key}={json.dumps(value)}" for key, value in defaults.items()
+            if key not in in_file and f"app.{key}" not in named]
 
 
 # --- checks before anything starts ----------------------------------------------------------------
@@ -109,7 +129,7 @@ def check_episode_settings(cfg: AppConfig) -> None:
     simulator rejects fails here, not in every aisrv."""
     from realm import make_env
     from workflow import platforms
-    from workflow.kaiwu_package import PROJECT_ALGORITHMS
+    from workflow.host.kaiwu_package import PROJECT_ALGORITHMS
 
     version = platforms.of_package(cfg.app.package, cfg.app.kaiwu_version).name
     try:
@@ -135,7 +155,7 @@ def check_replay_memory(cfg: AppConfig) -> None:
     """The sample table when full (replay_buffer_capacity rows of the package's SAMPLE_DIM float32
     values) fits in this machine's memory: a learner whose replay outgrows it dies, or swaps, long
     after the start."""
-    from workflow.kaiwu_package import KaiwuPackage, PackageError
+    from workflow.host.kaiwu_package import KaiwuPackage, PackageError
 
     try:
         sample_dim = KaiwuPackage.of_run(cfg, "launcher", None).sample_dim
@@ -233,7 +253,7 @@ def train(args: argparse.Namespace, cfg: AppConfig, paths: RunPaths, recovered: 
                 f"{', '.join(sorted(cfg.platform_keys))}")
         logger.info("; ".join(f"{key}: {PLATFORM_ONLY_KEYS[key]}" for key in sorted(cfg.platform_keys)))
     if args.ray is not None:
-        from workflow.ray_supervisor import run_on_ray  # Ray is an optional extra
+        from workflow.supervision.ray_supervisor import run_on_ray  # Ray is an optional extra
 
         supervisor, code = run_on_ray(args, cfg, paths, session, run_secret(cfg, args.role))
     else:

@@ -2,41 +2,44 @@
 model pool, writes checkpoints and the run's metrics.
 
 When to train follows Kaiwu's learner (see `TrainTrigger`); the replay tables' rate limiters
-(workflow.replay) make the same rule hold on the server, and the learner samples only when a
+(workflow.transport.replay) make the same rule hold on the server, and the learner samples only when a
 batch is there, so it never blocks on an empty table.
 """
 from __future__ import annotations
 
+import csv
 import random
 import time
-from collections import deque
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
+from pathlib import Path
 
 import numpy as np
 import reverb
 import torch
 from loguru import logger
 
-from workflow import ckpt_files
+from workflow.checkpoints import ckpt_files
 from workflow import metrics_keys as K
 from workflow.allocator import keep_freed_memory
-from workflow.checkpoint import CheckpointManager
-from workflow.kaiwu_package import KaiwuPackage, PackageError
+from workflow.checkpoints.disk import disk_space, write_error
+from workflow.checkpoints.evaluations import (EVALUATIONS_FILE, METRIC_PREFIX, Evaluations, best_checkpoint, describe,
+                                              read_evaluations)
+from workflow.checkpoints.manager import CheckpointManager
+from workflow.host.kaiwu_package import KaiwuPackage, PackageError
 from workflow.metrics import MetricsWriter
-from workflow.model_pool import ModelPublisher
-from workflow.processes import STATUS_INTERVAL_S, ChildContext
-from workflow.replay import (SAMPLE_TABLE, TELEMETRY_TABLE, can_sample, importance_weights, inserts_completed,
+from workflow.transport.model_pool import ModelPublisher
+from workflow.supervision.processes import STATUS_INTERVAL_S, ChildContext
+from workflow.transport.replay import (SAMPLE_TABLE, TELEMETRY_TABLE, can_sample, importance_weights, inserts_completed,
                              start_server)
-from workflow.sampler import BatchSampler, TelemetryReceiver
-from workflow.signing import Signer
+from workflow.transport.sampler import BatchSampler, TelemetryReceiver
+from workflow.transport.signing import Signer
 from workflow.precision import package_bf16_ready, resolve_precision
-from workflow.trainee import POOL_STAGING_DIR, LearnerHandler, NonFiniteWeights, Trainee, WriterMonitor
+from workflow.host.trainee import POOL_STAGING_DIR, LearnerHandler, NonFiniteWeights, Trainee, WriterMonitor
+from workflow.telemetry import WARN_EVERY_S, AisrvReports, RefusalLog, RunCounters, StatsWindow
 
 IDLE_SLEEP_S = 0.02
 STOP_REQUESTED = "stop requested"
 CKPT_RETRY_MAX_S = 300.0  # the longest wait between checkpoint write attempts (app.ckpt_write_retry_seconds doubles)
-RECENT_EPISODES = 100
-WARN_EVERY_S = 30.0  # repeated warnings (refused items, non-finite steps) at most this often
 
 
 class CheckpointWriteError(RuntimeError):
@@ -46,20 +49,6 @@ class CheckpointWriteError(RuntimeError):
 class NonFiniteLearning(RuntimeError):
     """The package's Agent.learn keeps producing NaN or infinite values: the run stops rather
     than train on weights it can neither checkpoint nor publish."""
-
-
-@dataclass
-class RunCounters:
-    """Run-wide counters, saved in every checkpoint and restored by --resume."""
-
-    env_steps: int = 0  # produced by all aisrv
-    episodes: int = 0
-    env_errors: int = 0
-    consumed_rows: int = 0  # sample rows the learner trained on
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "RunCounters":
-        return cls(**{k: int(v) for k, v in data.items() if k in cls.__dataclass_fields__})
 
 
 class TrainTrigger:
@@ -93,71 +82,54 @@ class TrainTrigger:
         self._inserts_at_last_step = inserts_completed(info)
 
 
-#: Signing proves who sent a record, not that it is sane: what a record may hold.
-METRIC_LIMIT = float(np.finfo(np.float32).max)  # TensorBoard keeps scalars as float32
-MAX_RECORD_COUNT = 10**9  # env steps or errors in one progress record (an aisrv reports about once a second)
-MAX_RUN_COUNT = 2**53  # a run counter's ceiling: exact as a float and in JSON, a valid TensorBoard step
+class EvaluationRows:
+    """The run's evaluations (the evaluator's evaluations.json, workflow.checkpoints.evaluations)
+    as metrics.csv and TensorBoard rows of role "eval" at the checkpoint's train step and env
+    steps: each checkpoint once, the file read again when it changed."""
 
+    POLL_S = 2.0
+    ROLE = "eval"
 
-def number(value) -> float:
-    """A telemetry value as a finite float the metric writers hold; anything else is refused (ValueError)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{value!r} is not a number")
-    value = float(value)
-    if not np.isfinite(value):
-        raise ValueError(f"{value!r} is not finite")
-    if abs(value) > METRIC_LIMIT:
-        raise ValueError(f"{value!r} is out of range (|value| <= {METRIC_LIMIT:.4g})")
-    return value
+    def __init__(self, ckpt_dir: Path, writer: MetricsWriter, written: set[int]):
+        self.path = Path(ckpt_dir) / EVALUATIONS_FILE
+        self.writer = writer
+        self.written = set(written)
+        self._seen: tuple | None = None
+        self._last_poll = 0.0
 
+    def poll(self, force: bool = False) -> None:
+        if not force and time.monotonic() - self._last_poll < self.POLL_S:
+            return
+        self._last_poll = time.monotonic()
+        try:
+            stat = self.path.stat()
+        except OSError:
+            return
+        if (stat.st_mtime_ns, stat.st_size) == self._seen:
+            return
+        self._seen = (stat.st_mtime_ns, stat.st_size)
+        found = read_evaluations(self.path.parent)
+        for ckpt_id in sorted(set(found.checkpoints) - self.written) if found is not None else ():
+            entry = found.checkpoints[ckpt_id]
+            self.writer.write(self.ROLE, ckpt_id, int(entry.get("env_steps") or 0), Evaluations.metrics(entry),
+                              wall_time=entry.get("wall_time"))
+            self.written.add(ckpt_id)
 
-def count(values: dict[str, float], key: str, total: int) -> int:
-    """A counter's increment in a record: an integer in 0..MAX_RECORD_COUNT that keeps the run's
-    `total` within MAX_RUN_COUNT; anything else is refused (ValueError)."""
-    value, most = values.get(key, 0.0), min(MAX_RECORD_COUNT, MAX_RUN_COUNT - total)
-    if not (0 <= value <= most and value.is_integer()):
-        raise ValueError(f"{key} = {value!r}: a count must be an integer in 0..{most}")
-    return int(value)
-
-
-class RefusalLog:
-    """Replay items and telemetry records the learner refused: counted per kind (metrics
-    `refused/replay`, `refused/telemetry`) and warned about at most once per WARN_EVERY_S."""
-
-    WARN_EVERY_S = WARN_EVERY_S
-
-    def __init__(self):
-        self.counts = {"replay": 0, "telemetry": 0}
-        self._last_warning = -float("inf")
-
-    def add(self, kind: str, reason: str, source: str | None, count: int = 1) -> None:
-        self.counts[kind] += count
-        if time.monotonic() - self._last_warning >= self.WARN_EVERY_S:
-            self._last_warning = time.monotonic()
-            logger.warning(f"refused {count} {kind} item(s) ({reason})" + (f" from {source}" if source else "")
-                           + f"; {self.counts[kind]} so far")
-
-    def totals(self) -> dict[str, float]:
-        return {K.REFUSED_PREFIX + kind: float(n) for kind, n in self.counts.items()}
-
-
-class StatsWindow:
-    """Learner statistics averaged over `metrics_interval_seconds`, then written as one row per key."""
-
-    def __init__(self):
-        self.sums: dict[str, float] = {}
-        self.counts: dict[str, int] = {}
-        self.lag_max = 0
-
-    def add(self, values: dict[str, float]) -> None:
-        for key, value in values.items():
-            value = float(value)
-            if np.isfinite(value):
-                self.sums[key] = self.sums.get(key, 0.0) + value
-                self.counts[key] = self.counts.get(key, 0) + 1
-
-    def means(self) -> dict[str, float]:
-        return {key: self.sums[key] / self.counts[key] for key in self.sums}
+    @staticmethod
+    def in_metrics(metrics_csv: Path) -> set[int]:
+        """The checkpoints whose evaluation rows metrics.csv already holds (a resumed run's)."""
+        key, found = METRIC_PREFIX + "score", set()
+        try:
+            with Path(metrics_csv).open(newline="") as f:
+                for row in csv.DictReader(f):
+                    if row.get("key") == key and row.get("role") == EvaluationRows.ROLE:
+                        try:
+                            found.add(int(float(row["train_step"])))
+                        except (TypeError, ValueError):
+                            continue
+        except OSError:
+            pass
+        return found
 
 
 class Learner:
@@ -166,16 +138,13 @@ class Learner:
         self.app = ctx.config.app
         self.client = client
         self.trainee = trainee
-        self.counters = counters
         self.writer = writer
         signer = Signer(ctx.secret)
         self.publisher = ModelPublisher(client, signer)
         self.sampler = BatchSampler(client, trainee.sample_dim, signer)
-        self.refused = RefusalLog()
+        self.reports = AisrvReports(counters, writer, lambda: trainee.train_step, self.save_user)
         self.telemetry = TelemetryReceiver(client, signer=signer)
         self.trigger = TrainTrigger(self.app)
-        self.recent_scores: deque[float] = deque(maxlen=RECENT_EPISODES)
-        self.recent_wins: deque[float] = deque(maxlen=RECENT_EPISODES)
         self.window = StatsWindow()
         self.started = time.monotonic()
         # (train step, counters) of the newest checkpoint: the final one is written when either moved
@@ -190,6 +159,9 @@ class Learner:
         self.nonfinite_steps = 0  # such train steps in this session (metric system/nonfinite_train_steps)
         self.nonfinite_checkpoints = 0  # checkpoints not written because the weights were not finite
         self._last_warning: dict[str, float] = {}  # kind -> when last warned (warn_at_most_every)
+        self.eval_rows = (EvaluationRows(trainee.ckpts.ckpt_dir, writer,
+                                         EvaluationRows.in_metrics(ctx.paths.metrics_csv) if ctx.resume else set())
+                          if ctx.config.eval.enabled else None)
 
     # --- model pool and checkpoints ---------------------------------------------------------------
 
@@ -229,30 +201,35 @@ class Learner:
         self.max_priority = max(self.max_priority, float(values.max()))
         self.window.add({K.PRIORITY_MEAN: float(values.mean())})
 
-    def checkpoint(self) -> bool:
-        """Write a checkpoint. A failed write (disk full, read-only, gone) does not stop training:
-        it is retried on a back-off schedule (`checkpoint_due`), loudly, and only
-        app.ckpt_write_max_failures in a row end the run. Weights that are not finite are not
-        written (the newest checkpoint stays the last sound one). True when written."""
+    def checkpoint(self, final: bool = False) -> bool:
+        """Write a checkpoint. A failed write (disk full, read-only, gone; whatever the package's
+        save_model raised, workflow.host.trainee) does not stop training: it is retried on a back-off
+        schedule (`checkpoint_due`), loudly (learner.log and the terminal, naming the error and the
+        disk), and only app.ckpt_write_max_failures in a row end the run. Weights that are not
+        finite are not written (the newest checkpoint stays the last sound one). True when written."""
         step, app = self.trainee.train_step, self.app
+        what = "final checkpoint" if final else "checkpoint"
         try:
             path = self.trainee.checkpoint({"counters": asdict(self.counters)}, self.mean_recent_score())
         except NonFiniteWeights as e:
             self.nonfinite_checkpoints += 1
             self.retry_at = None  # nothing sound to write: the next one is due by dump_model_freq
-            self.warn_at_most_every("checkpoint", f"checkpoint at train step {step} not written: {e}; the newest "
+            self.warn_at_most_every("checkpoint", f"{what} at train step {step} not written: {e}; the newest "
                                     f"checkpoint stays {self.newest_written()}{self.nonfinite_counts()}")
             return False
         except OSError as e:
             self.write_failures += 1
             last = self.write_failures >= app.ckpt_write_max_failures
             delay = min(CKPT_RETRY_MAX_S, app.ckpt_write_retry_seconds * 2 ** (self.write_failures - 1))
-            logger.error(f"checkpoint at train step {step} failed ({type(e).__name__}: {e}); "
-                         + ("no retry left" if last else f"training goes on, retrying in {delay:g} s")
-                         + f" ({self.write_failures}/{app.ckpt_write_max_failures} failures in a row)")
+            error = f"{write_error(e)}; {disk_space(self.trainee.ckpts.ckpt_dir)}"
+            retry = ("" if final else "training goes on, ") + f"retrying in {delay:g} s"
+            message = (f"{what} at train step {step} failed: {error}; {'no retry left' if last else retry} "
+                       f"({self.write_failures}/{app.ckpt_write_max_failures} failures in a row)")
+            logger.error(message)
+            self.ctx.post("warning", {"message": message})
             if last:
                 raise CheckpointWriteError(f"{self.write_failures} checkpoint writes in a row failed "
-                                           f"(app.ckpt_write_max_failures); last: {type(e).__name__}: {e}") from e
+                                           f"(app.ckpt_write_max_failures); last: {error}") from e
             self.retry_at = time.monotonic() + delay
             return False
         self.write_failures, self.retry_at = 0, None
@@ -274,56 +251,26 @@ class Learner:
     def retry_due(self) -> bool:
         return self.retry_at is not None and time.monotonic() >= self.retry_at
 
-    def mean_recent_score(self) -> float | None:
-        return float(np.mean(self.recent_scores)) if self.recent_scores else None
+    # --- telemetry from aisrv (workflow.telemetry) -------------------------------------------------
 
-    # --- telemetry from aisrv ---------------------------------------------------------------------
+    @property
+    def counters(self) -> RunCounters:
+        return self.reports.counters
+
+    @property
+    def refused(self) -> RefusalLog:
+        return self.reports.refused
 
     def handle(self, record) -> None:
-        """One telemetry record; one that does not hold what its kind needs is counted and dropped."""
-        try:
-            self.handle_record(record)
-        except (TypeError, ValueError, KeyError, AttributeError, OverflowError) as e:
-            source = record.get("source") if isinstance(record, dict) else None
-            self.refused.add("telemetry", f"{type(e).__name__}: {e}", source)
+        self.reports.handle(record)
 
-    def handle_record(self, record: dict) -> None:
-        """Numbers are checked before anything changes, so a bad record leaves no trace but its count."""
-        kind, values = record.get("kind"), record.get("values") or {}
-        if not isinstance(values, dict):
-            raise TypeError(f"values is a {type(values).__name__}")
-        when = number(record.get("time", time.time()))
-        if kind in ("progress", "episode", "model", "monitor"):
-            values = {str(key): number(value) for key, value in values.items()}
-        if kind == "progress":
-            steps = count(values, "env_steps", self.counters.env_steps)
-            errors = count(values, "env_errors", self.counters.env_errors)
-            self.counters.env_steps += steps
-            self.counters.env_errors += errors
-            if errors:
-                self.write_aisrv({K.ENV_ERRORS: errors}, when)
-            if values.get("send_wait_s"):
-                self.write_aisrv({K.AISRV_SEND_WAIT: values["send_wait_s"]}, when)
-        elif kind == "episode":
-            self.counters.episodes += 1  # one record per finished episode: the counter and the CSV agree
-            if "total_score" in values:
-                self.recent_scores.append(values["total_score"])
-            if "win" in values:
-                self.recent_wins.append(values["win"])
-            self.write_aisrv({K.EPISODE_PREFIX + key: value for key, value in values.items()}, when)
-        elif kind == "model":
-            self.write_aisrv({K.MODEL_PICKUP_LATENCY: values.get("pickup_latency_s", float("nan")),
-                              K.AISRV_MODEL_VERSION: values.get("version", float("nan"))}, when)
-        elif kind == "save_model":
-            path = self.trainee.save_user()
-            logger.info(f"user save requested by {record.get('source')}: {path}")
-        elif kind == "monitor":
-            self.write_aisrv({f"monitor/{key}": value for key, value in values.items()}, when)
-        else:
-            raise ValueError(f"unknown record kind {kind!r}")
+    def mean_recent_score(self) -> float | None:
+        return self.reports.mean_recent_score()
 
-    def write_aisrv(self, values: dict, when: float) -> None:
-        self.writer.write("aisrv", self.trainee.train_step, self.counters.env_steps, values, wall_time=when)
+    def save_user(self, source: str | None) -> None:
+        """An aisrv agent's save_model: the learner writes the user save."""
+        path = self.trainee.save_user()
+        logger.info(f"user save requested by {source}: {path}")
 
     def write_learner(self, values: dict) -> None:
         self.writer.write("learner", self.trainee.train_step, self.counters.env_steps, values)
@@ -334,6 +281,9 @@ class Learner:
         batch = self.sampler.take(self.app.train_batch_size, timeout_s=self.app.rate_limiter_timeout_ms / 1000)
         if batch is None:
             return False
+        # Each aisrv sends its env steps before the samples that hold them: counting what came in
+        # up to now keeps the run's env steps at or above the frames learned, whoever died when.
+        self.drain_telemetry()
         self.trigger.trained(info)
         for reason, count in batch.dropped.items():
             self.refused.add("replay", reason, None, count)
@@ -433,6 +383,8 @@ class Learner:
 
     def maybe_report(self, force: bool = False) -> None:
         now = time.monotonic()
+        if self.eval_rows is not None:
+            self.eval_rows.poll(force)
         if force or now - self._last_status >= STATUS_INTERVAL_S:
             self._last_status = now
             self.ctx.post("status", self.status())
@@ -456,8 +408,8 @@ class Learner:
             score = self.mean_recent_score()
             if score is not None:
                 values[K.MEAN_SCORE_RECENT] = score
-            if self.recent_wins:
-                values[K.WIN_RATE_RECENT] = float(np.mean(self.recent_wins))
+            if self.reports.recent_wins:
+                values[K.WIN_RATE_RECENT] = float(np.mean(self.reports.recent_wins))
             self.write_learner(values)
             self.window = StatsWindow()
             self._window_start = (now, self.counters.env_steps, self.counters.consumed_rows, self.trainee.train_step)
@@ -487,7 +439,7 @@ class Learner:
             if self.retry_at is not None and not self.retry_due():
                 self.ctx.beat()
                 time.sleep(min(IDLE_SLEEP_S * 10, max(0.0, self.retry_at - time.monotonic())))
-            elif self.checkpoint() or self.retry_at is None:
+            elif self.checkpoint(final=True) or self.retry_at is None:
                 return  # written, or refused for its weights (nothing to retry)
 
     def wait_for_aisrv_to_stop(self, reason: str) -> None:
@@ -501,6 +453,12 @@ class Learner:
             time.sleep(IDLE_SLEEP_S * 5)
 
 
+def best_evaluated(ckpt_dir: Path) -> str | None:
+    """'best by evaluation: model.ckpt-40 (score ..., ratio ...)' when the run has evaluations."""
+    found = best_checkpoint(ckpt_dir)
+    return f"best by evaluation: {describe(found[0].id, found[1])}" if found else None
+
+
 def seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
@@ -511,7 +469,7 @@ def make_trainee(ctx: ChildContext, learner_ref: list) -> Trainee:
     """The trainee of this run: the package's Agent (`app.package`, or the project's own)."""
     cfg, app, paths = ctx.config, ctx.config.app, ctx.paths
     ckpts = CheckpointManager(paths.ckpt, app.max_ckpt_keep, app.keep_best_ckpt, paths.user_ckpt,
-                              app.user_save_mode_max_count, paths.metrics_csv)
+                              app.user_save_mode_max_count, paths.metrics_csv, evaluated=cfg.eval.enabled)
     package = KaiwuPackage.of_run(cfg, "learner", paths)
     monitor = WriterMonitor(lambda values: learner_ref[0].write_learner(values) if learner_ref else None)
     agent = package.make_agent("learner", logger, monitor, device=app.device)
@@ -538,8 +496,16 @@ def main(ctx: ChildContext) -> None:
     if ctx.resume:
         ckpt_id, extra = trainee.restore_newest()
         counters = RunCounters.from_dict(extra.get("counters", {}))
-        logger.info(f"resumed from {ckpt_files.ckpt_name(ckpt_id)}: train step {trainee.train_step}, "
-                    f"{counters.env_steps} env steps, {counters.episodes} episodes")
+        resumed = (f"resumed from {ckpt_files.ckpt_name(ckpt_id)}: train step {trainee.train_step}, "
+                   f"{counters.env_steps} env steps, {counters.episodes} episodes")
+        logger.info(resumed)
+        for note in trainee.resume_notes:  # what was passed over, counters reset: on the terminal too
+            ctx.post("warning", {"message": note})
+        ctx.post("notice", {"message": resumed})
+        best = best_evaluated(paths.ckpt)
+        if best:
+            logger.info(best)
+            ctx.post("notice", {"message": best})
     elif app.preload_model:
         loaded = trainee.preload(app.preload_model_dir, app.preload_model_id)
         logger.info(f"preloaded {ckpt_files.ckpt_name(loaded)} from {app.preload_model_dir}")

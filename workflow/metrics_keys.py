@@ -8,8 +8,12 @@ returns under its own names: the training system never lists them.
 from __future__ import annotations
 
 EPISODE_PREFIX = "episode/"
-EPISODE_SCORE_KEY = EPISODE_PREFIX + "total_score"
-EPISODE_WIN_KEY = EPISODE_PREFIX + "win"
+#: The episode record's score and win (episodes.runner.EpisodeStats.report: what the host sends
+#: for every finished episode, whatever the package): the recent mean score and win rate.
+EPISODE_SCORE = "total_score"
+EPISODE_WIN = "win"
+EPISODE_SCORE_KEY = EPISODE_PREFIX + EPISODE_SCORE
+EPISODE_WIN_KEY = EPISODE_PREFIX + EPISODE_WIN
 
 # Throughput and health of the system.
 ENV_SPS = "system/env_sps"  # env steps per second produced by all aisrv

@@ -55,3 +55,15 @@ exploit_wrapper = _routed("exploit")
 learn_wrapper = _routed("learn")
 save_model_wrapper = _routed("save_model")
 load_model_wrapper = _routed("load_model")
+
+
+def reset_wrapper(method):
+    """`reset`: the agent's own per-episode state, on the process that plays the episode (no
+    routing; the platform's 28.x packages import it)."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        return method(self, *args, **kwargs)
+
+    wrapper.kaiwu_wrapper = "reset"
+    return wrapper

@@ -120,6 +120,32 @@ class RealmEnvV2:
     episode RNG (random points and the random obstacle); a `seed` given to `reset` restarts it,
     so the same seed and usr_conf replay the same episode."""
 
+    #: the Kaiwu protocol it speaks (realm.make_env's `protocol`), and the rules only it takes
+    PROTOCOL = "v2"
+    PROTOCOL_RULES = ("obstacles_file", "map_name", *OPTIONS)
+    #: the 2024 env's rules, as this game has them: a talent onto a blocked cell lands on the
+    #: nearest free cell back along its ray (flash_landing), and positions are whole cells
+    FLASH_BLOCKED = "nearest"
+
+    @classmethod
+    def on_files(cls, map_file=None, positions_file=None, map_seed: int = 0, *, obstacles_file=None,
+                 map_name: str | None = None, flash_blocked: str = FLASH_BLOCKED, step_jitter: bool = False,
+                 **options) -> "RealmEnvV2":
+        """realm.make_env's constructor for this protocol: `map_file` (map_data/<name>.json) with
+        its `obstacles_file`, else the generated map of `map_seed` through `map_name`'s points.
+        `flash_blocked` and `step_jitter` are accepted as this game has them ("nearest", False)."""
+        from realm.v2 import make_env_v2
+
+        if positions_file is not None:
+            raise ValueError("positions_file is a 2024 map's (position_pool.json); a v2 map takes obstacles_file")
+        if flash_blocked != cls.FLASH_BLOCKED:
+            raise ValueError(f"flash_blocked = {flash_blocked!r} is invalid for back_to_the_realm_v2: allowed "
+                             f"{cls.FLASH_BLOCKED!r} (a talent lands on the farthest free cell of its ray)")
+        if step_jitter is not False:
+            raise ValueError(f"step_jitter = {step_jitter!r} is invalid for back_to_the_realm_v2: allowed False "
+                             "(positions are whole cells)")
+        return make_env_v2(map_file, obstacles_file, map_seed, map_name=map_name, **options)
+
     def __init__(self, game_map: V2Map, *, seed: int | None = None, step_length: int = 1, buff_step_length: int = 2,
                  buff_duration: int = 50, distance_bands: str = "uniform20", reveal_end_pos: str = "always",
                  talent_when_cooling: str = "move"):

@@ -10,11 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from workflow.platforms.base import ConfigError, ExportLayout, Layout, PlatformVersion, read_manifest
+from workflow.platforms.v2 import PLATFORM as V2_24
+from workflow.platforms.v2 import PLATFORM_28 as V2_28
 from workflow.platforms.v18 import PLATFORM as V18
 from workflow.platforms.v2024 import PLATFORM as V2024
 
 #: Newest first: detection asks each in turn.
-VERSIONS: dict[str, PlatformVersion] = {version.name: version for version in (V18, V2024)}
+VERSIONS: dict[str, PlatformVersion] = {version.name: version for version in (V2_28, V2_24, V18, V2024)}
 NAMES = tuple(reversed(VERSIONS))  # oldest first, as messages list them
 #: The version of the project's own agents (and of a run with no package).
 PROJECT = V2024

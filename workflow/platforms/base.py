@@ -78,6 +78,10 @@ class PlatformVersion:
     platform_root: Path | None = None
     #: the package's workflow opens files relative to the package's directory
     runs_in_package_dir: bool = False
+    #: the game its packages play (project_code): "back_to_the_realm" | "back_to_the_realm_v2"
+    game: str = DEFAULT_PROJECT_CODE
+    #: the preset a run's evaluator ([eval]) plays when it names none (realm.presets for this game)
+    eval_preset: str = "leaderboard-2024"
     export: ExportLayout
 
     # --- recognising a package ------------------------------------------------------------------
@@ -94,12 +98,18 @@ class PlatformVersion:
         """The layout of `algo` in the package at `root`, or ConfigError naming what is missing."""
         raise NotImplementedError
 
+    def app_defaults(self, root: Path) -> dict:
+        """[app] values the package states outside configure_app.toml (where this version's
+        platform reads them), used when its configure_app.toml and --set leave them out."""
+        return {}
+
     def env_conf_file(self, root: Path, layout: Layout) -> Path | None:
         """The env settings file the package's workflow reads (None: it has none)."""
         return None
 
-    def check_env_conf_file(self, path: Path) -> None:
-        """ConfigError naming `path` and the key when the package's env settings are invalid."""
+    def check_env_conf_file(self, path: Path, env_config=None) -> None:
+        """ConfigError naming `path` and the key when the package's env settings are invalid
+        (`env_config`: the run's [env], for checks against its map)."""
 
     def preprocessor_module(self, layout: Layout) -> str | None:
         """The module of the package's per-episode Preprocessor (None: it has none)."""
@@ -114,6 +124,12 @@ class PlatformVersion:
     def predict_answer(self, result: Any, model_version: int) -> Any:
         """What the platform's aisrv returns from the package's predict / exploit."""
         return result
+
+    def step_outcome(self, result) -> tuple[bool, bool, Any]:
+        """(terminated, truncated, score) of what the env's step returned; the score has the
+        2024 ScoreInfo's total_score, treasure_count, buff_count and talent_count."""
+        _, _, score, terminated, truncated, _ = result
+        return bool(terminated), bool(truncated), score
 
     def learn_rows(self, rows, device):
         """What the platform's learner hands NumpyData2SampleData: the replay's float32 rows."""

@@ -110,7 +110,7 @@ class Platform18(PlatformVersion):
     def env_conf_file(self, root: Path, layout: Layout) -> Path | None:
         return Path(root) / layout.agent.split(".")[0] / "conf" / "train_env_conf.toml"
 
-    def check_env_conf_file(self, path: Path) -> None:
+    def check_env_conf_file(self, path: Path, env_config=None) -> None:
         """The file, as the package's workflow will hand it to env.reset (with the view_size the
         platform's read_usr_conf adds), passes the simulator's checks (on the platform a bad one
         only shows as a reset that times out)."""
@@ -154,11 +154,11 @@ class Platform18(PlatformVersion):
         return RealmEnv18(env, map_window=map_window), env_conf_of(usr_conf)
 
 
-def registered_layout(root: Path, algo: str, version: str) -> Layout:
-    """The layout of `algo` as conf/algo_conf_back_to_the_realm.toml registers it."""
+def registered_layout(root: Path, algo: str, version: str, algo_conf: Path = ALGO_CONF) -> Layout:
+    """The layout of `algo` as `algo_conf` (conf/algo_conf_back_to_the_realm.toml) registers it."""
     import toml
 
-    where = root / ALGO_CONF
+    where = root / algo_conf
     try:
         table = toml.loads(where.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, toml.TomlDecodeError) as e:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent.checkpoint_io import ckpt_name, parse_ckpt_id, write_atomically  # noqa: F401 (the names' one home)
-from workflow.run_state import incomplete_ids
+from workflow.checkpoints.run_state import incomplete_ids
 
 SCORES_SIDECAR = "ckpt_scores.json"
 
@@ -51,7 +51,7 @@ def list_checkpoints(ckpt_dir: str | Path) -> list[Checkpoint]:
 
 def cut_off_checkpoints(ckpt_dir: str | Path) -> list[Checkpoint]:
     """Checkpoints whose write was cut off (a kill, a power loss): the run state still flags them
-    incomplete (workflow.run_state), so nothing loads, counts or prunes them."""
+    incomplete (workflow.checkpoints.run_state), so nothing loads, counts or prunes them."""
     cut_off = incomplete_ids(ckpt_dir)
     return [ckpt for ckpt in all_checkpoint_files(ckpt_dir) if ckpt.id in cut_off]
 

@@ -11,8 +11,8 @@ import multiprocessing as mp
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Callable, Iterable
 
-from workflow.eval_worker import PLANNER, EvalWorker  # noqa: F401 (PLANNER: the tools' key for the planner)
-from workflow.eval_workflow import Episode, EpisodeRecord
+from evaluation.worker import PLANNER, EvalWorker  # noqa: F401 (PLANNER: the tools' key for the planner)
+from evaluation.episodes import Episode, EpisodeRecord
 
 _worker: EvalWorker | None = None
 
@@ -35,7 +35,7 @@ def play_all(tasks: Iterable[tuple[str, Episode]], env_kwargs: dict, workers: in
              ray_address: str | None = None) -> dict[str, dict[int, EpisodeRecord]]:
     """Play every (policy key, episode) task; returns {key: {episode index: record}}.
 
-    With `ray_address` the episodes are spread over a Ray cluster's CPUs (workflow.ray_eval;
+    With `ray_address` the episodes are spread over a Ray cluster's CPUs (evaluation.ray_workers;
     `workers` caps the actors) instead of this machine's processes.
 
     `on_done` is called as each episode finishes (a progress bar). A worker's exception (bad
@@ -50,7 +50,7 @@ def play_all(tasks: Iterable[tuple[str, Episode]], env_kwargs: dict, workers: in
             on_done(key, index, record)
 
     if ray_address is not None:
-        from workflow.ray_eval import play_on_ray  # Ray is an optional extra
+        from evaluation.ray_workers import play_on_ray  # Ray is an optional extra
 
         play_on_ray(ray_address, tasks, env_kwargs, workers, config_file, agent_mode, package_dir, collect)
         return results

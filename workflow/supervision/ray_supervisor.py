@@ -1,6 +1,6 @@
 """`./train.sh --ray ADDRESS`: one run across a Ray cluster. The launcher's supervision
-(workflow.supervisor.Supervisor: restarts with back-off, heartbeats, the clean stop, exit codes)
-drives Ray actors (workflow.ray_roles) instead of local child processes.
+(workflow.supervision.supervisor.Supervisor: restarts with back-off, heartbeats, the clean stop, exit codes)
+drives Ray actors (workflow.supervision.ray_roles) instead of local child processes.
 
 Placement is by Ray resources, never by host name:
 - each aisrv takes one `realm_aisrv` slot (nodes started with
@@ -27,11 +27,11 @@ import ray
 from loguru import logger
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from workflow import ckpt_files
-from workflow.supervisor import Child, Supervisor, console
-from workflow.ray_cluster import join
-from workflow.ray_roles import RUN_TOKEN_FILE, Cell, RoleActor
-from workflow.signing import SECRET_ENV
+from workflow.checkpoints import ckpt_files
+from workflow.supervision.supervisor import Child, Supervisor, console
+from workflow.supervision.ray_cluster import join
+from workflow.supervision.ray_roles import RUN_TOKEN_FILE, Cell, RoleActor
+from workflow.transport.signing import SECRET_ENV
 
 LEARNER_RESTART_MAX = 3
 DRAIN_TIMEOUT_S = 10.0

@@ -2,7 +2,7 @@
 a crashed or hung aisrv with a doubling back-off (at most app.aisrv_restart_max times per slot);
 end the run when the learner dies, with the command that resumes it; stop cleanly on a signal
 or a stop limit (aisrv first, then the learner's final checkpoint). Local child processes here;
-workflow.ray_supervisor drives Ray actors through the same logic.
+workflow.supervision.ray_supervisor drives Ray actors through the same logic.
 """
 from __future__ import annotations
 
@@ -25,8 +25,8 @@ from loguru import logger
 from tqdm import tqdm
 
 from workflow.config import AppConfig
-from workflow.processes import ChildContext, run_child
-from workflow.runs import RunPaths
+from workflow.supervision.processes import ChildContext, run_child
+from workflow.checkpoints.runs import RunPaths
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_CONFIG = 0, 1, 2
 
@@ -243,6 +243,10 @@ class Supervisor:
                 self.stop_requested = True  # a stop limit was reached, or the learner was told to stop
             elif kind == "error":
                 logger.error(f"{name}: {payload.get('message')}")
+            elif kind == "warning":  # what the person at the terminal must know (a failed write, a resume's fallback)
+                logger.warning(f"{name}: {payload.get('message')}")
+            elif kind == "notice":
+                console(f"{name}: {payload.get('message')}")
 
     def announce_learner(self, port: int) -> None:
         logger.info(f"learner ready: replay server on port {port} (all interfaces, no authentication), "

@@ -20,8 +20,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from workflow import ckpt_files
-from workflow.run_state import RUN_STATE_FILE, RunStateError, read_run_state
+from workflow.checkpoints import ckpt_files
+from workflow.checkpoints.run_state import RUN_STATE_FILE, RunStateError, read_run_state
 
 LOCK_FILE = "launcher.lock"
 HOLDER_READ_TRIES = 20  # a holder writes its pid just after taking the lock: re-read this often, 50 ms apart
@@ -200,7 +200,7 @@ def check_run(paths: RunPaths, resume: bool) -> None:
 
 
 def resume_counters(paths: RunPaths) -> str | None:
-    """Check that a resume gets the run's counters back (workflow.run_state): None when
+    """Check that a resume gets the run's counters back (workflow.checkpoints.run_state): None when
     run_state.json is fine, a line saying what was recovered from its copy, or RunError saying
     what is damaged and how to go on (never a resume with the counters silently at 0)."""
     state_file = paths.ckpt / RUN_STATE_FILE

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 import reverb
 
-from workflow.replay import SAMPLE_TABLE, TELEMETRY_TABLE, decode_json
-from workflow.signing import Signer
+from workflow.transport.replay import SAMPLE_TABLE, TELEMETRY_TABLE, decode_json
+from workflow.transport.signing import Signer
 
 
 @dataclass

@@ -23,10 +23,11 @@ from loguru import logger
 
 from dataclasses import dataclass
 
-from workflow.adder import ChunkAdder, Stopped, TelemetrySender
+from workflow.transport.adder import ChunkAdder, Stopped, TelemetrySender
 from episodes.runner import EpisodeStats
-from workflow.kaiwu_package import KaiwuPackage, PackageError, numeric_values
-from workflow.model_pool import ModelPoolReader, PublishedModel
+from workflow.host.kaiwu_package import KaiwuPackage, PackageError, numeric_values
+from workflow import platforms
+from workflow.transport.model_pool import ModelPoolReader, PublishedModel
 
 
 @dataclass
@@ -43,11 +44,12 @@ class PlatformEnv:
     A stop request raises `Stopped` (a BaseException: the workflow's own error handling lets it
     through) at the next reset or step."""
 
-    def __init__(self, env, stats: LoopStats, telemetry: TelemetrySender, should_stop):
+    def __init__(self, env, stats: LoopStats, telemetry: TelemetrySender, should_stop, platform=None):
         self._env = env
         self._stats = stats
         self._telemetry = telemetry
         self._should_stop = should_stop
+        self._platform = platform or platforms.PROJECT  # reads the step's outcome (the env's protocol)
         self._steps = 0
 
     def reset(self, usr_conf=None):
@@ -65,16 +67,17 @@ class PlatformEnv:
         if self._should_stop():
             raise Stopped()
         try:
-            frame_no, obs, score, terminated, truncated, env_info = self._env.step(act)
+            result = self._env.step(act)
         except Exception:
             self._stats.env_errors += 1
             raise
         self._steps += 1
         self._stats.env_steps += 1
+        terminated, truncated, score = self._platform.step_outcome(result)
         if terminated or truncated:
             self._stats.episodes += 1
-            self._telemetry.send("episode", EpisodeStats.from_score(score, self._steps, bool(terminated)).report())
-        return frame_no, obs, score, terminated, truncated, env_info
+            self._telemetry.send("episode", EpisodeStats.from_score(score, self._steps, terminated).report())
+        return result
 
 
 class TelemetryMonitor:
@@ -113,6 +116,7 @@ class AisrvHandler:
         self._pickup_pending: PublishedModel | None = None
         self.model_version = -1  # the pool checkpoint (train step) the agent holds; -1 none yet
         self.max_priority = 1.0  # the largest replay priority the learner has written (it comes with each model)
+        self.before_send = None  # called before samples are sent (the aisrv reports its env steps first)
 
     # --- the five methods -----------------------------------------------------------------------
 
@@ -134,6 +138,8 @@ class AisrvHandler:
                 raise PackageError(f"SampleData2NumpyData returned shape {row.shape} for sample {i}; "
                                    f"{self._package.config_name} Config.SAMPLE_DIM = {self._package.sample_dim}")
         priorities = [self._priority(sample) for sample in list_sample_data]
+        if self.before_send is not None:
+            self.before_send()
         self._adder.add(np.stack(rows).astype(np.float32, copy=False), max(self.model_version, 0), priorities)
         return None
 

@@ -22,17 +22,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from workflow.config import AppConfig
-from workflow.runs import RunPaths
+from workflow.checkpoints.runs import RunPaths
 
-ROLE_MODULES = {"learner": "workflow.learner", "aisrv": "workflow.aisrv"}
+#: Each role's module, imported by name inside its own process (its `main(ctx)` runs there). The
+#: evaluator's stands on the evaluation floor, above the training system (tests/test_layering.py):
+#: it imports the training system, which names it here and never imports it.
+ROLE_MODULES = {"learner": "workflow.learner", "aisrv": "workflow.aisrv", "evaluator": "evaluation.evaluator"}
+#: Roles that are one process per run, named by their role (the aisrv are aisrv-<i>).
+SINGLE_ROLES = ("learner", "evaluator")
 STATUS_INTERVAL_S = 1.0
 LEARNER_PORT_POLL_S = 0.05
 
 
 @dataclass
 class ChildContext:
-    role: str  # "learner" or "aisrv"
-    index: int  # aisrv slot (0 for the learner)
+    role: str  # "learner", "aisrv" or "evaluator"
+    index: int  # aisrv slot (0 for the learner and the evaluator)
     config: AppConfig
     paths: RunPaths
     heartbeat: Any  # shared double (no lock): wall time of the last beat
@@ -47,11 +52,11 @@ class ChildContext:
     resume: bool = False  # learner: continue from the newest checkpoint
     generation: int = 0  # aisrv: restarts of this slot so far (varies its seeds)
     session: int = 0  # this run's sessions before this one (--resume count; varies the aisrv's seeds)
-    secret: str | None = None  # the run's signing key (workflow.signing); None: unsigned
+    secret: str | None = None  # the run's signing key (workflow.transport.signing); None: unsigned
 
     @property
     def name(self) -> str:
-        return "learner" if self.role == "learner" else f"aisrv-{self.index}"
+        return self.role if self.role in SINGLE_ROLES else f"aisrv-{self.index}"
 
     def beat(self) -> None:
         self.heartbeat.value = time.time()
@@ -103,7 +108,7 @@ def run_child(ctx: ChildContext) -> None:
 
 def run_role(ctx: ChildContext, log_dir) -> int:
     """The role's `main(ctx)` with its log in `log_dir`; the exit code (1: it raised, logged and
-    posted as an "error" event). Shared by child processes and Ray actors (workflow.ray_roles)."""
+    posted as an "error" event). Shared by child processes and Ray actors (workflow.supervision.ray_roles)."""
     log_dir.mkdir(parents=True, exist_ok=True)
     _redirect_std_streams(log_dir / f"{ctx.name}.out")
     from workflow.metrics import setup_logging

@@ -1,5 +1,5 @@
 """Evaluation episodes spread over a Ray cluster (`tools/evaluate.py --ray`, `tools/bench_learn.py
---ray`): the same per-process worker (workflow.eval_worker) as workflow.eval_pool (its env built once, its policies
+--ray`): the same per-process worker (evaluation.worker) as evaluation.pool (its env built once, its policies
 cached), one per actor with one CPU each, spread over the nodes. Checkpoint paths must mean the
 same file on every node (a shared directory, or the same path)."""
 from __future__ import annotations
@@ -9,9 +9,9 @@ from typing import Callable, Iterable
 
 import ray
 
-from workflow.eval_worker import EvalWorker
-from workflow.eval_workflow import Episode, EpisodeRecord
-from workflow.ray_cluster import join, normal_priority
+from evaluation.worker import EvalWorker
+from evaluation.episodes import Episode, EpisodeRecord
+from workflow.supervision.ray_cluster import join, normal_priority
 
 
 @ray.remote(num_cpus=1)

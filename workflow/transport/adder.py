@@ -2,7 +2,7 @@
 
 One item per chunk: `rows` (chunk_len, SAMPLE_DIM) float32 zero-padded past `length`, the
 true `length`, the `model_version` that produced the chunk (for the learner's policy-lag
-metric) and `sig`, the run's HMAC over the three (workflow.signing; zeros when unsigned). Padding keeps every item the same shape, which reverb's writer requires of a column;
+metric) and `sig`, the run's HMAC over the three (workflow.transport.signing; zeros when unsigned). Padding keeps every item the same shape, which reverb's writer requires of a column;
 the learner drops the padding. Each item is flushed at once, so nothing waits in a client buffer.
 """
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Callable
 import numpy as np
 import reverb
 
-from workflow.replay import SAMPLE_TABLE, TELEMETRY_TABLE, encode_json
-from workflow.signing import Signer
+from workflow.transport.replay import SAMPLE_TABLE, TELEMETRY_TABLE, encode_json
+from workflow.transport.signing import Signer
 
 
 TELEMETRY_RECORD_BYTES = 8192  # fixed payload size (a column keeps one shape); records are ~1 KB

@@ -17,8 +17,8 @@ import numpy as np
 
 from loguru import logger
 
-from workflow.replay import MODEL_TABLE, decode_json, encode_json, inserts_completed
-from workflow.signing import Signer
+from workflow.transport.replay import MODEL_TABLE, decode_json, encode_json, inserts_completed
+from workflow.transport.signing import Signer
 
 
 @dataclass

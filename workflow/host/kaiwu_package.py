@@ -25,9 +25,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from agent.algorithms import ALGORITHMS, DEFAULT_ALGORITHM, PACKAGE_FOLDERS
 from workflow import platforms
 from workflow.platforms import Layout
+from workflow.platforms.project import PROJECT_ALGO, PROJECT_ALGORITHMS, PROJECT_CODE, PROJECT_LAYOUT  # noqa: F401
 from workflow.platforms.v18 import PLATFORM_ROOT as V18_PLATFORM_ROOT
 from workflow.schema import ConfigError
 
@@ -37,34 +37,6 @@ KAIWU18_DIR = V18_PLATFORM_ROOT
 #: The versions a package may speak; "auto" (app.kaiwu_version) asks detect_kaiwu_version.
 KAIWU_VERSIONS = platforms.NAMES
 PLATFORM_LAYOUT = Layout()
-#: What of this repository is package code (the rest is the simulator, the training system, tools).
-PROJECT_CODE = tuple(f"{folder}/" for folder in PACKAGE_FOLDERS)
-
-
-@dataclass(frozen=True)
-class ProjectAlgorithm:
-    """One of the project's own packages: where its modules are in this repository."""
-
-    layout: Layout
-
-    @property
-    def settings_class(self) -> type:
-        """Its config module's `Settings`: a dataclass whose fields are the TOML sections it reads."""
-        return importlib.import_module(self.layout.config).Settings
-
-    @property
-    def sections(self) -> tuple[str, ...]:
-        """The sections of the run's TOML it reads (handed over as CONFIG.package_settings)."""
-        return self.settings_class.sections()
-
-
-PROJECT_ALGORITHMS: dict[str, ProjectAlgorithm] = {
-    algo: ProjectAlgorithm(Layout(**modules, code=PROJECT_CODE, kaiwu_version=platforms.PROJECT.name))
-    for algo, modules in ALGORITHMS.items()}
-PROJECT_ALGO = DEFAULT_ALGORITHM
-PROJECT_LAYOUT = PROJECT_ALGORITHMS[PROJECT_ALGO].layout
-
-
 class PackageError(RuntimeError):
     """A package that does not keep the platform's contract (a missing name, a wrong width...)."""
 

@@ -4,7 +4,7 @@ Replay rows become SampleData with the package's registered `NumpyData2SampleDat
 its `Agent.learn(list)`. Checkpoints are the files the package's own `save_model(path, id)`
 writes; they, or a save into a staging directory every `model_pool_publish_freq` train steps,
 are what the model pool publishes (as files, as on the platform). The run's counters go beside
-the checkpoints in `run_state.json` and its copy (workflow.run_state).
+the checkpoints in `run_state.json` and its copy (workflow.checkpoints.run_state).
 """
 from __future__ import annotations
 
@@ -15,13 +15,14 @@ import numpy as np
 import torch
 from loguru import logger
 
-from agent.checkpoint_io import CheckpointError, check_counters, is_training_state
-from workflow import ckpt_files, platforms
-from workflow.checkpoint import CheckpointManager, prune_user_saves
-from workflow.kaiwu_package import KaiwuPackage, PackageError, numeric_values
+from agent.checkpoint_io import CheckpointError, WriteFailed, check_counters, is_training_state
+from workflow import platforms
+from workflow.checkpoints import ckpt_files
+from workflow.checkpoints.manager import CheckpointManager, prune_user_saves
+from workflow.host.kaiwu_package import KaiwuPackage, PackageError, numeric_values
 from workflow.metrics_keys import learner_key
 from workflow.precision import Precision, autocast
-from workflow.run_state import (INCOMPLETE, RUN_STATE_FILE, RunStateError, read_run_state, resume_problem,
+from workflow.checkpoints.run_state import (INCOMPLETE, RUN_STATE_FILE, RunStateError, read_run_state, resume_problem,
                                 write_run_state)
 POOL_STAGING_DIR = "learner"  # <run>/pool/learner: saves made only to be published (aisrv unpack theirs beside it)
 
@@ -104,6 +105,8 @@ class Trainee:
         self.sample_dim = package.sample_dim
         self._from_numpy = package.protocol("NumpyData2SampleData")
         self._pool_files: list[Path] = []  # the files of model_version
+        self._left_behind: set[int] = set()  # checkpoints whose failed write left files (flagged incomplete)
+        self.resume_notes: list[str] = []  # what restore_newest passed over or reset, for the terminal
 
     def learn(self, rows: np.ndarray, is_weights: np.ndarray | None = None) -> tuple[dict[str, float], np.ndarray | None]:
         """Rows -> SampleData -> Agent.learn. With prioritized replay each sample carries its
@@ -166,9 +169,22 @@ class Trainee:
         if self.staging_dir.exists():
             shutil.rmtree(self.staging_dir)
         self.staging_dir.mkdir(parents=True)
-        self.agent.save_model(path=str(self.staging_dir), id=step)
+        self._save(self.staging_dir, step)
         self._pool_files = self._written(self.staging_dir, step)
         self.model_version = step
+
+    def _save(self, directory: Path, step: int) -> None:
+        """The package's save_model(directory, step). Whatever it raises is a failure to write
+        the files (an OSError: a full disk shows as anything from a serializer), said with where
+        it was raised; a stop or a kill (not an Exception) goes through as it is."""
+        try:
+            self.agent.save_model(path=str(directory), id=step)
+        except OSError:
+            raise
+        except Exception as e:
+            where = self.package.where(e)
+            raise WriteFailed(f"cannot write model.ckpt-{step} into {directory} ({type(e).__name__}: {e}"
+                              + (f", raised at {where}" if where else "") + ")") from e
 
     def _written(self, directory: Path, step: int) -> list[Path]:
         files = ckpt_files.checkpoint_files(directory, step)
@@ -187,10 +203,12 @@ class Trainee:
 
     def checkpoint(self, extra: dict, recent_score: float | None) -> Path:
         """Checkpoint `train_step`: its run-state entry flagged incomplete, the package's files,
-        then the entry whole with the run's counters (workflow.run_state); only a complete
+        then the entry whole with the run's counters (workflow.checkpoints.run_state); only a complete
         checkpoint becomes the pool's model and lets older ones be pruned. A write that fails
-        (OSError) takes the files it made away again, so it never shadows nor costs a good
-        checkpoint. NonFiniteWeights, and nothing written, when the weights are
+        (OSError; whatever the package's save_model raises is one, `_save`) takes the files it made
+        away again, so it never shadows nor costs a good checkpoint; what it could not take away
+        (or a rewrite of an existing checkpoint, its files now a mix) stays flagged and goes with the
+        next whole checkpoint. NonFiniteWeights, and nothing written, when the weights are
         not finite."""
         step, directory = self.train_step, self.ckpts.ckpt_dir
         self._check_finite(f"checkpoint {step}")
@@ -201,21 +219,40 @@ class Trainee:
             directory.mkdir(parents=True, exist_ok=True)
             write_run_state(directory, {**before, str(step): {**extra, INCOMPLETE: True}})  # until the files are
             saving = True
-            self.agent.save_model(path=str(directory), id=step)
+            self._save(directory, step)
             files = self._written(directory, step)
             state = {**before, str(step): extra}
             write_run_state(directory, state)
         except BaseException as e:
             if not saving:  # no file touched: the table goes back to what it was
                 self._put_back(before)
-            elif isinstance(e, OSError) and not existed:  # a rewrite keeps its flag: its files may be a mix
-                self._discard(step, before)
+            elif isinstance(e, OSError):
+                self._left_behind.add(step)
+                if not existed:  # a rewrite keeps its flag: its files may be a mix
+                    self._discard(step, before)
             raise
         self._pool_files, self.model_version = files, step
-        pruned = {str(ckpt_id) for ckpt_id in self.ckpts.saved(step, recent_score)}
-        if pruned:
-            write_run_state(directory, {key: value for key, value in state.items() if key not in pruned})
+        self._left_behind.discard(step)
+        gone = {str(ckpt_id) for ckpt_id in self.ckpts.saved(step, recent_score)} | self._remove_left_behind()
+        if gone:
+            write_run_state(directory, {key: value for key, value in state.items() if key not in gone})
         return files[0]
+
+    def _remove_left_behind(self) -> set[str]:
+        """After a whole checkpoint: the files that failed writes of this session left (flagged
+        incomplete, so nothing loads them) go, and their entries with them; returns their ids."""
+        removed = set()
+        for ckpt_id in sorted(self._left_behind):
+            try:
+                for path in ckpt_files.checkpoint_files(self.ckpts.ckpt_dir, ckpt_id):
+                    path.unlink(missing_ok=True)
+            except OSError as e:
+                logger.warning(f"could not remove what the failed write of checkpoint {ckpt_id} left "
+                               f"({type(e).__name__}: {e}); it stays flagged incomplete in {RUN_STATE_FILE}")
+                continue
+            removed.add(ckpt_id)
+        self._left_behind -= removed
+        return {str(ckpt_id) for ckpt_id in removed}
 
     def _discard(self, step: int, state: dict) -> None:
         """Remove what a failed write of checkpoint `step` left, files and entry, as far as the disk
@@ -225,7 +262,7 @@ class Trainee:
                 path.unlink(missing_ok=True)
         except OSError as e:
             logger.warning(f"could not remove the partial checkpoint {step} ({type(e).__name__}: {e}): it stays "
-                           f"flagged incomplete in {RUN_STATE_FILE}; remove its files (model.ckpt-{step}...) by hand")
+                           f"flagged incomplete in {RUN_STATE_FILE} until the next whole checkpoint")
             return
         self._put_back(state)
 
@@ -246,31 +283,38 @@ class Trainee:
     def restore_newest(self) -> tuple[int, dict]:
         """Load the newest checkpoint that loads; returns (its id, its entry in the run state). The
         run state must be readable (from run_state.json or its copy): resuming with counters
-        silently at zero is refused."""
+        silently at zero is refused. What was passed over, and counters that start at 0, are
+        logged and kept in `resume_notes` (the learner tells the terminal)."""
         try:
             found = read_run_state(self.ckpts.ckpt_dir)
         except RunStateError as e:
             raise CheckpointError(f"the run's counters are lost: {e}") from e
         if found is None:
             raise CheckpointError(f"the run's counters are lost: no {RUN_STATE_FILE} in {self.ckpts.ckpt_dir}")
-        if found.recovered:
+        if found.recovered:  # the launcher says so on the terminal
             logger.warning(f"run counters recovered from the copy: {found.recovered}")
         state = found.entries
+        whole = [ckpt.id for ckpt in ckpt_files.list_checkpoints(self.ckpts.ckpt_dir)]
+        self.resume_notes = []
+
+        def warn(message: str) -> None:
+            logger.warning(message)
+            self.resume_notes.append(message)
 
         def load(ckpt_id: int) -> dict:
-            problem = resume_problem(state, ckpt_id)
+            problem = resume_problem(state, ckpt_id, whole)
             if problem:
                 raise CheckpointError(problem)
             if str(ckpt_id) not in state:
-                logger.warning(f"{RUN_STATE_FILE} has no entry for checkpoint {ckpt_id}: the run's counters "
-                               f"(env steps, episodes) start at 0")
+                warn(f"{RUN_STATE_FILE} has no entry for checkpoint {ckpt_id}: the run's counters "
+                     f"(env steps, episodes) start at 0")
             extra = state.get(str(ckpt_id), {})
             check_counters(extra.get("counters", {}) if isinstance(extra, dict) else extra, f"run counters of {ckpt_id}")
             self.agent.load_model(path=str(self.ckpts.ckpt_dir), id=ckpt_id)
             self._check_finite(f"checkpoint {ckpt_id}")  # the package's load_model may not check: skip it
             return extra
 
-        ckpt_id, extra = self.ckpts.load_newest(load, (Exception,))
+        ckpt_id, extra = self.ckpts.load_newest(load, (Exception,), warn)
         self.train_step = self.model_version = ckpt_id
         return ckpt_id, extra
 

@@ -26,9 +26,9 @@ from agent.checkpoint_io import CheckpointError, read_torch, train_state_file
 from episodes.runner import EpisodeRunner
 from realm.planner import run_planner
 from realm.protocol import EpisodeConfig
-from workflow.ckpt_files import parse_ckpt_id, run_dir_of
+from workflow.checkpoints.ckpt_files import parse_ckpt_id, run_dir_of
 from workflow import platforms
-from workflow.kaiwu_package import PROJECT_ALGO, PROJECT_ALGORITHMS, KaiwuPackage, config_file, detect_kaiwu_version
+from workflow.host.kaiwu_package import PROJECT_ALGO, PROJECT_ALGORITHMS, KaiwuPackage, config_file, detect_kaiwu_version
 
 
 @dataclass
@@ -231,7 +231,7 @@ def package_algo(package_dir: Path) -> str:
     file = config_file(package_dir)
     if not file.is_file():
         raise CheckpointError(f"--package {package_dir}: no conf/configure_app.toml")
-    algo = _read_toml(file).get("app", {}).get("algo")
+    algo = _read_toml(file).get("app", {}).get("algo") or platforms.detect(package_dir).app_defaults(package_dir).get("algo")
     if not isinstance(algo, str) or not algo:
         raise CheckpointError(f"{file}: [app] algo is not set")
     return algo

@@ -78,14 +78,21 @@ def incomplete_ids(ckpt_dir: str | Path) -> set[int]:
             if isinstance(entry, dict) and entry.get(INCOMPLETE) and key.isdigit()}
 
 
-def resume_problem(entries: dict, ckpt_id: int) -> str | None:
-    """Why the table says a whole checkpoint must not be resumed from, or None: it is newer than
-    every checkpoint the table knows (a copy from elsewhere: its counters are unknown). Cut-off
-    ones never get here (workflow.ckpt_files lists whole checkpoints only). An older checkpoint
-    without an entry (the table emptied by hand, then written on) loads with the counters at 0,
-    which the caller says."""
+def resume_problem(entries: dict, ckpt_id: int, whole: list[int]) -> str | None:
+    """Why the table says whole checkpoint `ckpt_id` must not be resumed from (`whole`: the ids of
+    every whole checkpoint), or None. Without an entry its counters are unknown: it is passed over
+    when it is newer than every checkpoint the table knows (a copy from elsewhere) or when an older
+    whole checkpoint has an entry (the table is stale: that one's counters go on). Otherwise (the
+    table emptied by hand, `{}`, then written on) it loads with the counters at 0, which the caller
+    says. Cut-off ones never get here (workflow.checkpoints.ckpt_files lists whole checkpoints only)."""
+    if str(ckpt_id) in entries:
+        return None
     known = [int(key) for key in entries if key.isdigit()]
-    if str(ckpt_id) not in entries and known and ckpt_id > max(known):
-        return (f"it is newer than every checkpoint {RUN_STATE_FILE} records (newest {max(known)}), so its "
-                f"counters are unknown")
+    if known and ckpt_id > max(known):
+        return (f"{RUN_STATE_FILE} has no entry for checkpoint {ckpt_id}: it is newer than every checkpoint "
+                f"the table records (newest {max(known)}), so its counters are unknown")
+    older = [other for other in whole if other < ckpt_id and str(other) in entries]
+    if older:
+        return (f"{RUN_STATE_FILE} has no entry for checkpoint {ckpt_id}, so its counters are unknown; "
+                f"checkpoint {max(older)} has one")
     return None

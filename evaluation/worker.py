@@ -1,12 +1,12 @@
 """One evaluation process's state: the env built once and the policies it has loaded (the
 planner, or checkpoints by path, at most MAX_CACHED_AGENTS at a time), so a task is just
-"play episode e with policy p". Used by the process pool (workflow.eval_pool) and by Ray's
-evaluation actors (workflow.ray_eval)."""
+"play episode e with policy p". Used by the process pool (evaluation.pool) and by Ray's
+evaluation actors (evaluation.ray_workers)."""
 from __future__ import annotations
 
 from collections import OrderedDict
 
-from workflow.eval_workflow import AgentPolicy, Episode, EpisodeRecord, PlannerPolicy, load_agent
+from evaluation.episodes import AgentPolicy, Episode, EpisodeRecord, PlannerPolicy, load_agent
 
 PLANNER = "planner"
 MAX_CACHED_AGENTS = 2

@@ -8,7 +8,7 @@ change end to end and for the learning test. Seeded: the same config (including 
 gives the same losses.
 
     from workflow.config import load_config
-    from workflow.local_trainer import train_local
+    from workflow.host.local_trainer import train_local
     result = train_local(load_config(), max_env_steps=50_000, log=print)
 """
 from __future__ import annotations
@@ -23,10 +23,10 @@ import numpy as np
 import torch
 from loguru import logger
 
-from workflow.adder import Stopped
+from workflow.transport.adder import Stopped
 from workflow.config import AppConfig
-from workflow.kaiwu_package import KaiwuPackage, numeric_values
-from workflow.package_aisrv import LoopStats, PlatformEnv
+from workflow.host.kaiwu_package import KaiwuPackage, numeric_values
+from workflow.host.package_aisrv import LoopStats, PlatformEnv
 from workflow.precision import Precision, autocast, package_bf16_ready, resolve_precision
 
 

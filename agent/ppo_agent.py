@@ -27,7 +27,7 @@ import torch
 
 from agent.checkpoint_io import check_train_state
 from agent.checkpointed import CheckpointedAgent
-from agent.config import Settings, load_settings
+from agent.ppo_config import Settings, load_settings
 from agent.gae import gae, valid_frames
 from agent.model import ActorCritic
 from agent.ppo import ppo_update

@@ -1,7 +1,7 @@
 """The learner and the aisrv as Ray actors (`./train.sh --ray`): one actor process runs one
-role's `main(ctx)`, the same code a local child process runs (workflow.processes.run_role).
+role's `main(ctx)`, the same code a local child process runs (workflow.supervision.processes.run_role).
 
-The role runs in one of the actor's threads; the driver (workflow.ray_supervisor) calls `poll`
+The role runs in one of the actor's threads; the driver (workflow.supervision.ray_supervisor) calls `poll`
 about five times a second from another, for what a local child shares through multiprocessing:
 the heartbeat's age (an age, not a time: the nodes' clocks may differ), the role's events, new
 lines of its log files (so every node's logs reach the run directory on the driver), where it
@@ -25,10 +25,10 @@ from pathlib import Path
 import ray
 
 from workflow.config import AppConfig
-from workflow.processes import ChildContext, run_role
-from workflow.ray_cluster import normal_priority
-from workflow.runs import RunPaths
-from workflow.signing import SECRET_ENV
+from workflow.supervision.processes import ChildContext, run_role
+from workflow.supervision.ray_cluster import normal_priority
+from workflow.checkpoints.runs import RunPaths
+from workflow.transport.signing import SECRET_ENV
 
 RUN_TOKEN_FILE = "ray_run_token"
 SHIPPED_LOGS = (".log", ".out")

@@ -1,0 +1,1 @@
+"""Evaluation of any package's checkpoints: episodes, policies and loading (episodes), the process pool (pool) and its per-process worker (worker), Ray actors (ray_workers); back_to_the_realm_v2 packages' episodes (v2)."""

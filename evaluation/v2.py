@@ -1,0 +1,127 @@
+"""Evaluation episodes of back_to_the_realm_v2 packages: a checkpoint plays with the package's
+own `exploit`, the full-information planner (realm/v2/planner.py) plays the same episodes for
+scale. tools/evaluate.py and tools/render.py use these for a v2 `--package`.
+
+An episode is (usr_conf, seed) on one env: `env.reset(usr_conf, seed)` draws the random points
+and the obstacle, so the agent and the planner meet the same episode. Before each episode the
+agent's `reset()` runs, as the official workflows call it; `exploit` is handed
+`{"obs": obs, "extra_info": extra_info}` and answers the action (PlatformV2.eval_protocol).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from workflow.platforms.v2 import PLATFORM as V2_PLATFORM
+
+#: What an episode record holds, as a CSV row (tools/evaluate.py's EPISODE_FIELDS).
+RECORD_FIELDS = ("seed", "total_score", "won", "chests", "steps", "buff_count", "flash_count", "usr_conf")
+
+
+@dataclass
+class EpisodeV2:
+    """One finished v2 episode."""
+
+    seed: int
+    usr_conf: dict
+    total_score: float
+    won: bool
+    chests: int
+    chests_available: int
+    steps: int
+    buff_count: int
+    flash_count: int
+    trail: list = field(default_factory=list)  # the hero's cells, start first
+    jumps: list = field(default_factory=list)  # ((x, z), (x, z)) of each talent cast
+    actions: list = field(default_factory=list)  # what was played, in order (a replay of the seed repeats it)
+    end_found: bool = False
+
+    def to_row(self) -> dict:
+        row = {key: getattr(self, key) for key in RECORD_FIELDS}
+        row["usr_conf"] = json.dumps(self.usr_conf, sort_keys=True)
+        return row
+
+
+def _finished(env, extra_info: dict, won: bool, seed: int, usr_conf: dict, trail, jumps, actions) -> EpisodeV2:
+    game = extra_info["game_info"]
+    return EpisodeV2(seed=seed, usr_conf=usr_conf, total_score=float(game["total_score"]), won=bool(won),
+                     chests=int(game["treasure_collected_count"]), chests_available=len(env.episode.treasures),
+                     steps=env.steps, buff_count=int(game["buff_count"]), flash_count=int(game["talent_count"]),
+                     trail=list(trail), jumps=list(jumps), actions=list(actions), end_found=env.end_found)
+
+
+def play_exploit(env, loaded, usr_conf: dict, seed: int) -> EpisodeV2:
+    """One episode of `env` (a realm.v2 RealmEnvV2) played by `loaded` (evaluation.episodes's
+    LoadedAgent of a v2 package: its agent, with the platform's eval_protocol)."""
+    obs, extra_info = env.reset(usr_conf=usr_conf, seed=seed)
+    agent = loaded.agent
+    if callable(getattr(agent, "reset", None)):
+        agent.reset()
+    trail, jumps, actions = [env.hero], [], []
+    terminated = truncated = False
+    while not (terminated or truncated):
+        act = loaded.action_process(agent.exploit(loaded.observation_process(obs, extra_info)))
+        actions.append(act)
+        _, obs, terminated, truncated, extra_info = env.step(act)
+        trail.append(env.hero)
+        if env.last_jump is not None:
+            jumps.append(env.last_jump)
+    return _finished(env, extra_info, terminated, seed, usr_conf, trail, jumps, actions)
+
+
+def play_planner(env, usr_conf: dict, seed: int) -> EpisodeV2:
+    """The same episode played by the full-information planner."""
+    from realm.v2.planner import run_planner_v2
+
+    result = run_planner_v2(env, usr_conf, seed)
+    return _finished(env, env.extra_info, result.won, seed, usr_conf, result.trajectory, result.jumps, result.actions)
+
+
+def env_kwargs_v2(run_config: Path | None, map_file: Path | None = None, obstacles_file: Path | None = None,
+                  map_seed: int | None = None) -> dict:
+    """realm.make_env arguments for a v2 evaluation: the command line's map (a map_data json with
+    its obstacles, or a generated map's seed), else the [env] of the checkpoint's run, else the
+    generated map of seed 0. Raises ValueError naming what is wrong."""
+    from workflow.config import EnvConfig
+    from workflow.schema import ConfigError, build
+
+    name = V2_PLATFORM.name  # both families meet the same env
+    if map_file is not None:
+        section = {"map_file": str(map_file), "obstacles_file": None if obstacles_file is None else str(obstacles_file)}
+    elif obstacles_file is not None:
+        raise ValueError("--obstacles-file goes with --map-file (a map_data/<name>.json)")
+    elif map_seed is not None:
+        section = {"map_seed": int(map_seed)}
+    elif run_config is not None:
+        import toml
+
+        section = toml.loads(Path(run_config).read_text(encoding="utf-8")).get("env", {})
+    else:
+        section = {}
+    section = {key: value for key, value in section.items() if value is not None}
+    try:
+        return build(EnvConfig, section, "env").make_kwargs(name)
+    except ConfigError as e:
+        raise ValueError(str(e)) from None
+
+
+def replay(env, episode: EpisodeV2, on_step=None) -> EpisodeV2:
+    """Play `episode`'s actions again on `env` (same usr_conf and seed): the env is deterministic
+    for a seed, so the result equals the episode; `on_step(obs, act)` sees each observation with
+    the action chosen from it. ValueError when the replay differs."""
+    obs, extra_info = env.reset(usr_conf=episode.usr_conf, seed=episode.seed)
+    trail, jumps = [env.hero], []
+    terminated = False
+    for act in episode.actions:
+        if on_step is not None:
+            on_step(obs, act)
+        _, obs, terminated, _, extra_info = env.step(act)
+        trail.append(env.hero)
+        if env.last_jump is not None:
+            jumps.append(env.last_jump)
+    again = _finished(env, extra_info, terminated, episode.seed, episode.usr_conf, trail, jumps, episode.actions)
+    if (again.total_score, again.steps, again.trail) != (episode.total_score, episode.steps, episode.trail):
+        raise ValueError(f"replaying seed {episode.seed} gave score {again.total_score} in {again.steps} steps, the "
+                         f"episode {episode.total_score} in {episode.steps}: the env is not deterministic for it")
+    return again

@@ -1,0 +1,208 @@
+"""back_to_the_realm_v2 code packages (the 2025 competition's game, 24.0.1 and 28.1.1) train here
+unchanged: `./train.sh --package DIR --train-test` with real processes and a real reverb server,
+for every official algorithm, from copies of ../shared/kaiwu_v2 (checked to be left as they were);
+checkpoints are read back by the package's own load_model, and one is evaluated and rendered
+with the package's own exploit."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+from tests.test_kaiwu_package import fingerprint, train
+from workflow import platforms
+from workflow.host.kaiwu_package import package_layout
+from workflow.platforms.v2 import PLATFORM_ROOT
+from workflow.schema import ConfigError
+
+SHARED_V2 = REPO_ROOT.parent / "shared" / "kaiwu_v2"
+VERSIONS = {"24.0.1": "v2-24", "28.1.1": "v2-28"}
+
+
+def copy_package(tmp_path: Path, version: str) -> Path:
+    source = SHARED_V2 / f"package_{version}"
+    if not (source / "agent_dqn").is_dir():
+        pytest.skip(f"the official {version} package is not at {source}")
+    dest = tmp_path / f"package_{version}"
+    shutil.copytree(source, dest)
+    return dest
+
+
+@pytest.fixture
+def package24(tmp_path) -> Path:
+    return copy_package(tmp_path, "24.0.1")
+
+
+@pytest.fixture
+def package28(tmp_path) -> Path:
+    return copy_package(tmp_path, "28.1.1")
+
+
+def test_the_version_is_read_from_kaiwu_json_or_the_layout(package24, package28):
+    assert platforms.detect(package24).name == "v2-24" and platforms.detect(package28).name == "v2-28"
+    for package in (package24, package28):
+        expected = platforms.detect(package).name
+        (package / "kaiwu.json").unlink()
+        assert platforms.detect(package).name == expected  # conf/algo_conf_back_to_the_realm_v2.toml beside agent_*
+    assert list(platforms.VERSIONS)[:2] == ["v2-28", "v2-24"]  # newest first
+    root, layout = package_layout(package24, "target_dqn", "v2-24")
+    assert (layout.agent, layout.workflow, layout.config, layout.kaiwu_version) == (
+        "agent_target_dqn.agent", "agent_target_dqn.workflow.train_workflow", "agent_target_dqn.conf.conf", "v2-24")
+    with pytest.raises(ConfigError, match=r"app.algo = 'ppo'.*registers diy, dqn"):
+        package_layout(package28, "ppo", "v2-28")
+    # 28.1.1's configure_app.toml names neither the app nor the algorithm: app_conf's policy does
+    assert platforms.get("v2-28").app_defaults(package28) == {"app": "back_to_the_realm_v2", "algo": "dqn"}
+
+
+def test_predict_answers_and_the_env_as_each_family_expects():
+    v24, v28 = platforms.get("v2-24"), platforms.get("v2-28")
+    assert v24.predict_answer(["act"], 7) == (["act"], 7)  # act_data, model_version = agent.predict(...)
+    assert v28.predict_answer(["act"], 7) == ["act"]  # act_data = agent.predict(...); act_data[0]
+    observation_process, action_process = v28.eval_protocol(None, None)
+    assert observation_process("o", "e") == {"obs": "o", "extra_info": "e"} and action_process(9) == 9
+    from realm import make_env
+    from workflow.config import load_config
+
+    cfg = load_config(REPO_ROOT / "conf" / "configure_app.toml", ['env.reveal_end_pos="found"', "env.map_seed=2"])
+    env = make_env(**cfg.env.make_kwargs("v2-24"), seed=1)
+    assert type(env).PROTOCOL == "v2" and env.reveal_end_pos == "found"
+    obs, extra_info = env.reset()
+    result = env.step(0)
+    terminated, truncated, score = v24.step_outcome(result)
+    assert (terminated, truncated, score.total_score) == (False, False, 0.0)
+    with pytest.raises(ConfigError, match="reveal_end_pos"):
+        load_config(REPO_ROOT / "conf" / "configure_app.toml", ['env.reveal_end_pos="never"'])
+
+
+def test_the_platform_modules_are_on_the_path_of_a_v2_package_only():
+    code = ("import sys; sys.path.insert(0, sys.argv[1]);"
+            "from arena_proto.back_to_the_realm_v2.custom_pb2 import RelativeDirection, RelativeDistance, Observation;"
+            "from tools.train_env_conf_validate import read_usr_conf; from tools.metrics_utils import get_training_metrics;"
+            "o = Observation(); o.frame_state.heroes.add(hero_id=1).pos.x = 5;"
+            "print(RelativeDirection.RELATIVE_DIRECTION_NONE, RelativeDirection.SouthEast, RelativeDistance.VeryLarge,"
+            " Observation.FromString(o.SerializeToString()).frame_state.heroes[0].pos.x, get_training_metrics())")
+    out = subprocess.run([sys.executable, "-c", code, str(PLATFORM_ROOT)], cwd=REPO_ROOT, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["0", "8", "5", "5", "False"]
+    assert not (REPO_ROOT / "tools" / "train_env_conf_validate.py").exists()  # the project's tools/ stays its own
+
+
+LOAD_SCRIPT = """
+import json, sys, torch
+from kaiwudrl.common.config.config_control import CONFIG
+package, platform, algo, ckpt_dir, ids = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
+CONFIG.load({"algo": algo, "app": "back_to_the_realm_v2"})
+sys.path[:0] = [package, platform]
+from importlib import import_module
+class Log:
+    def info(self, *args, **kwargs):
+        pass
+agent = import_module(f"agent_{algo}.agent").Agent(agent_type="learner", device=torch.device("cpu"), logger=Log())
+model = agent.model if hasattr(agent, "model") else agent.algorithm.model
+sums = {}
+for i in ids:
+    agent.load_model(path=ckpt_dir, id=int(i))
+    sums[i] = sum(float(v.double().abs().sum()) for v in model.state_dict().values() if v.is_floating_point())
+print(json.dumps(sums))
+"""
+
+
+def load_with_package(package: Path, algo: str, ckpt_dir: Path, *ids: int) -> dict[str, float]:
+    """Checkpoints read back by the package's own load_model, in a process of its own."""
+    out = subprocess.run([sys.executable, "-c", LOAD_SCRIPT, str(package), str(PLATFORM_ROOT), algo, str(ckpt_dir),
+                          *map(str, ids)], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def tool(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+
+
+def short_episode() -> str:
+    """28.1.1's episode settings with 150 steps: a one-step-trained agent rarely finishes."""
+    from realm.v2.presets import v2_preset
+
+    usr_conf = v2_preset("v2-28-fixed")
+    usr_conf["env_conf"]["map_cherry"]["max_step"] = 150
+    return json.dumps(usr_conf)
+
+
+def evaluate_and_render(package: Path, ckpt: Path, tmp_path: Path) -> None:
+    out = tool("tools/evaluate.py", "--package", str(package), "--ckpt", str(ckpt), "--episodes", "2",
+               "--usr-conf", short_episode(), "--quiet", "--out", str(tmp_path / "eval"))
+    assert out.returncode == 0, out.stdout + out.stderr
+    rows = (tmp_path / "eval" / "episodes.csv").read_text().splitlines()
+    assert len(rows) == 1 + 2 * 2 and "ckpt 1" in out.stdout and "planner" in out.stdout
+    summary = (tmp_path / "eval" / "summary.csv").read_text().splitlines()
+    assert summary[2].startswith("planner,") and float(summary[2].split(",")[3]) > 0  # the planner scores
+    picture, gif = tmp_path / "episode.png", tmp_path / "episode.gif"
+    out = tool("tools/render.py", "--package", str(package), "--ckpt", str(ckpt), "--usr-conf", short_episode(),
+               "--png", str(picture), "--gif", str(gif), "--frame-stride", "10")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert picture.stat().st_size > 0 and gif.stat().st_size > 0 and "steps 150" in out.stdout
+
+
+# (version, algo, without kaiwu.json): every official algorithm; one recognised from its layout alone.
+TRAINED = [("24.0.1", "dqn", False), ("24.0.1", "target_dqn", True), ("24.0.1", "ppo", False),
+           ("28.1.1", "dqn", False)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version, algo, no_manifest", TRAINED, ids=[f"{v}-{a}" for v, a, _ in TRAINED])
+def test_official_algorithm_passes_the_train_test_and_its_load_model_reads_the_checkpoints(
+        tmp_path, version, algo, no_manifest):
+    package = copy_package(tmp_path, version)
+    if no_manifest:
+        (package / "kaiwu.json").unlink()
+    before = fingerprint(package)
+    result = train(package, tmp_path / "runs", "--train-test", "--set", f'app.algo="{algo}"')
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "train test passed" in result.stderr
+    ckpt_dir = tmp_path / "runs" / "r" / "ckpt" / f"back_to_the_realm_v2_{algo}"
+    sums = load_with_package(package, algo, ckpt_dir, 0, 1)
+    assert sums["0"] != sums["1"]  # trained weights, read back by the package's own load_model
+    assert fingerprint(package) == before  # the package is used as it is
+    if (version, algo) == ("28.1.1", "dqn"):
+        evaluate_and_render(package, ckpt_dir / "model.ckpt-1.pkl", tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", ["24.0.1", "28.1.1"])
+def test_the_diy_template_stops_naming_the_missing_checkpoint(tmp_path, version):
+    """The official diy is a template: its save_model writes nothing (and its workflow plays no
+    step), so its train test fails, saying so, as the platform's train_test.py never sees a model."""
+    package = copy_package(tmp_path, version)
+    before = fingerprint(package)
+    result = train(package, tmp_path / "runs", "--train-test", "--set", 'app.algo="diy"', timeout_s=120)
+    assert result.returncode != 0
+    assert "diy Agent.save_model" in result.stderr and "wrote no file named model.ckpt-0" in result.stderr
+    assert "train test FAILED" in result.stderr
+    assert fingerprint(package) == before
+
+
+@pytest.mark.parametrize("key, value, named", [
+    ("max_step", "2001", "max_step"),  # out of range
+    ("treasure_pos", "[[80, 50], [80, 50]]", "treasure_pos"),  # a repeat
+    ("start", "[0, 0]", "start"),  # a wall of the run's map
+    ("treasure_num", "3", "treasure_num"),  # an unknown key
+])
+def test_a_bad_env_conf_stops_before_anything_starts_naming_file_and_key(package28, tmp_path, key, value, named):
+    conf = package28 / "agent_dqn" / "conf" / "train_env_conf.toml"
+    lines = conf.read_text(encoding="utf-8").splitlines()
+    at = next((i for i, line in enumerate(lines) if line.startswith(f"{key} =")), None)
+    if at is None:
+        lines.append(f"{key} = {value}")
+    else:
+        lines[at] = f"{key} = {value}"
+    conf.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = train(package28, tmp_path / "runs", timeout_s=120)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "train_env_conf.toml" in result.stderr and f"'{named}'" in result.stderr
+    assert not (tmp_path / "runs").exists()
