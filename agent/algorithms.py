@@ -5,7 +5,7 @@ The training system hosts them by these names (workflow.host.kaiwu_package), rea
 sections from its config module's `Settings` (workflow.config), tools/export_kaiwu.py writes one
 out in the platform's layout, and tests/test_layering.py holds the folders to the package rule:
 they import only each other, the platform's modules (kaiwu_agent, kaiwudrl), numpy and torch.
-A new algorithm is its four modules and one entry in ALGORITHMS.
+A new algorithm is its four modules and one entry in ALGORITHMS (and, for another game, in GAMES).
 """
 from __future__ import annotations
 
@@ -21,5 +21,13 @@ ALGORITHMS: dict[str, dict[str, str]] = {
             "workflow": "episodes.ppo_workflow"},
     "dqn_plus": {"config": "agent.dqn_config", "definition": "feature.dqn_definition", "agent": "agent.dqn_agent",
                  "workflow": "episodes.dqn_workflow"},
+    "ppo_v2": {"config": "agent.ppo_v2_config", "definition": "feature.definition_v2", "agent": "agent.ppo_v2_agent",
+               "workflow": "episodes.ppo_v2_workflow"},
 }
 DEFAULT_ALGORITHM = "ppo"
+
+#: The game each algorithm plays (kaiwu.json's project_code): the training system hosts it in
+#: the newest platform version of that game that hosts the project's agents
+#: (workflow.platforms.project); an algorithm not named here plays DEFAULT_GAME.
+DEFAULT_GAME = "back_to_the_realm"
+GAMES: dict[str, str] = {"ppo_v2": "back_to_the_realm_v2"}

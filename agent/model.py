@@ -40,6 +40,9 @@ from agent.value_norm import ValueNorm
 from feature.layout import MAP_CHANNELS, MAP_SIZE, NUM_ACTIONS, STATE_DIM
 
 MASKED_LOGIT = -1e8  # exp() underflows to exactly 0; finite, so no NaN in softmax or entropy
+#: (map channels, map size, state size) of the 2024 features; another package's features (the v2
+#: package's feature.layout_v2) hand the model their own
+INPUT_SHAPE = (MAP_CHANNELS, MAP_SIZE, STATE_DIM)
 
 
 @dataclass
@@ -62,7 +65,9 @@ class ModelConfig:
         """Numbers of the model's whole recurrent state: one core per backbone."""
         return core_state_size(self.core, self.core_size) * (1 if self.share_backbone else 2)
 
-    def validate(self):
+    def validate(self, input_shape: tuple[int, int, int] = INPUT_SHAPE):
+        """Ranges, and that the conv tower fits `input_shape` (map channels, map size, state size)."""
+        map_channels, map_size, state_dim = input_shape
         if self.core not in CORES:
             raise ValueError(f"core: got {self.core!r}, allowed: {' | '.join(CORES)}")
         if self.action_head not in ACTION_HEADS:
@@ -80,17 +85,17 @@ class ModelConfig:
                              f"{len(self.channels)}, {len(self.kernel_sizes)}, {len(self.strides)}")
         if min(self.channels + self.kernel_sizes + self.strides + [self.hidden_size]) < 1:
             raise ValueError("channels, kernel_sizes, strides and hidden_size must be >= 1")
-        if max(self.kernel_sizes + self.strides) > MAP_SIZE:
-            raise ValueError(f"kernel_sizes and strides must be <= {MAP_SIZE} (the map's width), got "
+        if max(self.kernel_sizes + self.strides) > map_size:
+            raise ValueError(f"kernel_sizes and strides must be <= {map_size} (the map's width), got "
                              f"{self.kernel_sizes}, {self.strides}")
-        size, in_ch, params = MAP_SIZE, MAP_CHANNELS, 0
+        size, in_ch, params = map_size, map_channels, 0
         for out_ch, k, s in zip(self.channels, self.kernel_sizes, self.strides):
             size = (size - k) // s + 1
             if size < 1:
-                raise ValueError(f"the conv tower shrinks the {MAP_SIZE}×{MAP_SIZE} map below 1×1; "
+                raise ValueError(f"the conv tower shrinks the {map_size}×{map_size} map below 1×1; "
                                  f"use smaller kernels or strides")
             params, in_ch = params + (in_ch * k * k + 1) * out_ch, out_ch
-        params += (in_ch * size * size + STATE_DIM + 1) * self.hidden_size
+        params += (in_ch * size * size + state_dim + 1) * self.hidden_size
         if params > MAX_BACKBONE_PARAMS:
             raise ValueError(f"channels {self.channels} and hidden_size {self.hidden_size} make a backbone of "
                              f"{params:,} parameters: at most {MAX_BACKBONE_PARAMS:,}")
@@ -119,14 +124,15 @@ def layer_init(layer: nn.Module, gain: float) -> nn.Module:
 class Backbone(nn.Module):
     """Conv tower over the map, then one hidden layer over [conv features, state]."""
 
-    def __init__(self, cfg: ModelConfig):
+    def __init__(self, cfg: ModelConfig, input_shape: tuple[int, int, int] = INPUT_SHAPE):
         super().__init__()
-        layers, in_ch, size = [], MAP_CHANNELS, MAP_SIZE
+        in_ch, size, state_dim = input_shape
+        layers = []
         for out_ch, k, s in zip(cfg.channels, cfg.kernel_sizes, cfg.strides):
             layers += [layer_init(nn.Conv2d(in_ch, out_ch, k, stride=s), math.sqrt(2)), nn.ReLU()]
             in_ch, size = out_ch, (size - k) // s + 1
         self.conv = nn.Sequential(*layers).to(memory_format=torch.channels_last)
-        self.fc = nn.Sequential(layer_init(nn.Linear(in_ch * size * size + STATE_DIM, cfg.hidden_size), math.sqrt(2)),
+        self.fc = nn.Sequential(layer_init(nn.Linear(in_ch * size * size + state_dim, cfg.hidden_size), math.sqrt(2)),
                                 nn.ReLU())
 
     def forward(self, map_tensor: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
@@ -138,12 +144,13 @@ class Backbone(nn.Module):
 
 
 class ActorCritic(nn.Module):
-    def __init__(self, cfg: ModelConfig):
+    def __init__(self, cfg: ModelConfig, input_shape: tuple[int, int, int] = INPUT_SHAPE):
+        """`input_shape`: (map channels, map size, state size) of the package's features."""
         super().__init__()
-        cfg.validate()
+        cfg.validate(input_shape)
         self.cfg = cfg
-        self.actor_backbone = Backbone(cfg)
-        self.critic_backbone = None if cfg.share_backbone else Backbone(cfg)
+        self.actor_backbone = Backbone(cfg, input_shape)
+        self.critic_backbone = None if cfg.share_backbone else Backbone(cfg, input_shape)
         self.actor_core = self.critic_core = None
         head_features = cfg.hidden_size
         if cfg.core != "none":

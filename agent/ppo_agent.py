@@ -29,7 +29,7 @@ from agent.checkpoint_io import check_train_state
 from agent.checkpointed import CheckpointedAgent
 from agent.ppo_config import Settings, load_settings
 from agent.gae import gae, valid_frames
-from agent.model import ActorCritic
+from agent.model import INPUT_SHAPE, ActorCritic
 from agent.ppo import ppo_update
 from agent.workflow_methods import WorkflowMethods
 from feature.definition import SAMPLE_ROWS, ActData, ObsData, SampleData
@@ -47,6 +47,9 @@ class Agent(WorkflowMethods, CheckpointedAgent):
     #: the network keeps its precision-sensitive layers in fp32 (agent.model), so the learner's
     #: precision "auto" may run the update in bf16 (workflow.precision)
     bf16_ready = True
+    #: the package's sample rows and the model's input (the v2 package's agent sets its own)
+    sample_rows = SAMPLE_ROWS
+    input_shape = INPUT_SHAPE
 
     def __init__(self, agent_type="player", device=None, logger=None, monitor=None, *,
                  settings: Settings | None = None, seed: int | None = None):
@@ -55,13 +58,13 @@ class Agent(WorkflowMethods, CheckpointedAgent):
         process's torch RNG (seeded by whoever started the process) decides the initial weights
         and the agent's own generators."""
         super().__init__(agent_type, device, logger, monitor)
-        self.settings = settings or load_settings()
+        self.settings = settings or self._load_settings()
         self.model_cfg, self.ppo_cfg = self.settings.model, self.settings.ppo
         self.device = torch.device(device if device is not None else "cpu")
         with torch.random.fork_rng(devices=[], enabled=seed is not None):  # a seed never moves the caller's RNG
             if seed is not None:
                 torch.manual_seed(seed)
-            self.model = ActorCritic(self.model_cfg).to(self.device)
+            self.model = ActorCritic(self.model_cfg, self.input_shape).to(self.device)
             generator_seeds = torch.randint(0, 2**62, (2,)).tolist()
         self.sample_generator = torch.Generator(device=self.device)  # action sampling (this process's own)
         self.sample_generator.manual_seed(generator_seeds[0])
@@ -91,9 +94,18 @@ class Agent(WorkflowMethods, CheckpointedAgent):
         ("unstuck")."""
         policy = self.ppo_cfg.exploit_policy
         if policy == "unstuck":
-            return self._act(list_obs_data, greedy=[earlier_visits(o.map) < self.ppo_cfg.unstuck_visits
+            return self._act(list_obs_data, greedy=[self._earlier_visits(o) < self.ppo_cfg.unstuck_visits
                                                     for o in list_obs_data])
         return self._act(list_obs_data, greedy=policy == "greedy")
+
+    @staticmethod
+    def _load_settings() -> Settings:
+        return load_settings()
+
+    @staticmethod
+    def _earlier_visits(obs_data: ObsData) -> int:
+        """How often the hero ended a step on its cell before (the memory map's centre)."""
+        return earlier_visits(obs_data.map)
 
     def _core_states(self, list_obs_data: Sequence[ObsData]) -> torch.Tensor:
         """(B, core_state_size): each observation's recurrent state, zeros where it has none."""
@@ -141,7 +153,7 @@ class Agent(WorkflowMethods, CheckpointedAgent):
         its statistics named as metrics ("loss/policy", "ppo/approx_kl", ...)."""
         if len(list_sample_data) == 0:
             raise ValueError("learn() got an empty batch")
-        fields = SAMPLE_ROWS.stack(list_sample_data)  # one copy per field, straight from the samples
+        fields = self.sample_rows.stack(list_sample_data)  # one copy per field, straight from the samples
         segments = {k: torch.from_numpy(v).to(self.device) for k, v in fields.items()}
         batch, frames = self.update_batch(segments)
         progress = self.samples_learned / self.ppo_cfg.schedule_samples

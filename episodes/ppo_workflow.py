@@ -1,4 +1,4 @@
-"""The package's training episode loop (`<algo>/train_workflow.py`): Kaiwu's
+"""The PPO package's training episode loop (`<algo>/train_workflow.py`): Kaiwu's
 `workflow(envs, agents, logger, monitor)`, over every env it is given, in lockstep.
 
 Per step (episodes.runner.EpisodeRunner): observation_process for every env, one batched

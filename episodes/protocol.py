@@ -14,6 +14,11 @@ Which protocol an env speaks must be known before its first reset, since the usr
 depends on it and the platform answers a wrong one with nothing: an env may say so
 (`env.kaiwu_version`), else the package's `KAIWU_VERSION` decides, which
 tools/export_kaiwu.py sets in a package exported for a later platform version.
+back_to_the_realm_v2 (code packages 24.x, 28.x; the version names "v2-24" and "v2-28" both
+speak it): `env.reset(usr_conf={"env_conf": ...})` returns `(obs, extra_info)` and `env.step`
+`(step_no, obs, terminated, truncated, extra_info)`, obs and extra_info plain dicts. Its
+usr_conf is the package's own (feature.curriculum_v2), not a 2024 one; its view keeps the
+episode's memory (feature.observation_v2.V2View) and hands it on as the observation.
 This module is package code (it ships inside exported packages), so it answers for the episode
 loops on its own; the training system's platform versions are workflow.platforms.
 """
@@ -24,6 +29,32 @@ from typing import Callable
 
 from feature.curriculum import env_conf
 from feature.observation18 import Realm18View
+from feature.observation_v2 import V2View
+
+
+@dataclass(frozen=True)
+class Score:
+    """What a v2 step scored so far, under the 2024 ScoreInfo's names (episodes.runner.EpisodeStats)."""
+
+    total_score: float
+    treasure_count: int
+    buff_count: int
+    talent_count: int
+
+
+def _step_2024(result) -> tuple:
+    """(obs, score, terminated, truncated, env_info) of a 2024 or 2025 step."""
+    _, obs, score, terminated, truncated, env_info = result
+    return obs, score, terminated, truncated, env_info
+
+
+def _step_v2(result) -> tuple:
+    """(obs, score, terminated, truncated, extra_info) of a v2 step, its score read from game_info."""
+    _, obs, terminated, truncated, extra_info = result
+    game = extra_info["game_info"]
+    score = Score(float(game["total_score"]), int(game["treasure_collected_count"]), int(game["buff_count"]),
+                  int(game["talent_count"]))
+    return obs, score, terminated, truncated, extra_info
 
 
 @dataclass(frozen=True)
@@ -31,20 +62,29 @@ class EnvProtocol:
     """How an episode loop meets an env of one protocol."""
 
     name: str
-    #: the loop's 2024-shaped usr_conf as this protocol's reset takes it
+    #: the loop's usr_conf as this protocol's reset takes it
     usr_conf: Callable[[dict | None], dict | None]
-    #: reads an episode's observations as the 2024 protocol's (None: they are already)
+    #: reads an episode's observations for the package's features (None: as they come); a 2025
+    #: view turns them into the 2024 protocol's, the v2 view keeps the episode's memory
     view: type | None = None
+    #: env.step's result -> (obs, score, terminated, truncated, env_info)
+    step: Callable[[tuple], tuple] = _step_2024
+    #: reset returns (obs, info) and the view reads both (v2); else reset's shapes as 2024 / 2025
+    info_at_reset: bool = False
 
 
 def _as_given(usr_conf: dict | None) -> dict | None:
     return usr_conf
 
 
+#: The v2 protocol, under both names of its platform versions.
+V2 = EnvProtocol("v2", _as_given, V2View, _step_v2, info_at_reset=True)
 PROTOCOLS = {protocol.name: protocol for protocol in (
     EnvProtocol("2024", _as_given),
     EnvProtocol("18", env_conf, Realm18View),
+    V2,
 )}
+PROTOCOLS.update({"v2-24": V2, "v2-28": V2})
 KAIWU_VERSIONS = tuple(PROTOCOLS)
 
 #: The protocol of the envs this package is given, unless an env says otherwise.

@@ -14,6 +14,10 @@ A recurrent policy's state (agent.core) rides on its answers: whatever an answer
 reset makes an observation without one, so each episode starts from the policy's initial state
 (training, evaluation and rendering alike; a package without memory answers None).
 
+A v2 env (back_to_the_realm_v2) resets to `(obs, extra_info)` and steps to five values; with
+`translate` its view (the episode's memory, feature.observation_v2.V2View) is what
+`observation_process` and the Transitions see as the observation.
+
 Either protocol (episodes.protocol): a 2025 (18.0.2) env gets a 2024 usr_conf as env_conf
 (whether an env speaks 2025 is settled before its first reset: episodes.protocol
 .env_protocol), and predict's `(list, model_version)` is unpacked. Its observations reach
@@ -119,6 +123,16 @@ class EpisodeRunner:
         slot = self.slots[index]
         result = slot.env.reset(usr_conf=slot.protocol.usr_conf(usr_conf), **kwargs)
         slot.view = None
+        if slot.protocol.info_at_reset:  # v2: (obs, extra_info), both for the features
+            obs, info = result
+            if obs is None:
+                return None
+            if self.translate and slot.protocol.view is not None:
+                slot.view = slot.protocol.view()
+                obs, info = slot.view.reset(obs, info)
+            slot.obs_data = self.observation_process(obs, info)
+            slot.steps = 0
+            return obs
         if isinstance(result, tuple):  # 2025: (obs, state)
             if result[0] is None:
                 return None
@@ -140,11 +154,12 @@ class EpisodeRunner:
         for i, before, act in zip(indices, befores, acts):
             slot, action = self.slots[i], int(self.action_process(act))
             try:
-                _, obs, score, terminated, truncated, env_info = slot.env.step(action)
-                if slot.view is not None:  # 2025 translated: the state is empty, the view rebuilds env_info
+                obs, score, terminated, truncated, env_info = slot.protocol.step(slot.env.step(action))
+                if slot.view is not None:  # translated: the view reads the episode (2025: rebuilds env_info)
                     if obs is None:
                         raise RuntimeError("env.step returned no observation")
-                    obs, env_info = slot.view.step(obs)
+                    obs, env_info = (slot.view.step(obs, env_info) if slot.protocol.info_at_reset
+                                     else slot.view.step(obs))
             except Exception as e:  # one env failing ends its episode only
                 out.append(Transition(i, before, act, action, error=e))
                 continue

@@ -98,6 +98,12 @@ def sample_process(list_game_data: Sequence[Frame], next_obs: ObsData, burn_in: 
     may be terminated, and the only reset of a recurrent state is the zeros a segment that
     starts an episode stores.
     """
+    return segment_samples(list_game_data, next_obs, burn_in, SampleData, MAP_SHAPE, STATE_DIM)
+
+
+def segment_samples(list_game_data: Sequence[Frame], next_obs, burn_in: int, sample_class: type,
+                    map_shape: tuple[int, ...], state_dim: int) -> list:
+    """sample_process's work for any observation shapes (the v2 package's definition shares it)."""
     frames = list(list_game_data)
     n = len(frames)
     if not 1 <= n <= SEGMENT_FRAMES:
@@ -118,9 +124,9 @@ def sample_process(list_game_data: Sequence[Frame], next_obs: ObsData, burn_in: 
         out[:n] = [get(frame) for frame in frames]
         return out
 
-    return [SampleData(
-        map=per_frame(lambda f: f.obs.map, MAP_SHAPE),
-        state=per_frame(lambda f: f.obs.state, (STATE_DIM,)),
+    return [sample_class(
+        map=per_frame(lambda f: f.obs.map, map_shape),
+        state=per_frame(lambda f: f.obs.state, (state_dim,)),
         legal=per_frame(lambda f: f.obs.legal, (NUM_ACTIONS,)),
         action=per_frame(lambda f: int(f.act.action), dtype=np.int64),
         log_prob=per_frame(lambda f: f.act.log_prob),

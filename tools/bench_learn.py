@@ -11,6 +11,12 @@
    2024 leaderboard, 30 episodes) or --usr-conf with the agent's `exploit` (its
    `exploit_policy`) and with sampling, and the planner on the same episodes
    (evaluation.pool), on the map the run trained on.
+   With the run's own evaluations ([eval]; --in-run-eval makes the runs bench_learn trains
+   evaluate themselves on the same episodes) the exploit scores of the checkpoints the run
+   evaluated are taken from them, and only the final checkpoint (which the run did not evaluate)
+   is played here: no second scoring pass. The sampled pass is then played only with --sampled.
+   Off by default: on 2 cores the evaluator takes CPU from training (docs/BENCHMARKS.md), so
+   curves per minute would not compare with runs trained without it.
 3. Prints each run's curve in wall minutes, train steps and env steps (minutes depend on the
    machine, steps transfer) and the first point at which 0.80 / 0.90 / 0.95 / 0.97 x planner was
    reached (exploit); over several runs, every seed's ratio per point with the median and the
@@ -42,6 +48,27 @@ def run_names(seeds: int) -> list[tuple[str, list[str]]]:
     if seeds == 1:
         return [(RUN_NAME, [])]
     return [(f"{RUN_NAME}-seed{seed}", [f"app.seed={seed}"]) for seed in range(seeds)]
+
+
+def eval_overrides(label: str, usr_conf: dict, episodes: int, seed: int, minutes: float, points: int) -> list[str]:
+    """--set lines that make the trained run evaluate itself on the benchmark's episodes, about
+    twice per scoring point (a point the evaluator is still playing is simply not there)."""
+    settings = [f"eval.every_minutes={max(0.1, minutes / (2 * points)):.4g}", f"eval.episodes={episodes}",
+                f"eval.seed={seed}"]
+    if label == "custom":
+        return settings + [f"eval.usr_conf={toml_inline(usr_conf)}"]
+    return settings + [f'eval.preset="{label}"']
+
+
+def toml_inline(value) -> str:
+    """A JSON-like value as a TOML inline literal (for --set)."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {toml_inline(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_inline(v) for v in value) + "]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return json.dumps(value)
 
 
 def train(config: str | None, overrides: list[str], minutes: float, run_dir: Path, run_name: str = RUN_NAME) -> Path:
@@ -135,8 +162,9 @@ def plot(path: Path, runs: dict[str, list[dict]], title: str) -> Path:
         minutes = [r["minute"] for r in rows]
         colour = f"C{i % 10}"
         ax.plot(minutes, [r["ratio_exploit"] for r in rows], marker="o", color=colour, label=f"{name} exploit")
-        ax.plot(minutes, [r["ratio_sample"] for r in rows], ls=":", marker=".", alpha=0.6, color=colour,
-                label=f"{name} sampled" if len(runs) == 1 else None)
+        if all(r["ratio_sample"] is not None for r in rows):
+            ax.plot(minutes, [r["ratio_sample"] for r in rows], ls=":", marker=".", alpha=0.6, color=colour,
+                    label=f"{name} sampled" if len(runs) == 1 else None)
     for t in THRESHOLDS:
         ax.axhline(t, color="grey", lw=0.6, ls=":")
     ax.set_xlabel("wall minutes of training")
@@ -154,9 +182,30 @@ def fmt(value, spec: str = "") -> str:
     return "-" if value is None else format(value, spec)
 
 
+def run_evaluations(run: Path, env_kwargs: dict, usr_conf: dict, episodes: int, seed: int):
+    """The run's own evaluations ([eval]) when they played exactly these episodes, else None."""
+    from workflow.checkpoints.evaluations import read_evaluations
+
+    dirs = [d for d in ckpt_dirs(run)]
+    found = read_evaluations(dirs[0]) if dirs else None
+    if found is None or found.planner is None or not found.checkpoints:
+        return None
+    settings = found.settings
+    same = (settings.get("usr_conf") == usr_conf and settings.get("episodes") == episodes
+            and settings.get("seed") == seed and settings.get("env") == json.loads(json.dumps(env_kwargs)))
+    return found if same else None
+
+
+def ckpt_dirs(run: Path) -> list[Path]:
+    from workflow.checkpoints import ckpt_files
+
+    return [d for d in ckpt_files.checkpoint_dirs(run) if d.name != "user"]
+
+
 def score(run: Path, args: argparse.Namespace, label: str, usr_conf: dict) -> dict:
     """Score `run`'s checkpoints on the episodes `usr_conf` draws (`label` names them); print and
-    write its curve; -> {"planner", "rows"}."""
+    write its curve; -> {"planner", "rows"}. The run's own evaluations of those episodes are used
+    where they cover a point."""
     import realm
     from evaluation.pool import PLANNER, play_all
     from evaluation.episodes import resolve_episodes
@@ -164,34 +213,50 @@ def score(run: Path, args: argparse.Namespace, label: str, usr_conf: dict) -> di
     config = run / "log" / "effective_config.toml"
     if not config.is_file():
         raise InputError(f"{run}: no log/effective_config.toml (not a run directory)")
+    if "env_conf" in usr_conf:
+        return score_v2(run, args, label, usr_conf, config)
     env_kwargs = env_from_config(config)
-    chosen = pick(checkpoints_along(run), args.points)
+    along = checkpoints_along(run)
+    own = run_evaluations(run, env_kwargs, usr_conf, args.episodes, args.seed)
+    if own is not None:  # the evaluated checkpoints, and the final one
+        along = [p for p in along if p.train_step in own.checkpoints] + [along[-1]]
+        along = sorted({p.train_step: p for p in along}.values(), key=lambda p: p.train_step)
+    chosen = pick(along, args.points)
     try:
         episodes = resolve_episodes(realm.make_env(**env_kwargs), usr_conf, args.episodes, args.seed)
     except realm.UsrConfError as e:
         raise InputError(f"invalid usr_conf ({label}): {e}") from e
     workers = args.workers or (None if args.ray else len(os.sched_getaffinity(0)))
-    keys = [str(p.path) for p in chosen]
-    print(f"scoring {run.name}: {len(chosen)} checkpoints x {args.episodes} episodes ({label}) with exploit "
-          f"and sampling ...", flush=True)
-    greedy = play_all([(k, e) for k in keys + [PLANNER] for e in episodes], env_kwargs, workers=workers,
-                      config_file=str(config), agent_mode="greedy", ray_address=args.ray)
-    sampled = play_all([(k, e) for k in keys for e in episodes], env_kwargs, workers=workers,
-                       config_file=str(config), agent_mode="sample", ray_address=args.ray)
+    known = own.checkpoints if own is not None else {}
+    keys = [str(p.path) for p in chosen if p.train_step not in known]
+    sample = own is None or args.sampled
+    print(f"scoring {run.name}: {len(keys)} checkpoints x {args.episodes} episodes ({label}) with exploit"
+          + (" and sampling" if sample else "")
+          + (f"; {len(chosen) - len(keys)} more from the run's own evaluations" if own is not None else "")
+          + " ...", flush=True)
+    greedy = play_all([(k, e) for k in keys + ([PLANNER] if own is None else []) for e in episodes], env_kwargs,
+                      workers=workers, config_file=str(config), agent_mode="greedy", ray_address=args.ray)
+    sampled = play_all([(k, e) for k in [str(p.path) for p in chosen] for e in episodes], env_kwargs, workers=workers,
+                       config_file=str(config), agent_mode="sample", ray_address=args.ray) if sample else {}
 
     def mean(records: dict) -> float:
         return sum(r.total_score for r in records.values()) / len(records)
 
-    planner = mean(greedy[PLANNER])
+    planner = own.planner["score"] if own is not None else mean(greedy[PLANNER])
+
+    def exploit(p: Point) -> float:
+        return known[p.train_step]["score"] if p.train_step in known else mean(greedy[str(p.path)])
+
     rows = [{"minute": round(p.minute, 2), "train_step": p.train_step, "env_steps": p.env_steps, "ckpt": p.path.name,
-             "score_exploit": mean(greedy[str(p.path)]), "ratio_exploit": mean(greedy[str(p.path)]) / planner,
-             "ratio_sample": mean(sampled[str(p.path)]) / planner} for p in chosen]
+             "score_exploit": exploit(p), "ratio_exploit": exploit(p) / planner,
+             "ratio_sample": mean(sampled[str(p.path)]) / planner if sample else None,
+             "from_run": p.train_step in known} for p in chosen]
     print(f"\n{run.name}: {label} ({args.episodes} episodes, seeds {args.seed}..), planner {planner:.1f}")
     print(f"{'minute':>7} {'train step':>10} {'env steps':>10} {'exploit score':>13} {'exploit ratio':>13} "
           f"{'sampled ratio':>13}")
     for r in rows:
         print(f"{r['minute']:7.1f} {r['train_step']:>10} {fmt(r['env_steps']):>10} {r['score_exploit']:13.1f} "
-              f"{r['ratio_exploit']:13.3f} {r['ratio_sample']:13.3f}")
+              f"{r['ratio_exploit']:13.3f} {fmt(r['ratio_sample'], '13.3f'):>13}")
     reached = {key: first_reached(rows, key) for key in ("minute", "train_step", "env_steps")}
     print("first reached: " + ", ".join(
         f"{t:.2f} at {fmt(reached['minute'][t], '.1f')} min / {fmt(reached['train_step'][t])} train steps / "
@@ -202,6 +267,45 @@ def score(run: Path, args: argparse.Namespace, label: str, usr_conf: dict) -> di
               "first_reached": {key: {str(t): v for t, v in by.items()} for key, by in reached.items()}}
     (out / "curve.json").write_text(json.dumps(result, indent=1))
     print(f"wrote {plot(out / 'curve.png', {run.name: rows}, f'{run.name}: {label} vs planner')}")
+    return result
+
+
+def score_v2(run: Path, args: argparse.Namespace, label: str, usr_conf: dict, config: Path) -> dict:
+    """`score` for a run of the project's v2 agent on back_to_the_realm_v2 episodes (a v2 preset):
+    its exploit on each chosen checkpoint and the v2 planner on the same episodes, in this
+    process (evaluation.v2); the sampled ratio is not measured."""
+    import realm
+    from evaluation.episodes import load_agent
+    from evaluation.v2 import env_kwargs_v2, play_exploit, play_planner
+
+    env = realm.make_env(**env_kwargs_v2(config))
+    chosen = pick(checkpoints_along(run), args.points)
+    seeds = range(args.seed, args.seed + args.episodes)
+    print(f"scoring {run.name}: {len(chosen)} checkpoints x {args.episodes} episodes ({label}) with exploit ...",
+          flush=True)
+    planner_scores = [play_planner(env, usr_conf, seed).total_score for seed in seeds]
+    planner = sum(planner_scores) / len(planner_scores)
+    rows = []
+    for p in chosen:
+        loaded = load_agent(p.path, config)
+        records = [play_exploit(env, loaded, usr_conf, seed) for seed in seeds]
+        mean = sum(r.total_score for r in records) / len(records)
+        rows.append({"minute": round(p.minute, 2), "train_step": p.train_step, "env_steps": p.env_steps,
+                     "ckpt": p.path.name, "score_exploit": mean, "ratio_exploit": mean / planner,
+                     "ratio_sample": None, "win_rate": sum(r.won for r in records) / len(records),
+                     "chests": sum(r.chests for r in records) / len(records), "from_run": False})
+    print(f"\n{run.name}: {label} ({args.episodes} episodes, seeds {args.seed}..), planner {planner:.1f}")
+    print(f"{'minute':>7} {'train step':>10} {'env steps':>10} {'exploit score':>13} {'exploit ratio':>13} "
+          f"{'win rate':>8} {'chests':>6}")
+    for r in rows:
+        print(f"{r['minute']:7.1f} {r['train_step']:>10} {fmt(r['env_steps']):>10} {r['score_exploit']:13.1f} "
+              f"{r['ratio_exploit']:13.3f} {r['win_rate']:8.2f} {r['chests']:6.2f}")
+    reached = {key: first_reached(rows, key) for key in ("minute", "train_step", "env_steps")}
+    out = run / "bench_learn"
+    out.mkdir(exist_ok=True)
+    result = {"run": str(run), "preset": label, "planner": planner, "rows": rows,
+              "first_reached": {key: {str(t): v for t, v in by.items()} for key, by in reached.items()}}
+    (out / "curve.json").write_text(json.dumps(result, indent=1))
     return result
 
 
@@ -253,6 +357,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--workers", type=int, default=None, help="evaluation processes (default: the cores)")
     parser.add_argument("--ray", default=None, metavar="ADDRESS",
                         help="score on a Ray cluster (local, auto or HOST:PORT): episodes spread over its CPUs")
+    parser.add_argument("--in-run-eval", action=argparse.BooleanOptionalAction, default=False,
+                        help="the runs it trains evaluate themselves on these episodes ([eval]), so scoring plays "
+                             "only the final checkpoint (default off: the evaluator's CPU slows training on few cores)")
+    parser.add_argument("--sampled", action="store_true",
+                        help="also score sampling where the run's own evaluations give the exploit scores")
     return parser.parse_args(argv)
 
 
@@ -271,15 +380,22 @@ def main(argv: list[str] | None = None) -> int:
                 raise InputError(f"--{flag} must be >= 1, got {getattr(args, flag)}")
         if args.run is None and args.minutes <= 0:
             raise InputError(f"--minutes must be > 0, got {args.minutes}")
-        label, usr_conf = episode_settings(args)  # before training: bad episodes must not cost a run
-        try:
-            parse_usr_conf(usr_conf)
-        except UsrConfError as e:
-            raise InputError(f"invalid usr_conf ({label}): {e}") from e
+        from realm.v2.presets import V2_PRESETS, v2_preset
+
+        if args.preset in V2_PRESETS:  # back_to_the_realm_v2 episodes (the project's v2 agent: score_v2)
+            label, usr_conf = args.preset, v2_preset(args.preset)
+        else:
+            label, usr_conf = episode_settings(args)  # before training: bad episodes must not cost a run
+            try:
+                parse_usr_conf(usr_conf)
+            except UsrConfError as e:
+                raise InputError(f"invalid usr_conf ({label}): {e}") from e
         if args.run is not None:
             runs = args.run
         else:
-            runs = [train(args.config, args.overrides + extra, args.minutes, args.out, name)
+            evaluating = (eval_overrides(label, usr_conf, args.episodes, args.seed, args.minutes, args.points)
+                          if args.in_run_eval else [])
+            runs = [train(args.config, args.overrides + evaluating + extra, args.minutes, args.out, name)
                     for name, extra in run_names(args.seeds)]
         for run in runs:
             if not run.is_dir():

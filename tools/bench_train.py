@@ -22,6 +22,13 @@
 
     python tools/bench_train.py --config conf/smoke.toml --seconds 120 --ray local
 
+    python tools/bench_train.py --config conf/smoke.toml --seconds 120 --eval
+
+With --eval it compares, in one invocation, the run without and with its evaluator ([eval]: the
+config's, or every checkpoint on the default preset's episodes when the config leaves it off),
+each for --seconds one after the other: consumed sample rows/s (steady), the evaluator's CPU and
+its evaluations; the last line is the learner's throughput with / without.
+
 With --ray ADDRESS it compares, in one invocation, the default launcher and the Ray launcher
 (`./train.sh --ray ADDRESS`) on the same config for --seconds each, one after the other: each
 one's consumed env steps/s (steady), Ray's start-up time; the last line is Ray / default.
@@ -232,6 +239,32 @@ def compare_with_ray(args: argparse.Namespace, cfg: AppConfig) -> int:
     return 0
 
 
+def compare_with_evaluator(args: argparse.Namespace, cfg: AppConfig) -> int:
+    """The run without, then with, its evaluator, on the same config: steady consumed rows and
+    produced env steps per second, and what the evaluator did."""
+    on = [] if cfg.eval.enabled else [f"eval.every_train_steps={cfg.app.dump_model_freq}"]
+    rates, evaluator = {}, {}
+    with tempfile.TemporaryDirectory(prefix="bench_train_") as tmp:
+        for name, extra in (("without", ["eval.every_train_steps=0", "eval.every_minutes=0"]), ("with", on)):
+            run, _ = run_system(args.config, args.overrides + extra, args.seconds, Path(tmp) / name)
+            rates[name] = steady_rates(read_metrics(run))
+            if name == "with":
+                stats = json.loads((run / "log" / "process_stats.json").read_text())
+                evaluator = {"cpu": stats.get("cpu_seconds", {}).get("evaluator", 0.0),
+                             "wall": stats.get("wall_seconds") or 1.0,
+                             "evaluated": len(read_metrics(run).get("eval/score", []))}
+    print(f"\nconfig: {args.config or 'conf/configure_app.toml'}  aisrv {cfg.app.aisrv_num} x {cfg.app.envs_per_aisrv} "
+          f"envs, {args.seconds:.0f} s each, {cores()} cores")
+    for name in ("without", "with"):
+        consumed, produced = rates[name]
+        print(f"{name + ' evaluator':>18}: {consumed:8.2f} sample rows/s consumed, {produced:8.1f} env steps/s produced")
+    print(f"evaluator: {evaluator['evaluated']} checkpoints evaluated, {evaluator['cpu'] / evaluator['wall']:.2f} cores busy")
+    without, with_ = rates["without"][0], rates["with"][0]
+    print(f"learner throughput with / without the evaluator: {with_ / without:.3f}" if without else
+          "learner throughput with / without the evaluator: n/a (the run without consumed nothing)")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default=None, help="TOML config (default conf/configure_app.toml)")
@@ -240,6 +273,7 @@ def main(argv=None) -> int:
     parser.add_argument("--component-steps", type=int, default=3000, help="env steps for the isolated measurement")
     parser.add_argument("--ray", default=None, metavar="ADDRESS",
                         help="compare the default launcher with --ray ADDRESS (local, auto, HOST:PORT) instead")
+    parser.add_argument("--eval", action="store_true", help="compare the run without and with its evaluator instead")
     args = parser.parse_args(argv)
     try:
         cfg = load_config(args.config, args.overrides)
@@ -248,6 +282,8 @@ def main(argv=None) -> int:
         return 2
     if args.ray:
         return compare_with_ray(args, cfg)
+    if args.eval:
+        return compare_with_evaluator(args, cfg)
 
     with tempfile.TemporaryDirectory(prefix="bench_train_") as tmp:
         run, _ = run_system(args.config, args.overrides, args.seconds, Path(tmp))

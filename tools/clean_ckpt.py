@@ -5,8 +5,8 @@
 
 DIR is a checkpoint directory or a run directory (its ckpt/<app>_<algo>/ directories are
 pruned). The rule is the training system's own (workflow.checkpoints.ckpt_files), so pruning by hand and
-pruning while training agree. "Best" uses the scores tools/evaluate.py recorded beside the
-checkpoints, else the run's metrics.csv.
+pruning while training agree. "Best" uses the run's own evaluations ([eval], evaluations.json),
+else the scores tools/evaluate.py recorded beside the checkpoints, else the run's metrics.csv.
 """
 from __future__ import annotations
 
@@ -21,7 +21,13 @@ from workflow.metrics_keys import EPISODE_SCORE_KEY  # noqa: E402
 
 
 def known_scores(ckpt_dir: Path, ids: list[int], score_key: str) -> tuple[dict[int, float], str]:
-    """Scores per checkpoint id and where they came from ("" when none are known)."""
+    """Scores per checkpoint id and where they came from ("" when none are known): the run's own
+    evaluations first ([eval]), then tools/evaluate.py's, then the training episodes'."""
+    from workflow.checkpoints.evaluations import EVALUATIONS_FILE, read_evaluations
+
+    evaluations = read_evaluations(ckpt_dir)
+    if evaluations is not None and evaluations.scores():
+        return evaluations.scores(), f"{ckpt_dir / EVALUATIONS_FILE} (the run's evaluations)"
     scores = ckpt_files.read_scores_sidecar(ckpt_dir)
     if scores:
         return scores, str(ckpt_dir / ckpt_files.SCORES_SIDECAR)

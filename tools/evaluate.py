@@ -3,6 +3,7 @@ episodes for scale.
 
     python tools/evaluate.py --ckpt runs/default/ckpt/back_to_the_realm_ppo/model.ckpt-1000.pkl
     python tools/evaluate.py --ckpt runs/default --every 4 --preset random-8 --workers 2
+    python tools/evaluate.py --ckpt runs/default --best     # the checkpoint the run's evaluator scored best
     python tools/evaluate.py --agent planner --preset fixed-13 \\
         --map-file ../shared/realm/map_1.json --positions-file ../shared/realm/position_pool.json
 
@@ -24,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tool_args import (  # noqa: E402
+    add_best_arg,
+    best_checkpoint_file,
     add_package_arg,
     add_policy_args,
     package_checkpoint,
@@ -228,6 +231,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                              "actors; default one per CPU of the cluster). Needs requirements-ray.txt")
     parser.add_argument("--seed", type=int, default=0, help="seed of the first episode (then +1 each)")
     parser.add_argument("--every", type=int, default=1, help="with a directory: every k-th checkpoint, newest first")
+    add_best_arg(parser)
     parser.add_argument("--no-planner", action="store_true", help="skip the planner's reference episodes")
     parser.add_argument("--out", type=Path, help="output directory (default: <run>/eval/<preset>, else out/eval/)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -262,6 +266,8 @@ def evaluate(args: argparse.Namespace) -> int:
         package_checkpoint(args)
         if args.ckpt is None:
             raise InputError("--ckpt is required (or --package, or --agent planner)")
+        if args.best:
+            args.ckpt = best_checkpoint_file(args.ckpt)
         ckpts = find_checkpoints(args.ckpt, args.every)
         try:
             load_agent(ckpts[-1], args.config, args.package)  # fail here, not in a worker, on an unusable checkpoint

@@ -2,6 +2,7 @@
 says which) and one of its checkpoints as a Kaiwu platform code package.
 
     python tools/export_kaiwu.py --ckpt runs/<run>/ckpt/back_to_the_realm_ppo/model.ckpt-1000.pkl --out out/kaiwu
+    python tools/export_kaiwu.py --ckpt runs/<run> --best --out out/kaiwu    # the run's best by its evaluations
 
 writes, in the 2024 platform's layout (`--kaiwu-version 2024`, the default):
     conf/configure_app.toml   the platform's [app] keys (training keys from the run; algo; eval_model_id)
@@ -23,6 +24,11 @@ and with `--kaiwu-version 18`, in the 18.0.2 (2025) layout:
     conf/configure_app.toml, kaiwu.json ({"version": "18.0.2"}), ckpt/
 The platform's 2025 eval and exam workflows exist for dqn, target_dqn and diy only: upload an 18
 export as `--algo diy` for the platform to score it.
+The v2 agent (ppo_v2, back_to_the_realm_v2) exports with `--kaiwu-version v2-28` (or v2-24) in the
+same layout: agent_<algo>/ with conf/train_env_conf.toml (the run's [curriculum_v2]),
+conf/algo_conf_back_to_the_realm_v2.toml, conf/app_conf_back_to_the_realm_v2.toml and kaiwu.json
+(28.1.1 or 24.0.1, project_code back_to_the_realm_v2). The platform scores the algorithms it
+registers (28.1.1: dqn and diy; 24.0.1: dqn, target_dqn, ppo and diy): upload as `--algo diy`.
 The code is the algorithm's four modules (agent.algorithms) and every package-code module they
 import, with their imports moved under the algorithm's folder; the package
 imports only the platform's modules (kaiwu_agent, kaiwudrl), numpy, torch and the standard
@@ -43,8 +49,9 @@ from pathlib import Path
 
 import toml
 
-from export_layouts import PROTOCOL_LINE, PROTOCOL_MODULE, algo_conf, app_conf, train_env_conf  # noqa: E402
-from tool_args import REPO_ROOT, InputError, run_tool  # noqa: E402
+from export_layouts import (PROTOCOL_LINE, PROTOCOL_MODULE, V2_GAME, algo_conf, app_conf, train_env_conf,  # noqa: E402
+                            v2_algo_conf, v2_app_conf, v2_train_env_conf)
+from tool_args import REPO_ROOT, InputError, add_best_arg, best_checkpoint_file, run_tool  # noqa: E402
 from workflow import platforms  # noqa: E402
 from workflow.platforms import ExportLayout as Target  # noqa: E402
 
@@ -75,8 +82,10 @@ def file_map(project_algo: str, target: Target = PROJECT_TARGET) -> dict[str, st
         if relative in files:
             continue
         folder, name = relative.split("/", 1)
-        files[relative] = own.get(relative) or (target.model_file if relative == MODEL_SOURCE else
-                                                 target.folders[folder] + name)
+        place = own.get(relative) or (target.model_file if relative == MODEL_SOURCE else target.folders[folder] + name)
+        if relative not in own and place in own.values():  # e.g. the PPO package's definition under a v2 one's
+            place = target.folders[folder] + "base_" + name
+        files[relative] = place
         for module in imported_modules((REPO_ROOT / relative).read_text()):
             if module.split(".")[0] in PACKAGE_FOLDERS and (REPO_ROOT / (module.replace(".", "/") + ".py")).is_file():
                 pending.append(module.replace(".", "/") + ".py")
@@ -130,16 +139,17 @@ def platform_app(run_app: dict, algo: str, ckpt_id: int, sample_dim: int, target
     """conf/configure_app.toml's [app]: the platform's keys, the training ones from the run."""
     app = {key: run_app[key] for key in RUN_KEYS if key in run_app}
     sync = run_app.get("model_file_sync_per_minutes") or 0
+    game = target.app_keys.get("app", "back_to_the_realm")
     app.update({
-        "app": "back_to_the_realm",
+        "app": game,
         "algo": algo,
         "run_mode": "train",
         "sample_dim": sample_dim,
         "model_file_sync_per_minutes": max(1, int(round(sync))),  # the platform's unit: whole minutes, >= 1
         "preload_model": False,
-        "preload_model_dir": f"/data/ckpt/back_to_the_realm_{algo}/",
+        "preload_model_dir": f"/data/ckpt/{game}_{algo}/",
         "preload_model_id": ckpt_id,
-        "eval_model_dir": f"/data/ckpt/back_to_the_realm_{algo}/",
+        "eval_model_dir": f"/data/ckpt/{game}_{algo}/",
         "eval_model_id": ckpt_id,
         "use_which_deep_learning_framework": "pytorch",
         "predict_local_or_remote": "local",
@@ -167,9 +177,14 @@ def export(ckpt: Path, out: Path, algo: str | None, config: Path | None, kaiwu_v
         raise InputError(f"--ckpt {ckpt}: {e}") from e
     algo = algo or project
     try:
-        target = platforms.get(kaiwu_version).export
+        platform = platforms.get(kaiwu_version)
     except ValueError as e:
         raise InputError(f"--{e}") from None
+    target = platform.export
+    game = platforms.get(PROJECT_ALGORITHMS[project].layout.kaiwu_version).game
+    if platform.game != game:
+        raise InputError(f"--kaiwu-version {kaiwu_version}: a {platform.game} package; the checkpoint is of "
+                         f"{project}, which plays {game}")
     if not ALGO_RE.match(algo):
         raise InputError(f"--algo {algo!r}: a lower-case Python identifier, e.g. ppo")
     ckpt_id = parse_ckpt_id(ckpt)
@@ -206,8 +221,8 @@ def export(ckpt: Path, out: Path, algo: str | None, config: Path | None, kaiwu_v
             header + toml.dumps({"app": platform_app(run_app, algo, ckpt_id, config_module.Config.SAMPLE_DIM, target)}))
         version = target.kaiwu_json_version or toolkit_version()
         if target.registers_algorithm:
-            write_registration_files(staging, algo, folder, settings, header)
-        (staging / "kaiwu.json").write_text(json.dumps({"version": version, "project_code": "back_to_the_realm"},
+            write_registration_files(staging, algo, folder, settings, header, platform.game)
+        (staging / "kaiwu.json").write_text(json.dumps({"version": version, "project_code": platform.game},
                                                        indent=1) + "\n")
         (staging / "ckpt").mkdir()
         for file in checkpoint_files(ckpt.parent, ckpt_id):  # the weights, the progress record, the training state
@@ -249,11 +264,23 @@ def package_texts(project: str, algo: str, target: Target) -> dict[str, str]:
     return texts
 
 
-def write_registration_files(staging: Path, algo: str, folder: str, settings, header: str) -> None:
-    """What a package that registers its algorithm has (18.0.2): train_env_conf.toml (valid for
+def write_registration_files(staging: Path, algo: str, folder: str, settings, header: str,
+                             game: str = "back_to_the_realm") -> None:
+    """What a package that registers its algorithm has (18.0.2, v2): train_env_conf.toml (valid for
     the simulator and the platform's check_usr_conf) and the algorithm's registration."""
     from realm.usr_conf import UsrConfError, validate_env_conf
 
+    if game == V2_GAME:
+        try:
+            usr_conf = v2_train_env_conf(settings.curriculum_v2)
+        except UsrConfError as e:
+            raise InputError(f"the run's [curriculum_v2] gives no valid train_env_conf.toml: {e}") from e
+        (staging / folder / "conf" / "train_env_conf.toml").write_text(
+            header + "# the run's [curriculum_v2]: the package's own train workflow reads it from conf/settings.json,\n"
+            "# the platform's eval workflows read this file\n" + toml.dumps(usr_conf))
+        (staging / "conf" / "algo_conf_back_to_the_realm_v2.toml").write_text(header + toml.dumps(v2_algo_conf(algo)))
+        (staging / "conf" / "app_conf_back_to_the_realm_v2.toml").write_text(header + toml.dumps(v2_app_conf(algo)))
+        return
     env_conf = train_env_conf(settings.curriculum)
     try:
         validate_env_conf({"env_conf": env_conf})
@@ -274,7 +301,9 @@ def toolkit_version() -> str:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--ckpt", type=Path, required=True, help="the project agent's checkpoint (model.ckpt-N.pkl)")
+    parser.add_argument("--ckpt", type=Path, required=True,
+                        help="the project agent's checkpoint (model.ckpt-N.pkl); with --best a run or checkpoint directory")
+    add_best_arg(parser)
     parser.add_argument("--out", type=Path, required=True, help="the package directory to write (new or empty)")
     parser.add_argument("--algo", default=None,
                         help="the algorithm folder's name (default: the run's algorithm, ppo or dqn_plus)")
@@ -291,6 +320,8 @@ def main(argv: list[str] | None = None) -> int:
     def action(args: argparse.Namespace) -> int:
         if args.config is not None and not args.config.is_file():
             raise InputError(f"--config: file not found: {args.config}")
+        if args.best:
+            args.ckpt = best_checkpoint_file(args.ckpt)
         files = export(args.ckpt, args.out, args.algo, args.config, args.kaiwu_version)
         print(f"wrote {len(files)} files to {args.out}")
         print(f"train it:  ./train.sh --package {args.out}")

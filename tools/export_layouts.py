@@ -50,3 +50,42 @@ def app_conf(algo: str) -> dict:
         "policies": {"train_one": {"policy_builder": "kaiwudrl.server.aisrv.async_policy.AsyncBuilder", "algo": algo,
                                    "state": "conf.back_to_the_realm_state.BackToTheRealmState",
                                    "action": "conf.back_to_the_realm_action.BackToTheRealmAction"}}}}
+
+
+# --- back_to_the_realm_v2 (24.x, 28.x) ------------------------------------------------------------
+
+V2_GAME = "back_to_the_realm_v2"
+
+
+def v2_train_env_conf(curriculum) -> dict:
+    """train_env_conf.toml of a v2 package: the run's [curriculum_v2] as the parsed toml tree
+    (`{"env_conf": {"map_name", "<map_name>": {...}}}`), checked by the simulator's rules."""
+    from realm.v2.usr_conf import validate_usr_conf
+
+    usr_conf = curriculum.usr_conf()
+    validate_usr_conf(usr_conf)
+    return usr_conf
+
+
+def v2_algo_conf(algo: str) -> dict:
+    """conf/algo_conf_back_to_the_realm_v2.toml: the algorithm registered as the official
+    packages register theirs (the platform's eval and exam workflows are its own tools.eval)."""
+    folder = f"agent_{algo}"
+    return {algo: {
+        "actor_model": f"{folder}.agent.Agent",
+        "learner_model": f"{folder}.agent.Agent",
+        "aisrv_model": f"{folder}.agent.Agent",
+        "trainer": "kaiwudrl.server.learner.standard_trainer.StandardTrainer",
+        "predictor": "kaiwudrl.server.actor.standard_predictor.StandardPredictor",
+        "train_workflow": f"{folder}.workflow.train_workflow.workflow",
+        "eval_workflow": "tools.eval.workflow.eval_workflow.workflow",
+        "exam_workflow": "tools.eval.workflow.exam_workflow.workflow",
+    }}
+
+
+def v2_app_conf(algo: str) -> dict:
+    """conf/app_conf_back_to_the_realm_v2.toml: the policy entry naming the algorithm."""
+    return {V2_GAME: {
+        "run_handler": "environment.back_to_the_realm_run_handler.NatureRunHandler",
+        "rl_helper": "kaiwudrl.server.aisrv.kaiwu_rl_helper_standard.KaiWuRLStandardHelper",
+        "policies": {"train_one": {"policy_builder": "kaiwudrl.server.aisrv.async_policy.AsyncBuilder", "algo": algo}}}}

@@ -6,7 +6,10 @@
 metrics.csv is in long format (`wall_time,role,train_step,env_steps,key,value`), one row per
 logged value, so the plots need no list of keys: `overview.png` puts the curves a run is
 judged by side by side (score, win rate, reward terms, losses, samples per second, policy
-lag), and one `<group>.png` per key prefix ("loss/...", "episode/...") shows every key.
+lag), and one `<group>.png` per key prefix ("loss/...", "episode/...") shows every key. A run
+with [eval] has its evaluation curve (eval/score, eval/win, eval/chests: the greedy policy on
+fixed episodes, one point per evaluated checkpoint) in the same panels as the training one, and
+eval/ratio (to the planner) in a panel of its own.
 """
 from __future__ import annotations
 
@@ -33,6 +36,7 @@ X_LABELS = {"env_steps": "env steps", "train_step": "train step", "wall_time": "
 # several panels go to the first.
 OVERVIEW_PANELS: tuple[tuple[str, str], ...] = (
     ("score", r"total_score|(^|/)score$"),
+    ("evaluation / planner", r"^eval/ratio$"),
     ("win rate", r"^(?!.*reward).*win"),
     ("chests", r"^(?!.*reward).*(chest|treasure)"),
     ("reward terms", r"reward"),
@@ -111,8 +115,16 @@ def auto_window(n: int) -> int:
     return max(1, n // 20)
 
 
+#: The run's evaluations ([eval]): one point per evaluated checkpoint, drawn as points, never smoothed,
+#: in the same panels as the training episodes' curves (eval/score beside episode/total_score ...).
+EVAL_PREFIX = "eval/"
+
+
 def draw_series(ax, s: Series, x_axis: str, window: int | None, label: str | None = None) -> None:
     x, y = s.xy(x_axis)
+    if s.key.startswith(EVAL_PREFIX):
+        ax.plot(x, y, linewidth=1.2, marker="o", markersize=3.5, label=label or f"{s.key} (greedy, fixed episodes)")
+        return
     w = auto_window(y.size) if window is None else window
     if w > 1:
         line = ax.plot(x, y, alpha=0.2, linewidth=0.8)[0]

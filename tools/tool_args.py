@@ -44,6 +44,30 @@ def add_package_arg(parser: argparse.ArgumentParser) -> None:
                              "checkpoint in its ckpt/ (default: the project's agent)")
 
 
+def add_best_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--best", action="store_true",
+                        help="with --ckpt RUN or a checkpoint directory: the checkpoint the run's evaluator scored best "
+                             "([eval], <ckpt dir>/evaluations.json)")
+
+
+def best_checkpoint_file(path: Path) -> Path:
+    """The checkpoint the run's evaluations score best, of a run or checkpoint directory; InputError
+    when there is none (the run did not evaluate, or its best is gone)."""
+    from workflow.checkpoints import ckpt_files
+    from workflow.checkpoints.evaluations import EVALUATIONS_FILE, best_checkpoint, describe
+
+    if not Path(path).is_dir():
+        raise InputError(f"--best: {path} is not a run or checkpoint directory")
+    dirs = [d for d in ckpt_files.checkpoint_dirs(path) if d.name != "user"]
+    for ckpt_dir in dirs:
+        found = best_checkpoint(ckpt_dir)
+        if found is not None:
+            print(f"best by the run's evaluations: {describe(found[0].id, found[1])}")
+            return found[0].path
+    raise InputError(f"--best: no evaluated checkpoint in {path} (no {EVALUATIONS_FILE} with a checkpoint still on disk; "
+                     "a run evaluates its checkpoints with [eval] every_train_steps or every_minutes)")
+
+
 def package_checkpoint(args: argparse.Namespace) -> None:
     """With --package and no --ckpt, the package's own ckpt/ (what an exported package ships)."""
     if args.package is None:

@@ -160,6 +160,34 @@ class EvalConfig:
     def enabled(self) -> bool:
         return self.every_train_steps > 0 or self.every_minutes > 0
 
+    def episode_usr_conf(self, platform) -> tuple[str, dict]:
+        """(label, usr_conf) of the evaluation episodes for a platform version's packages: usr_conf
+        when given, else the preset of its game (its eval_preset when empty). ValueError naming
+        the presets for an unknown one."""
+        import copy
+
+        if self.usr_conf:
+            return "usr_conf", copy.deepcopy(self.usr_conf)
+        name = self.preset or platform.eval_preset
+        if platform.game == platforms.PROJECT.game:
+            from realm.presets import PRESETS
+        else:  # back_to_the_realm_v2
+            from realm.v2.presets import V2_PRESETS as PRESETS
+        if name not in PRESETS:
+            raise ValueError(f"eval.preset: unknown preset {name!r} for {platform.game} packages; allowed: "
+                             f"{', '.join(PRESETS)}")
+        return name, copy.deepcopy(PRESETS[name])
+
+    @staticmethod
+    def env_kwargs(env: EnvConfig, platform) -> dict:
+        """realm.make_env arguments of the evaluation env: the run's map and rules; a package of
+        the 2024 game meets the 2024 env (a 2025 agent through its platform's eval_episode)."""
+        kwargs = env.make_kwargs(platform.name)
+        if platform.game == platforms.PROJECT.game:
+            kwargs.pop("protocol", None)
+            kwargs.pop("map_window", None)
+        return kwargs
+
     def validate(self):
         for key in ("every_train_steps", "every_minutes", "seed"):
             if getattr(self, key) < 0:
@@ -240,15 +268,16 @@ class FrameworkConfig:
     max_minutes: float = 0.0
 
     def validate(self):
-        if not self.package and self.kaiwu_version != platforms.AUTO and \
-                not platforms.get(self.kaiwu_version).hosts_project_agents:
-            raise ValueError(f"kaiwu_version = \"{self.kaiwu_version}\": the project's agents speak the "
-                             f"{platforms.PROJECT.name} protocol here; a {self.kaiwu_version} package trains with "
-                             f"./train.sh --package DIR (tools/export_kaiwu.py --kaiwu-version {self.kaiwu_version} "
-                             "writes one)")
         if not self.package and self.algo not in PROJECT_ALGORITHMS:
             raise ValueError(f"algo: got {self.algo!r}; the project's algorithms are {', '.join(PROJECT_ALGORITHMS)} "
                              "(a Kaiwu package's own: ./train.sh --package DIR)")
+        if not self.package and self.kaiwu_version != platforms.AUTO and \
+                self.kaiwu_version != PROJECT_ALGORITHMS[self.algo].layout.kaiwu_version:
+            hosted = PROJECT_ALGORITHMS[self.algo].layout.kaiwu_version
+            raise ValueError(f"kaiwu_version = \"{self.kaiwu_version}\": the project's {self.algo} speaks the "
+                             f"{hosted} protocol here; a {self.kaiwu_version} package trains with "
+                             f"./train.sh --package DIR (tools/export_kaiwu.py --kaiwu-version {self.kaiwu_version} "
+                             "writes one)")
         if self.replay_buffer_capacity < 1:
             raise ValueError("replay_buffer_capacity must be >= 1")
         if self.preload_ratio < 1:
@@ -482,6 +511,7 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
     data = _read_toml(Path(base)) if base else {}
     _deep_merge(data, _read_toml(Path(path) if path else DEFAULT_CONFIG))
     apply_overrides(data, list(overrides or []))
+    data = _plain(data)  # inline tables as plain dicts: the config crosses to spawned processes
     app = data.get("app", {})
     platform = {key: _plain(app.pop(key)) for key in list(app) if key in PLATFORM_ONLY_KEYS} if isinstance(app, dict) else {}
     cfg = build(AppConfig, data)

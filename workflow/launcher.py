@@ -128,10 +128,10 @@ def check_episode_settings(cfg: AppConfig) -> None:
     (its settings' `usr_confs_to_check`: the curriculum at each stage), so a map or curriculum the
     simulator rejects fails here, not in every aisrv."""
     from realm import make_env
-    from workflow import platforms
     from workflow.host.kaiwu_package import PROJECT_ALGORITHMS
+    from workflow.platforms.project import run_platform
 
-    version = platforms.of_package(cfg.app.package, cfg.app.kaiwu_version).name
+    version = run_platform(cfg.app).name
     try:
         env = make_env(**cfg.env.make_kwargs(version))
     except (ValueError, OSError, TypeError) as e:
@@ -149,6 +149,20 @@ def check_episode_settings(cfg: AppConfig) -> None:
         except ValueError as e:  # realm.UsrConfError is a ValueError
             raise ConfigError(f"{section} produces a usr_conf the simulator rejects ({when}): {e}; "
                               f"usr_conf = {usr_conf}") from e
+
+
+def check_evaluation(cfg: AppConfig) -> None:
+    """[eval]'s episodes: its preset is one of the platform version's, and the simulator accepts
+    its usr_conf on the run's map (the evaluator builds the same ones when it starts)."""
+    from realm import make_env
+    from workflow.platforms.project import run_platform
+
+    platform = run_platform(cfg.app)
+    try:
+        label, usr_conf = cfg.eval.episode_usr_conf(platform)
+        make_env(**cfg.eval.env_kwargs(cfg.env, platform)).reset(usr_conf=usr_conf, seed=cfg.eval.seed)
+    except (ValueError, TypeError) as e:  # realm.UsrConfError is a ValueError
+        raise ConfigError(f"[eval]: {e}") from e
 
 
 def check_replay_memory(cfg: AppConfig) -> None:
@@ -221,6 +235,8 @@ def main(argv: list[str] | None = None) -> int:
             check_episode_settings(cfg)
         if args.role in ("all", "learner"):
             check_replay_memory(cfg)
+            if cfg.eval.enabled:
+                check_evaluation(cfg)
         paths, lock = hold_run(cfg.app, resume=args.resume)
         recovered = resume_counters(paths) if args.resume else None
         paths.create()

@@ -9,8 +9,9 @@ runs and what it uses. `stop` asks the role to finish cleanly, as the stop flag 
 
 An aisrv writes nothing to the run directory: its logs and its copy of the model pool live
 under a node-local scratch directory. The learner writes checkpoints and metrics into the run
-directory itself, so it must run where that directory is (the driver's node, or storage both
-read): it checks a token the driver wrote there before it starts.
+directory itself, and the evaluator ([eval]) reads the checkpoints and writes the evaluations
+beside them, so both must run where that directory is (the driver's node, or storage both
+read): each checks a token the driver wrote there before it starts.
 """
 from __future__ import annotations
 
@@ -34,6 +35,8 @@ RUN_TOKEN_FILE = "ray_run_token"
 SHIPPED_LOGS = (".log", ".out")
 MAX_SHIPPED_BYTES = 1 << 20  # per file and poll: a burst of log lines arrives over a few polls
 EXIT_RUN_DIR_UNREACHABLE = 3
+#: Roles that work in the run directory itself (the others under a node-local scratch directory).
+RUN_DIR_ROLES = ("learner", "evaluator")
 
 
 class Cell:
@@ -87,7 +90,7 @@ class LogShipper:
 
 @ray.remote(max_concurrency=4)
 class RoleActor:
-    """One learner or aisrv (see the module docstring)."""
+    """One learner, aisrv or evaluator (see the module docstring)."""
 
     def __init__(self, role: str, index: int, config: AppConfig, paths: RunPaths, session: int, token: str,
                  cwd: str):
@@ -97,7 +100,7 @@ class RoleActor:
         self.role, self.index, self.config, self.session, self.token = role, index, config, session, token
         self.run_paths = paths
         self.scratch = node_scratch(paths.name, token)
-        self.paths = paths if role == "learner" else scratch_paths(paths, self.scratch)
+        self.paths = paths if role in RUN_DIR_ROLES else scratch_paths(paths, self.scratch)
         self.log_dir = self.paths.log
         self.ctx: ChildContext | None = None
         self.shipper: LogShipper | None = None
@@ -111,7 +114,7 @@ class RoleActor:
                            session=self.session, secret=os.environ.get(SECRET_ENV) or None)
         self.ctx = ctx
         self.shipper = LogShipper(self.log_dir, ctx.name)
-        if self.role == "learner":
+        if self.role in RUN_DIR_ROLES:
             try:
                 self.check_run_dir()
             except RunDirUnreachable as e:
@@ -127,7 +130,7 @@ class RoleActor:
             found = ""
         if found != self.token:
             raise RunDirUnreachable(
-                f"the learner's node ({ray.util.get_node_ip_address()}) does not see the run directory "
+                f"the {self.role}'s node ({ray.util.get_node_ip_address()}) does not see the run directory "
                 f"{self.run_paths.root} (no {RUN_TOKEN_FILE} of this run there): give the driver's node the "
                 f"realm_learner resource, or keep app.run_dir on storage every node reads")
 
@@ -147,14 +150,14 @@ class RoleActor:
         times = proc.cpu_times()
         return {"beat_age": time.time() - (ctx.heartbeat.value if ctx else self.started),
                 "events": events,
-                "logs": self.shipper.new_bytes() if self.shipper and self.role != "learner" else {},
+                "logs": self.shipper.new_bytes() if self.shipper and self.role not in RUN_DIR_ROLES else {},
                 "node_id": ray.get_runtime_context().get_node_id(),
                 "ip": ray.util.get_node_ip_address(),
                 "pid": os.getpid(), "rss": proc.memory_info().rss, "cpu": times.user + times.system}
 
     def cleanup(self) -> None:
         """Remove this node's scratch directory of the run (an aisrv's logs already shipped)."""
-        if self.role != "learner":
+        if self.role not in RUN_DIR_ROLES:
             shutil.rmtree(self.scratch, ignore_errors=True)
 
     def stop(self) -> None:

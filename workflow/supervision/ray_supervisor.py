@@ -14,6 +14,8 @@ supervisor then starts its role again with fresh seeds. A hung one is killed thr
 restarted the same way. `app.aisrv_num = "auto"` fills the cluster's `realm_aisrv` slots and
 adds aisrv when a node joins. A learner actor that dies is started again from the newest
 checkpoint when it can read the run directory; otherwise the run exits 1 with the resume command.
+The evaluator ([eval]) runs beside the learner, on the driver's node (it reads the checkpoints and
+writes the evaluations in the run directory), and is restarted as an aisrv is.
 """
 from __future__ import annotations
 
@@ -117,6 +119,10 @@ class RaySupervisor(Supervisor):
         has_slots = ray.cluster_resources().get(AISRV_RESOURCE, 0) > 0
         return {"num_cpus": 0, "resources": {AISRV_RESOURCE: 1}} if has_slots else {"num_cpus": 1}
 
+    def evaluator_options(self) -> dict:
+        """Where the run directory is: the driver's node."""
+        return {"num_cpus": 0, "scheduling_strategy": NodeAffinitySchedulingStrategy(self.driver_node, soft=False)}
+
     def learner_options(self) -> dict:
         if ray.cluster_resources().get(LEARNER_RESOURCE, 0) > 0:
             return {"num_cpus": 0, "resources": {LEARNER_RESOURCE: 1}}
@@ -134,8 +140,8 @@ class RaySupervisor(Supervisor):
     def spawn(self, child: Child, **extra) -> None:
         actor = self.actors.get(child.name)
         if actor is None or self.actor_deaths.get(child.name, 0) > self.app.aisrv_restart_max:
-            options = self.learner_options() if child.role == "learner" else {
-                **self.aisrv_options(), "scheduling_strategy": "SPREAD"}
+            options = (self.learner_options() if child.role == "learner" else self.evaluator_options()
+                       if child.role == "evaluator" else {**self.aisrv_options(), "scheduling_strategy": "SPREAD"})
             restarts = 0 if child.role == "learner" else self.app.aisrv_restart_max
             self.actors_made += 1
             actor = RoleActor.options(name=f"{self.paths.name}-{child.name}-{self.token[:6]}-{self.actors_made}",
@@ -154,7 +160,7 @@ class RaySupervisor(Supervisor):
         self.write_process_stats()
 
     def request_stop(self, role: str) -> None:
-        children = [self.learner] if role == "learner" else self.aisrv
+        children = {"learner": [self.learner], "evaluator": [self.evaluator]}.get(role, self.aisrv)
         for child in children:
             if child is not None and child.process is not None and child.process.is_alive():
                 child.process.actor.stop.remote()
@@ -167,7 +173,7 @@ class RaySupervisor(Supervisor):
         super().pump_events()
 
     def poll_actors(self) -> None:
-        children = [c for c in [self.learner, *self.aisrv] if c is not None and c.process is not None]
+        children = [c for c in self.children() if c.process is not None]
         for child in children:
             if not child.process.is_alive() and not child.process.drained:
                 self.drain(child)
@@ -236,7 +242,7 @@ class RaySupervisor(Supervisor):
 
     def placement_stats(self) -> dict:
         """Each actor's Ray node, and the learner's restarts."""
-        children = [c for c in [self.learner, *self.aisrv] if c is not None and c.process is not None]
+        children = [c for c in self.children() if c.process is not None]
         return {"nodes": {c.name: c.process.node_id for c in children}, "learner_restarts": self.learner_restarts}
 
     def placement_fields(self) -> dict:
@@ -248,12 +254,20 @@ class RaySupervisor(Supervisor):
 
     def supervise_aisrv(self) -> None:
         for child in self.aisrv:
-            proc = child.process
-            if proc is not None and not proc.is_alive() and proc.actor_died and not proc.counted:
-                proc.counted = True  # Ray restarts the process at most max_restarts times, then spawn makes a new actor
-                self.actor_deaths[child.name] = self.actor_deaths.get(child.name, 0) + 1
+            self.count_actor_death(child)
         super().supervise_aisrv()
         self.grow_to_cluster()
+
+    def supervise_evaluator(self) -> None:
+        if self.evaluator is not None:
+            self.count_actor_death(self.evaluator)
+        super().supervise_evaluator()
+
+    def count_actor_death(self, child: Child) -> None:
+        proc = child.process
+        if proc is not None and not proc.is_alive() and proc.actor_died and not proc.counted:
+            proc.counted = True  # Ray restarts the process at most max_restarts times, then spawn makes a new actor
+            self.actor_deaths[child.name] = self.actor_deaths.get(child.name, 0) + 1
 
     def grow_to_cluster(self) -> None:
         """app.aisrv_num = "auto": one aisrv per realm_aisrv slot, counted again every few seconds."""
@@ -305,8 +319,8 @@ class RaySupervisor(Supervisor):
     # --- records and shutdown ----------------------------------------------------------------------
 
     def poll_resources(self, force: bool = False) -> None:
-        for child in [self.learner, *self.aisrv]:
-            if child is not None and child.process is not None and child.process.pid:
+        for child in self.children():
+            if child.process is not None and child.process.pid:
                 self.peak_rss[child.name] = max(self.peak_rss.get(child.name, 0), child.process.rss)
                 self.cpu_seconds[child.name] = child.process.cpu
 
@@ -324,7 +338,7 @@ class RaySupervisor(Supervisor):
             return super().shutdown()
         finally:
             self.poll_actors()  # the last log lines
-            self.end_actors([c for c in [*self.aisrv, self.learner] if c is not None])
+            self.end_actors([c for c in [*self.aisrv, self.evaluator, self.learner] if c is not None])
 
 
 def run_on_ray(args, cfg, paths, session: int, secret: str | None) -> tuple[RaySupervisor, int]:

@@ -1,8 +1,10 @@
-"""The launcher's supervision of one run's processes: start the learner, then the aisrv; restart
-a crashed or hung aisrv with a doubling back-off (at most app.aisrv_restart_max times per slot);
-end the run when the learner dies, with the command that resumes it; stop cleanly on a signal
-or a stop limit (aisrv first, then the learner's final checkpoint). Local child processes here;
-workflow.supervision.ray_supervisor drives Ray actors through the same logic.
+"""The launcher's supervision of one run's processes: start the learner, then the aisrv (and the
+evaluator when [eval] is on); restart a crashed or hung aisrv or evaluator with a doubling
+back-off (at most app.aisrv_restart_max times per slot; an evaluator given up leaves the run
+training); end the run when the learner dies, with the command that resumes it; stop cleanly on
+a signal, a stop limit or the evaluation target (aisrv and evaluator first, then the learner's
+final checkpoint). Local child processes here; workflow.supervision.ray_supervisor drives Ray
+actors through the same logic.
 """
 from __future__ import annotations
 
@@ -132,8 +134,11 @@ class Supervisor:
         self.mp = mp.get_context("spawn")
         self.stop_aisrv = self.mp.Value("b", 0, lock=False)
         self.stop_learner = self.mp.Value("b", 0, lock=False)
+        self.stop_evaluator = self.mp.Value("b", 0, lock=False)
         self.learner: Child | None = None
         self.aisrv: list[Child] = []
+        self.evaluator: Child | None = None  # [eval] on: the run's evaluator (evaluation.evaluator)
+        self.target: dict | None = None  # the evaluation target reached: its message and train step
         self.address: str | None = args.learner
         self.learner_port = self.mp.Value("i", 0, lock=False)  # the replay server's port, for aisrv started early
         self.stop_requested = False
@@ -165,16 +170,23 @@ class Supervisor:
         ctx = ChildContext(role=child.role, index=child.index, config=self.cfg, paths=self.paths,
                            heartbeat=child.heartbeat, events=child.events, parent_pid=os.getpid(), session=self.session,
                            secret=self.secret,
-                           stop=self.stop_learner if child.role == "learner" else self.stop_aisrv, **extra)
+                           stop=self.stop_flag(child.role), **extra)
         child.reported = False
         child.process = self.mp.Process(target=run_child, args=(ctx,), name=child.name, daemon=False)
         child.process.start()
         logger.info(f"started {child.name} (pid {child.process.pid})")
         self.write_process_stats()
 
+    def stop_flag(self, role: str):
+        return {"learner": self.stop_learner, "evaluator": self.stop_evaluator}.get(role, self.stop_aisrv)
+
     def request_stop(self, role: str) -> None:
         """Ask every process of `role` to finish cleanly."""
-        (self.stop_learner if role == "learner" else self.stop_aisrv).value = 1
+        self.stop_flag(role).value = 1
+
+    def children(self) -> list[Child]:
+        """Every process of the run this launcher supervises."""
+        return [c for c in [self.learner, *self.aisrv, self.evaluator] if c is not None]
 
     def learner_host(self) -> str:
         """Where the aisrv reach the learner's replay server."""
@@ -213,11 +225,17 @@ class Supervisor:
             self.spawn(child, learner_address=self.address, generation=0, learner_port=self.learner_port,
                        learner_host=self.learner_host())
 
+    def start_evaluator(self) -> None:
+        """The run's evaluator, when [eval] is on and this launcher holds the learner."""
+        if self.cfg.eval.enabled and self.args.role in ("all", "learner") and self.evaluator is None:
+            self.evaluator = Child("evaluator", "evaluator")
+            self.spawn(self.evaluator)
+
     # --- events from children -----------------------------------------------------------------------
 
     def pump_events(self) -> None:
-        for child in [self.learner, *self.aisrv]:
-            if child is not None and child.events is not None:
+        for child in self.children():
+            if child.events is not None:
                 self.pump_child(child)
 
     def pump_child(self, child: Child) -> None:
@@ -247,6 +265,10 @@ class Supervisor:
                 logger.warning(f"{name}: {payload.get('message')}")
             elif kind == "notice":
                 console(f"{name}: {payload.get('message')}")
+            elif kind == "target" and name == "evaluator" and self.target is None:
+                self.target = payload
+                console(f"evaluator: {payload.get('message')}")
+                self.stop_requested = True  # as a stop limit: aisrv and evaluator first, the learner's final checkpoint last
 
     def announce_learner(self, port: int) -> None:
         logger.info(f"learner ready: replay server on port {port} (all interfaces, no authentication), "
@@ -279,6 +301,24 @@ class Supervisor:
         if self.aisrv and all(c.given_up for c in self.aisrv):
             self.failure = "every aisrv failed more than app.aisrv_restart_max times; see the aisrv-*.log files"
             self.stop_requested = True
+
+    def supervise_evaluator(self) -> None:
+        """Restart the evaluator as an aisrv is restarted; one given up leaves the run training."""
+        child = self.evaluator
+        if child is None or child.given_up:
+            return
+        now_wall, now = time.time(), time.monotonic()
+        if child.process is None:
+            if now >= child.next_start:
+                self.spawn(child)
+        elif not child.process.is_alive():
+            self.restart_later(child, f"exited with code {child.process.exitcode}")
+        elif child.hung(now_wall, self.app.heartbeat_timeout_seconds):
+            child.process.kill()
+            child.process.join(5)
+            self.restart_later(child, f"no heartbeat for {child.silent_for(now_wall):.0f} s (killed)")
+        if child.given_up:
+            logger.error("the run goes on training without evaluations")
 
     def restart_later(self, child: Child, why: str) -> None:
         child.process = None
@@ -321,7 +361,7 @@ class Supervisor:
             return
         self._last_rss_poll = time.monotonic()
         procs = [("launcher", os.getpid())]
-        procs += [(c.name, c.process.pid) for c in [self.learner, *self.aisrv] if c and c.process and c.process.pid]
+        procs += [(c.name, c.process.pid) for c in self.children() if c.process and c.process.pid]
         for name, pid in procs:
             try:
                 proc = psutil.Process(pid)
@@ -336,13 +376,14 @@ class Supervisor:
 
     def write_process_stats(self) -> None:
         """<run>/log/process_stats.json: pids, peak RSS and restarts per process (for tools and tests)."""
-        children = [c for c in [self.learner, *self.aisrv] if c is not None]
+        children = self.children()
         stats = {"wall_seconds": round(time.monotonic() - self.started, 2),
                  "pids": {"launcher": os.getpid(),
                           **{c.name: c.process.pid for c in children if c.process is not None}},
                  "peak_rss_bytes": self.peak_rss,
                  "cpu_seconds": {k: round(v, 2) for k, v in self.cpu_seconds.items()},
                  "aisrv_restarts": {c.name: c.restarts for c in self.aisrv},
+                 **({"evaluator_restarts": self.evaluator.restarts} if self.evaluator else {}),
                  "learner": self.learner.status if self.learner else None,
                  **self.placement_stats()}
         path = self.paths.log / "process_stats.json"
@@ -360,6 +401,7 @@ class Supervisor:
                 "ver": s.get("model_version", 0),
                 "buf": f"{s.get('buffer_size', 0)}/{s.get('buffer_capacity', self.app.replay_buffer_capacity)}",
                 "step": s.get("train_step", 0),
+                **self.evaluation_fields(),
                 **self.placement_fields(),
             })
         else:
@@ -369,6 +411,18 @@ class Supervisor:
                 "ver": max((int(s.get("model_version", 0)) for s in statuses), default=0),
                 "aisrv": sum(1 for c in self.aisrv if c.process is not None and c.process.is_alive()),
             })
+
+    def evaluation_fields(self) -> dict:
+        """The evaluation curve's newest point and its best, beside the training score:
+        `eval 0.912@40 best 0.950@30` (ratio to the planner, else the score, at a train step)."""
+        s = self.evaluator.status if self.evaluator is not None else {}
+        if "train_step" not in s:
+            return {"eval": "-"} if self.evaluator is not None else {}
+
+        def point(value, score, step) -> str:
+            return f"{value:.3f}@{step}" if value is not None else f"{score:.1f}@{step}"
+        return {"eval": point(s.get("ratio"), s["score"], s["train_step"]),
+                "best": point(s.get("best_ratio"), s["best_score"], s["best"])}
 
     def placement_stats(self) -> dict:
         """Extra process_stats.json entries on where the processes run (one machine: none)."""
@@ -387,15 +441,19 @@ class Supervisor:
                 self.launch_learner()
                 if self.args.role == "all" and self.AISRV_START_WITH_LEARNER:
                     self.start_aisrv_slots()  # their imports overlap the learner's start
+                if self.AISRV_START_WITH_LEARNER:
+                    self.start_evaluator()
                 if not self.await_learner():
                     return self.shutdown()
             if self.args.role in ("all", "aisrv") and not self.aisrv:
                 self.start_aisrv_slots()
+            self.start_evaluator()
             while not self.stop_requested:
                 self.pump_events()
                 self.check_learner()
                 if not self.stop_requested:
                     self.supervise_aisrv()
+                    self.supervise_evaluator()
                 self.poll_resources()
                 self.show_progress()
                 time.sleep(TICK_S)
@@ -420,7 +478,11 @@ class Supervisor:
         logger.info("stopping: aisrv first, then the learner (final checkpoint)")
         self.poll_resources(force=True)
         self.request_stop("aisrv")
-        self.wait_for(self.aisrv, AISRV_STOP_GRACE_S)
+        early = self.aisrv
+        if self.evaluator is not None and self.evaluator.process is not None:
+            self.request_stop("evaluator")
+            early = [*self.aisrv, self.evaluator]
+        self.wait_for(early, AISRV_STOP_GRACE_S)
         if self.learner is not None and self.learner.process is not None:
             self.request_stop("learner")
             self.wait_for([self.learner], LEARNER_STOP_GRACE_S)
@@ -434,7 +496,10 @@ class Supervisor:
             return EXIT_FAILED
         if self.learner_done is not None:
             s = self.learner_done
-            console(f"learner stopped ({s.get('reason')}): train step {s.get('train_step')}, "
+            reason = s.get("reason")
+            if self.target is not None:
+                reason = f"reached the evaluation target at train step {self.target.get('train_step')}"
+            console(f"learner stopped ({reason}): train step {s.get('train_step')}, "
                     f"{s.get('env_steps')} env steps, {s.get('episodes')} episodes. Run: {self.paths.root}")
         elif self.learner is None:
             steps = sum(int(c.status.get("env_steps", 0)) for c in self.aisrv)

@@ -1,0 +1,71 @@
+"""The v2 PPO package's Agent (`agent_<algo>/agent.py`, back_to_the_realm_v2): the PPO Agent
+(agent.ppo_agent: the ActorCritic, the update on the learner, checkpoints) over the v2
+observation (feature.layout_v2), and the calls the v2 platform's own workflows make:
+
+- `exploit({"obs": obs, "extra_info": extra_info})` -> the int action, as the platform's eval
+  workflow calls it (after `reset()` before each episode); the agent keeps that episode's
+  memory (feature.memory_v2) and, with a recurrent core, its state. A list of ObsData (the
+  project's own loops, which keep one memory per env) gets the list of ActData as before.
+- `observation_process(obs, extra_info)` -> (ObsData, None) and `action_process(act_data)`, on
+  that same per-episode memory.
+"""
+from __future__ import annotations
+
+from agent.ppo_agent import Agent as PPOAgent
+from agent.ppo_v2_config import Settings, load_settings
+from feature.definition_v2 import SAMPLE_ROWS
+from feature.layout_v2 import MAP_SHAPE, STATE_DIM, earlier_visits
+from feature.observation_v2 import ObsData, V2View, action_process, observation_process
+from kaiwu_agent.agent.base_agent import exploit_wrapper
+from kaiwu_agent.utils.common_func import attached
+
+
+@attached
+class Agent(PPOAgent):
+    sample_rows = SAMPLE_ROWS
+    input_shape = (MAP_SHAPE[0], MAP_SHAPE[1], STATE_DIM)
+
+    def __init__(self, agent_type="player", device=None, logger=None, monitor=None, *,
+                 settings: Settings | None = None, seed: int | None = None):
+        super().__init__(agent_type, device, logger, monitor, settings=settings, seed=seed)
+        self._view: V2View | None = None  # the episode exploit / observation_process are handed
+        self._core_state = None
+
+    @staticmethod
+    def _load_settings() -> Settings:
+        return load_settings()
+
+    @staticmethod
+    def _earlier_visits(obs_data: ObsData) -> int:
+        return earlier_visits(obs_data.state)
+
+    def reset(self) -> None:
+        """A new episode for exploit / observation_process (the platform's workflows call it)."""
+        self._view = None
+        self._core_state = None
+
+    def observation_process(self, obs, extra_info=None):
+        """The v2 platform's call: (ObsData, None) from the raw obs and extra_info, on the
+        episode's memory (a frame with step_no 0 starts a new one)."""
+        if self._view is None or obs["frame_state"].get("step_no", 0) == 0:
+            self._view = V2View()
+            memory, _ = self._view.reset(obs, extra_info)
+            self._core_state = None
+        else:
+            memory, _ = self._view.step(obs, extra_info)
+        obs_data = observation_process(memory, extra_info)
+        obs_data.core_state = self._core_state
+        return obs_data, None
+
+    def action_process(self, act_data) -> int:
+        self._core_state = getattr(act_data, "core_state", None)
+        return action_process(act_data)
+
+    @exploit_wrapper
+    def exploit(self, observation):
+        """`{"obs", "extra_info"}` (the platform's eval workflow) -> the int action; a list of
+        ObsData -> the list of ActData (PPOAgent.exploit)."""
+        if isinstance(observation, dict) and "obs" in observation:
+            obs_data, _ = self.observation_process(observation["obs"], observation.get("extra_info"))
+            return self.action_process(PPOAgent.exploit.__wrapped__(self, [obs_data])[0])
+        return PPOAgent.exploit.__wrapped__(self, observation)

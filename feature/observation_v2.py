@@ -1,0 +1,42 @@
+"""The v2 observation as the network sees it: `observation_process(memory, extra_info)` fills
+ObsData (feature.observation's class: map, state, legal, core_state) from the episode's
+`V2Memory` (feature.memory_v2) following the tables of feature.layout_v2. The episode loops
+keep one memory per env and episode (episodes.protocol's v2 view); an Agent acting on the raw
+`{"obs", "extra_info"}` keeps its own (agent.ppo_v2_agent).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from feature.layout_v2 import MAP_LAYOUT, MAP_SHAPE, STATE_DIM, STATE_LAYOUT, STATE_SLICES, legal_mask
+from feature.memory_v2 import V2Memory
+from feature.observation import ObsData, action_process  # noqa: F401 (the protocol's names)
+
+
+def observation_process(memory: V2Memory, extra_info=None) -> ObsData:
+    """The episode's memory after a step (or the reset) -> ObsData."""
+    map_tensor = np.empty(MAP_SHAPE, dtype=np.float32)
+    for i, channel in enumerate(MAP_LAYOUT):
+        map_tensor[i] = channel.fill(memory)
+    state = np.empty(STATE_DIM, dtype=np.float32)
+    for block in STATE_LAYOUT:
+        values = np.asarray(block.fill(memory), dtype=np.float32).reshape(-1)
+        if values.size != block.size:
+            raise ValueError(f"state block {block.name!r} filled {values.size} numbers, declared {block.size}")
+        state[STATE_SLICES[block.name]] = values
+    return ObsData(map=map_tensor, state=state, legal=legal_mask(memory))
+
+
+class V2View:
+    """An episode's memory as the episode loop hands observations on (episodes.protocol's v2
+    view): `reset` / `step` take the env's (obs, extra_info) and return (memory, extra_info)."""
+
+    def __init__(self):
+        self.memory = V2Memory()
+
+    def reset(self, obs, extra_info=None):
+        self.memory = V2Memory().update(obs, extra_info)
+        return self.memory, extra_info
+
+    def step(self, obs, extra_info=None):
+        return self.memory.update(obs, extra_info), extra_info

@@ -1,0 +1,75 @@
+"""tools/export_kaiwu.py --kaiwu-version v2-28 | v2-24: the project's v2 agent (ppo_v2) as a
+back_to_the_realm_v2 code package in the algorithm slot the platform scores (diy), recognised as
+its version, with a valid train_env_conf.toml, and played by evaluation through its own exploit."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import toml
+
+from agent.model import ModelConfig
+from agent.ppo_v2_agent import Agent
+from agent.ppo_v2_config import Settings
+from tests.conftest import REPO_ROOT
+from workflow import platforms
+
+TINY = {"model": {"channels": [4], "kernel_sizes": [3], "strides": [2], "hidden_size": 16},
+        "curriculum_v2": {"end_random": False, "end": [84, 95], "start": [111, 83], "treasure_pos": [],
+                          "treasure_count": 0, "obstacle_random": False, "max_step": 30}}
+
+
+def export(tmp_path, kaiwu_version: str, config_text: str, algo: str = "diy") -> subprocess.CompletedProcess:
+    config = tmp_path / "run.toml"
+    config.write_text(config_text)
+    settings = Settings.from_dict({k: v for k, v in toml.loads(config_text).items() if k in Settings.sections()})
+    ckpt = Agent(agent_type="learner", settings=settings, seed=0).save_model(tmp_path / "ckpt", 5)
+    return subprocess.run([sys.executable, "tools/export_kaiwu.py", "--ckpt", str(ckpt), "--out",
+                           str(tmp_path / "package"), "--config", str(config), "--kaiwu-version", kaiwu_version,
+                           "--algo", algo], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+
+
+def v2_config() -> str:
+    return f'include = ["{REPO_ROOT}/conf/ppo_v2.toml"]\n' + toml.dumps({"app": {"algo": "ppo_v2"}, **TINY})
+
+
+@pytest.mark.parametrize("name, version", [("v2-28", "28.1.1"), ("v2-24", "24.0.1")])
+def test_the_v2_package_is_recognised_registers_diy_and_plays_its_exploit(tmp_path, name, version):
+    result = export(tmp_path, name, v2_config())
+    assert result.returncode == 0, result.stderr
+    package = tmp_path / "package"
+    assert json.loads((package / "kaiwu.json").read_text()) == {"version": version,
+                                                                "project_code": "back_to_the_realm_v2"}
+    assert platforms.detect(package).name == name
+    registered = toml.loads((package / "conf" / "algo_conf_back_to_the_realm_v2.toml").read_text())
+    assert registered["diy"]["aisrv_model"] == "agent_diy.agent.Agent"
+    assert registered["diy"]["train_workflow"] == "agent_diy.workflow.train_workflow.workflow"
+    app = toml.loads((package / "conf" / "configure_app.toml").read_text())["app"]
+    assert app["app"] == "back_to_the_realm_v2" and app["algo"] == "diy"
+    platform = platforms.get(name)
+    layout = platform.package_layout(package, "diy")
+    platform.check_env_conf_file(platform.env_conf_file(package, layout))  # the simulator accepts it
+    conf = toml.loads((package / "agent_diy" / "conf" / "train_env_conf.toml").read_text())
+    assert conf["env_conf"]["map_cherry"]["end"] == [84, 95]
+    sys.path.insert(0, str(REPO_ROOT / "tools"))
+    from export_kaiwu import foreign_imports
+
+    for file in package.rglob("*.py"):  # only the platform's modules, numpy, torch and the package
+        assert foreign_imports(file.read_text(), "agent_diy") == [], file
+
+    import realm
+    from evaluation.episodes import load_agent
+    from evaluation.v2 import play_exploit
+
+    loaded = load_agent(next((package / "ckpt").glob("model.ckpt-5.pkl")), None, package)
+    env = realm.make_env(protocol="v2", seed=0)
+    record = play_exploit(env, loaded, conf, seed=3)
+    assert record.steps == 30 or record.won  # the whole episode was played by the package's exploit
+
+
+def test_a_2024_agent_is_not_exported_as_a_v2_package_nor_the_v2_agent_as_a_2024_one(tmp_path):
+    result = export(tmp_path, "2024", v2_config(), algo="ppo_v2")
+    assert result.returncode == 2 and "back_to_the_realm_v2" in result.stderr
+    assert not (tmp_path / "package").exists()
