@@ -25,11 +25,13 @@ def train_env_conf(curriculum) -> dict:
     return drawn
 
 
-def algo_conf(algo: str) -> dict:
-    """conf/algo_conf_back_to_the_realm.toml: the algorithm registered as the platform names it.
-    The platform ships eval/exam workflows for dqn, target_dqn and diy only (each imports its
+def algo_conf(algo: str, eval_workflows: str = "kaiwu_agent.back_to_the_realm.{algo}") -> dict:
+    """conf/algo_conf_<game>.toml: the algorithm registered as the platform names it;
+    `eval_workflows` is the module holding the platform's own eval and exam workflows. On 18.0.2
+    they exist for dqn, target_dqn and diy only (each imports its
     `agent_<algo>.feature.preprocessor`): upload as `--algo diy` for the platform to score it."""
     folder = f"agent_{algo}"
+    workflows = eval_workflows.format(algo=algo)
     return {algo: {
         "actor_model": f"{folder}.agent.Agent",
         "learner_model": f"{folder}.agent.Agent",
@@ -37,8 +39,8 @@ def algo_conf(algo: str) -> dict:
         "trainer": "kaiwudrl.server.learner.standard_trainer.StandardTrainer",
         "predictor": "kaiwudrl.server.actor.standard_predictor.StandardPredictor",
         "train_workflow": f"{folder}.workflow.train_workflow.workflow",
-        "eval_workflow": f"kaiwu_agent.back_to_the_realm.{algo}.eval_workflow.workflow",
-        "exam_workflow": f"kaiwu_agent.back_to_the_realm.{algo}.exam_workflow.workflow",
+        "eval_workflow": f"{workflows}.eval_workflow.workflow",
+        "exam_workflow": f"{workflows}.exam_workflow.workflow",
     }}
 
 
@@ -68,19 +70,9 @@ def v2_train_env_conf(curriculum) -> dict:
 
 
 def v2_algo_conf(algo: str) -> dict:
-    """conf/algo_conf_back_to_the_realm_v2.toml: the algorithm registered as the official
-    packages register theirs (the platform's eval and exam workflows are its own tools.eval)."""
-    folder = f"agent_{algo}"
-    return {algo: {
-        "actor_model": f"{folder}.agent.Agent",
-        "learner_model": f"{folder}.agent.Agent",
-        "aisrv_model": f"{folder}.agent.Agent",
-        "trainer": "kaiwudrl.server.learner.standard_trainer.StandardTrainer",
-        "predictor": "kaiwudrl.server.actor.standard_predictor.StandardPredictor",
-        "train_workflow": f"{folder}.workflow.train_workflow.workflow",
-        "eval_workflow": "tools.eval.workflow.eval_workflow.workflow",
-        "exam_workflow": "tools.eval.workflow.exam_workflow.workflow",
-    }}
+    """conf/algo_conf_back_to_the_realm_v2.toml: registered as the official packages register
+    theirs (the platform's eval and exam workflows are its own tools.eval)."""
+    return algo_conf(algo, "tools.eval.workflow")
 
 
 def v2_app_conf(algo: str) -> dict:

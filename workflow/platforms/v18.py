@@ -11,6 +11,7 @@ directory. A blocked flash lands on the nearest passable cell (the 2025 guide's 
 """
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -67,6 +68,20 @@ def env_conf_of(usr_conf: dict) -> dict:
                          "talent_type": int(diy.get("talent_type", 1)), "max_step": int(diy["max_step"])}}
 
 
+#: The 2025 packages' layout, agent_<algo>/ (18.0.2 and v2 alike), before a version's own keys.
+AGENT_FOLDER_EXPORT = ExportLayout(
+    folder="agent_{algo}",
+    modules={"config": "agent_{algo}/conf/conf.py", "definition": "agent_{algo}/feature/definition.py",
+             "agent": "agent_{algo}/agent.py", "workflow": "agent_{algo}/workflow/train_workflow.py"},
+    folders={"feature": "agent_{algo}/feature/", "agent": "agent_{algo}/algorithm/",
+             "episodes": "agent_{algo}/workflow/"},
+    model_file="agent_{algo}/model/model.py",
+    dirs=("agent_{algo}", "agent_{algo}/algorithm", "agent_{algo}/model", "agent_{algo}/feature",
+          "agent_{algo}/conf", "agent_{algo}/workflow"),
+    registers_algorithm=True,
+)
+
+
 class Platform18(PlatformVersion):
     name = "18"
     title = "18.0.2 (2025 course)"
@@ -75,20 +90,12 @@ class Platform18(PlatformVersion):
     flash_rule = "nearest"
     platform_root = PLATFORM_ROOT
     runs_in_package_dir = True
-    export = ExportLayout(
-        folder="agent_{algo}",
-        modules={"config": "agent_{algo}/conf/conf.py", "definition": "agent_{algo}/feature/definition.py",
-                 "agent": "agent_{algo}/agent.py", "workflow": "agent_{algo}/workflow/train_workflow.py"},
-        folders={"feature": "agent_{algo}/feature/", "agent": "agent_{algo}/algorithm/",
-                 "episodes": "agent_{algo}/workflow/"},
-        model_file="agent_{algo}/model/model.py",
-        dirs=("agent_{algo}", "agent_{algo}/algorithm", "agent_{algo}/model", "agent_{algo}/feature",
-              "agent_{algo}/conf", "agent_{algo}/workflow"),
+    export = dataclasses.replace(
+        AGENT_FOLDER_EXPORT,
         kaiwu_json_version="18.0.2",
         app_keys=APP_KEYS,
         protocol_line='KAIWU_VERSION = "18"',
         extra_sources={"feature": ("preprocessor.py", PREPROCESSOR_SHIM)},
-        registers_algorithm=True,
     )
 
     def claims_manifest(self, major: int, project_code: str) -> bool:

@@ -21,13 +21,14 @@ that registers neither is taken as the newest (28), and `app.kaiwu_version` over
 """
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 
 from workflow.platforms.base import REPO_ROOT, ConfigError, ExportLayout, Layout, PlatformVersion
-from workflow.platforms.v18 import REQUIRED_FILES, registered_layout
+from workflow.platforms.v18 import AGENT_FOLDER_EXPORT, REQUIRED_FILES, registered_layout
 
 PROJECT_CODE = "back_to_the_realm_v2"
 ALGO_CONF = Path("conf") / "algo_conf_back_to_the_realm_v2.toml"
@@ -93,19 +94,7 @@ class PlatformV2(PlatformVersion):
 
     @property
     def export(self) -> ExportLayout:
-        return ExportLayout(
-            folder="agent_{algo}",
-            modules={"config": "agent_{algo}/conf/conf.py", "definition": "agent_{algo}/feature/definition.py",
-                     "agent": "agent_{algo}/agent.py", "workflow": "agent_{algo}/workflow/train_workflow.py"},
-            folders={"feature": "agent_{algo}/feature/", "agent": "agent_{algo}/algorithm/",
-                     "episodes": "agent_{algo}/workflow/"},
-            model_file="agent_{algo}/model/model.py",
-            dirs=("agent_{algo}", "agent_{algo}/algorithm", "agent_{algo}/model", "agent_{algo}/feature",
-                  "agent_{algo}/conf", "agent_{algo}/workflow"),
-            kaiwu_json_version=self.kaiwu_json_version,
-            app_keys=APP_KEYS,
-            registers_algorithm=True,
-        )
+        return dataclasses.replace(AGENT_FOLDER_EXPORT, kaiwu_json_version=self.kaiwu_json_version, app_keys=APP_KEYS)
 
     # --- recognising a package ------------------------------------------------------------------
 
