@@ -73,3 +73,45 @@ def test_a_2024_agent_is_not_exported_as_a_v2_package_nor_the_v2_agent_as_a_2024
     result = export(tmp_path, "2024", v2_config(), algo="ppo_v2")
     assert result.returncode == 2 and "back_to_the_realm_v2" in result.stderr
     assert not (tmp_path / "package").exists()
+
+
+@pytest.mark.slow
+def test_evaluate_and_render_play_a_run_checkpoint_of_the_v2_agent_on_v2_episodes(tmp_path):
+    """tools/evaluate.py and tools/render.py --ckpt of a ppo_v2 run play the v2 game (its own exploit and the v2
+    planner on the same episodes), as the run's app.algo says; not the 2024 game."""
+    config = tmp_path / "run.toml"
+    config.write_text(v2_config())
+    settings = Settings.from_dict({k: v for k, v in toml.loads(config.read_text()).items() if k in Settings.sections()})
+    ckpt = Agent(agent_type="learner", settings=settings, seed=0).save_model(tmp_path / "ckpt", 5)
+    episode = {"env_conf": {"map_name": "map_cherry", "map_cherry": {
+        "start": [111, 83], "end": [84, 95], "buff": [57, 68], "start_random": False, "end_random": False,
+        "buff_random": False, "treasure_random": False, "treasure_count": 0, "treasure_pos": [],
+        "obstacle_random": False, "obstacle_id": [], "max_step": 30, "buff_cooldown": 100, "talent_cooldown": 100}}}
+    result = subprocess.run([sys.executable, "tools/evaluate.py", "--ckpt", str(ckpt), "--config", str(config),
+                             "--usr-conf", json.dumps(episode), "--episodes", "2", "--quiet", "--out",
+                             str(tmp_path / "eval")], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "back_to_the_realm_v2" in result.stdout
+    rows = {row["policy"]: row for row in csv_rows(tmp_path / "eval" / "summary.csv")}
+    assert set(rows) == {str(ckpt), "planner"}
+    assert float(rows["planner"]["win_rate"]) == 1.0  # the end is 30 moves away: the planner reaches it
+    assert float(rows[str(ckpt)]["steps_mean"]) <= 30
+    picture = tmp_path / "episode.png"
+    drawn = subprocess.run([sys.executable, "tools/render.py", "--ckpt", str(ckpt), "--config", str(config),
+                            "--usr-conf", json.dumps(episode), "--png", str(picture), "--no-gif"], cwd=REPO_ROOT,
+                           capture_output=True, text=True, timeout=300)
+    assert drawn.returncode == 0, drawn.stderr
+    assert picture.stat().st_size > 0 and "chests 0/0" in drawn.stdout
+
+    planner = subprocess.run([sys.executable, "tools/evaluate.py", "--agent", "planner", "--preset", "v2-24-random",
+                              "--episodes", "1", "--quiet", "--out", str(tmp_path / "planner")], cwd=REPO_ROOT,
+                             capture_output=True, text=True, timeout=300)
+    assert planner.returncode == 0, planner.stderr
+    assert "v2-24-random" in planner.stdout and "0.0/0" in planner.stdout  # 24.0.1's setting has no chests
+
+
+def csv_rows(path):
+    import csv
+
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))

@@ -242,9 +242,42 @@ def main(argv: list[str] | None = None) -> int:
     return run_tool(evaluate, parse_args(argv))
 
 
+def evaluated_platform(args: argparse.Namespace):
+    """The platform version the evaluated policy plays in: --package's; else, for --ckpt, that of
+    the project agent of the checkpoint's run (app.algo); else, for the planner alone, the v2
+    family of a v2 --preset. None: the 2024 game's path."""
+    from workflow import platforms
+    from workflow.platforms.project import PROJECT_ALGORITHMS
+    from realm.v2.presets import V2_PRESETS
+
+    if args.package is not None:
+        return package_platform(args)
+    if args.agent == "ckpt" and args.ckpt is not None:
+        from agent.checkpoint_io import CheckpointError
+        from evaluation.episodes import project_algo
+
+        probe = args.ckpt if args.ckpt.is_file() else None
+        if probe is None and args.ckpt.is_dir():
+            found = [c for d in ckpt_files.checkpoint_dirs(args.ckpt) if d.name != "user"
+                     for c in ckpt_files.list_checkpoints(d)]
+            probe = found[0].path if found else None
+        if probe is None:
+            return None  # find_checkpoints names what is missing
+        try:
+            algo = project_algo(probe, args.config)
+        except CheckpointError as e:
+            raise InputError(str(e)) from e
+        return platforms.get(PROJECT_ALGORITHMS[algo].layout.kaiwu_version)
+    if args.agent == "planner" and args.preset in V2_PRESETS:  # the family whose own preset it is
+        family = [v for v in platforms.VERSIONS.values() if v.game == V2_GAME]
+        return next((v for v in family if v.eval_preset == args.preset), family[0])
+    return None
+
+
 def evaluate(args: argparse.Namespace) -> int:
-    if args.package is not None and package_platform(args).game == V2_GAME:
-        return evaluate_v2(args)
+    platform = evaluated_platform(args)
+    if platform is not None and platform.game == V2_GAME:
+        return evaluate_v2(args, platform)
     import realm
     from evaluation.pool import PLANNER, play_all
     from workflow.supervision.ray_cluster import check_address
@@ -332,17 +365,16 @@ def summarize_v2(policy: str, records: dict, planner: dict | None) -> Summary:
     return summary
 
 
-def evaluate_v2(args: argparse.Namespace) -> int:
-    """A back_to_the_realm_v2 package's checkpoints, played by its own exploit in this process on
-    the episodes of a v2 preset (default: the package family's, PlatformV2.eval_preset) or
-    --usr-conf, with the v2 planner on the same episodes."""
+def evaluate_v2(args: argparse.Namespace, platform) -> int:
+    """Checkpoints of a back_to_the_realm_v2 package (or of the project's v2 agent), played by
+    their own exploit in this process on the episodes of a v2 preset (default: the platform
+    family's, PlatformV2.eval_preset) or --usr-conf, with the v2 planner on the same episodes."""
     import realm
     from agent.checkpoint_io import CheckpointError
     from realm.v2.presets import V2_PRESETS, v2_preset
     from evaluation.episodes import load_agent, run_config_file
     from evaluation.v2 import env_kwargs_v2, play_exploit, play_planner
 
-    platform = package_platform(args)
     if args.episodes < 1:
         raise InputError(f"--episodes must be >= 1, got {args.episodes}")
     if args.positions_file is not None:
@@ -356,6 +388,8 @@ def evaluate_v2(args: argparse.Namespace) -> int:
         except KeyError:
             raise InputError(f"--preset: unknown v2 preset {label!r}; available: {', '.join(V2_PRESETS)}") from None
     package_checkpoint(args)
+    if args.agent == "ckpt" and args.best:
+        args.ckpt = best_checkpoint_file(args.ckpt)
     ckpts = find_checkpoints(args.ckpt, args.every) if args.agent == "ckpt" else []
     try:
         env_kwargs = env_kwargs_v2(args.config or (run_config_file(ckpts[0]) if ckpts else None), args.map_file,

@@ -199,10 +199,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def render(args: argparse.Namespace) -> int:
-    from evaluate import V2_GAME, package_platform
+    from evaluate import V2_GAME, evaluated_platform
 
-    if args.package is not None and package_platform(args).game == V2_GAME:
-        return render_v2(args)
+    platform = evaluated_platform(args)
+    if platform is not None and platform.game == V2_GAME:
+        return render_v2(args, platform)
     import realm
     from agent.checkpoint_io import CheckpointError
     from evaluation.episodes import (AgentPolicy, PlannerPolicy, load_agent, resolve_episodes,
@@ -263,12 +264,12 @@ def render(args: argparse.Namespace) -> int:
     return 0
 
 
-def render_v2(args: argparse.Namespace) -> int:
-    """One back_to_the_realm_v2 episode played by the package's exploit (or the v2 planner): the
-    map with the route, jumps and the end (PNG), and the 11×11 views with each action (GIF)."""
+def render_v2(args: argparse.Namespace, platform) -> int:
+    """One back_to_the_realm_v2 episode played by the package's (or the project's v2 agent's)
+    exploit, or by the v2 planner: the map with the route, jumps and the end (PNG), and the 11×11
+    views with each action (GIF)."""
     import realm
     from agent.checkpoint_io import CheckpointError
-    from evaluate import package_platform
     from realm.v2.presets import V2_PRESETS, v2_preset
     from realm.v2.render import render_v2_episode, render_v2_view
     from evaluation.episodes import load_agent, run_config_file
@@ -279,7 +280,6 @@ def render_v2(args: argparse.Namespace) -> int:
             raise InputError(f"--{flag.replace('_', '-')} must be >= 1, got {getattr(args, flag)}")
     if args.fps <= 0:
         raise InputError(f"--fps must be > 0, got {args.fps}")
-    platform = package_platform(args)
     if args.usr_conf is not None:
         label, usr_conf = episode_settings(args)
     else:
