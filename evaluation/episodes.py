@@ -122,6 +122,8 @@ class AgentPolicy:
     an episode replays identically.
     """
 
+    MODES = POLICY_MODES
+
     def __init__(self, loaded: LoadedAgent, name: str = "agent", mode: str = "greedy"):
         if mode not in POLICY_MODES:
             raise ValueError(f"policy mode {mode!r} is invalid: allowed {', '.join(POLICY_MODES)}")

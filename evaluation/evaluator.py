@@ -31,9 +31,8 @@ from loguru import logger
 
 from agent.checkpoint_io import CheckpointError
 from evaluation import pool
-from evaluation.episodes import Episode, load_agent, resolve_episodes
-from evaluation.worker import PLANNER, EvalWorker
-from workflow import platforms
+from evaluation.worker import PLANNER, EvalWorker, episodes_of
+from workflow.platforms.project import run_platform
 from workflow.checkpoints import ckpt_files
 from workflow.checkpoints.evaluations import (Evaluations, describe, read_evaluations, set_aside,
                                               write_evaluations)
@@ -50,41 +49,35 @@ class Setting:
 
     def __init__(self, cfg, config_file: Path | None):
         ev = cfg.eval
-        self.platform = platforms.of_package(cfg.app.package, cfg.app.kaiwu_version)
+        self.platform = run_platform(cfg.app)  # a package's version, or the one hosting the project's agent
         self.package_dir = cfg.app.package or None
         self.config_file = str(config_file) if config_file is not None else None
-        self.own_game = self.platform.game == platforms.PROJECT.game  # else back_to_the_realm_v2 (evaluation.v2)
         self.label, self.usr_conf = ev.episode_usr_conf(self.platform)
         self.env_kwargs = ev.env_kwargs(cfg.env, self.platform)
         import realm
 
-        self.env = realm.make_env(**self.env_kwargs)
-        if self.own_game:
-            self.episodes = resolve_episodes(self.env, self.usr_conf, ev.episodes, ev.seed)
-        else:
-            self.env.reset(usr_conf=self.usr_conf, seed=ev.seed)  # a usr_conf the simulator rejects fails here
-            self.episodes = [Episode(i, ev.seed + i, self.usr_conf) for i in range(ev.episodes)]
+        self.episodes = episodes_of(realm.make_env(**self.env_kwargs), self.usr_conf, ev.episodes, ev.seed)
         self.description = json.loads(json.dumps({
             "platform": self.platform.name, "preset": self.label, "usr_conf": self.usr_conf, "env": self.env_kwargs,
             "episodes": ev.episodes, "seed": ev.seed, "policy": "exploit"}, sort_keys=True, default=str))
 
 
 class Players:
-    """Plays (policy key, episode) tasks: in this process (workers = 1, and every v2 package), else
-    on a pool of worker processes kept for the whole run (each with its env and loaded policies:
-    evaluation.worker). The heartbeat beats as each episode ends; a stop request abandons the rest."""
+    """Plays (policy key, episode) tasks: in this process (workers = 1), else on a pool of worker
+    processes kept for the whole run (each with its env and loaded policies: evaluation.worker,
+    which plays the env's game). The heartbeat beats as each episode ends; a stop request abandons
+    the rest."""
 
     def __init__(self, setting: Setting, workers: int):
         self.setting = setting
         self.local = None
         self.executor = None
-        self.v2_loaded = None  # a v2 package's agent, loaded by `load`
-        if workers > 1 and setting.own_game:
+        if workers > 1:
             self.executor = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"),
                                                 initializer=pool._init_worker,
                                                 initargs=(setting.env_kwargs, setting.config_file, "greedy",
                                                           setting.package_dir))
-        elif setting.own_game:
+        else:
             self.local = EvalWorker(setting.env_kwargs, setting.config_file, "greedy", setting.package_dir)
 
     def load(self, key: str) -> None:
@@ -92,8 +85,6 @@ class Players:
         pool workers load it themselves and raise the same."""
         if self.local is not None:
             self.local.policy(key)
-        elif self.executor is None:
-            self.v2_loaded = load_agent(key, self.setting.config_file, self.setting.package_dir)
 
     def play(self, key: str, ctx: ChildContext) -> list | None:
         """Records of every episode in order, or None when a stop came first."""
@@ -103,7 +94,7 @@ class Players:
             for episode in episodes:
                 if ctx.should_stop():
                     return None
-                records.append(self.play_here(key, episode))
+                records.append(self.local.play(key, episode))
                 ctx.beat()
             return records
         futures = {self.executor.submit(pool._play, key, episode) for episode in episodes}
@@ -119,15 +110,6 @@ class Players:
                     future.cancel()
                 return None
         return [found[e.index] for e in episodes]
-
-    def play_here(self, key: str, episode: Episode):
-        if self.local is not None:
-            return self.local.play(key, episode)
-        from evaluation.v2 import play_exploit, play_planner
-
-        if key == PLANNER:
-            return play_planner(self.setting.env, episode.usr_conf, episode.seed)
-        return play_exploit(self.setting.env, self.v2_loaded, episode.usr_conf, episode.seed)
 
     def close(self) -> None:
         if self.executor is not None:

@@ -53,9 +53,18 @@ def _finished(env, extra_info: dict, won: bool, seed: int, usr_conf: dict, trail
 
 def play_exploit(env, loaded, usr_conf: dict, seed: int) -> EpisodeV2:
     """One episode of `env` (a realm.v2 RealmEnvV2) played by `loaded` (evaluation.episodes's
-    LoadedAgent of a v2 package: its agent, with the platform's eval_protocol)."""
+    LoadedAgent of a v2 package: its agent, with the platform's eval_protocol). The agent's draws
+    (an exploit that breaks loops by sampling) are seeded with the episode seed, so an episode
+    scores the same in any process."""
+    import torch
+
     obs, extra_info = env.reset(usr_conf=usr_conf, seed=seed)
     agent = loaded.agent
+    generator = getattr(agent, "sample_generator", None)
+    if generator is not None:
+        generator.manual_seed(int(seed))
+    else:
+        torch.manual_seed(int(seed))
     if callable(getattr(agent, "reset", None)):
         agent.reset()
     trail, jumps, actions = [env.hero], [], []
@@ -76,6 +85,32 @@ def play_planner(env, usr_conf: dict, seed: int) -> EpisodeV2:
 
     result = run_planner_v2(env, usr_conf, seed)
     return _finished(env, env.extra_info, result.won, seed, usr_conf, result.trajectory, result.jumps, result.actions)
+
+
+class AgentPolicyV2:
+    """A checkpoint of a v2 package (or of the project's v2 agent) playing with its own exploit:
+    evaluation.worker's policy for this game, as episodes.AgentPolicy is for the 2024 one."""
+
+    MODES = ("greedy",)  # the platform evaluates exploit; a v2 package's predict takes its own batches
+
+    def __init__(self, loaded, name: str = "agent", mode: str = "greedy"):
+        if mode not in self.MODES:
+            raise ValueError(f"policy mode {mode!r}: a back_to_the_realm_v2 agent is evaluated with its exploit "
+                             f"only ({', '.join(self.MODES)})")
+        self.loaded = loaded
+        self.name = name
+
+    def play(self, env, usr_conf: dict, seed: int) -> EpisodeV2:
+        return play_exploit(env, self.loaded, usr_conf, seed)
+
+
+class PlannerPolicyV2:
+    """The full-information v2 planner on the same episodes."""
+
+    name = "planner"
+
+    def play(self, env, usr_conf: dict, seed: int) -> EpisodeV2:
+        return play_planner(env, usr_conf, seed)
 
 
 def env_kwargs_v2(run_config: Path | None, map_file: Path | None = None, obstacles_file: Path | None = None,

@@ -161,6 +161,7 @@ class RealmEnv:
     #: the Kaiwu protocol it speaks (realm.make_env's `protocol`), and the rules only it takes
     PROTOCOL = "2024"
     PROTOCOL_RULES: tuple[str, ...] = ()
+    GAME = "back_to_the_realm"  # the game it plays (kaiwu.json's project_code)
 
     @classmethod
     def on_map(cls, game_map: Map, **rules) -> "RealmEnv":

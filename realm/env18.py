@@ -66,6 +66,7 @@ class RealmEnv18:
     #: the Kaiwu protocol it speaks (realm.make_env's `protocol`), and the rules only it takes
     PROTOCOL = "18"
     PROTOCOL_RULES = ("map_window",)
+    GAME = "back_to_the_realm"  # the game it plays (kaiwu.json's project_code): the 2024 one
 
     @classmethod
     def on_map(cls, game_map, *, map_window: str = MAP_WINDOWS[0], **rules) -> "RealmEnv18":

@@ -41,7 +41,8 @@ from realm.v2.protocol import (
     SCORE_INFO_KEYS,
     relative_pos,
 )
-from realm.v2.render import COLORS, cell_to_pixel, render_v2_episode, render_v2_map, render_v2_view
+from realm.v2.render import (COLORS, FOG, cell_to_pixel, explored_cells, render_v2_episode, render_v2_map,
+                             render_v2_replay, render_v2_view)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 KAIWU_V2 = REPO_ROOT.parent / "shared" / "kaiwu_v2"
@@ -584,6 +585,26 @@ def test_render_frames_show_view_obstacles_end_once_found_and_jumps():
     assert at(render_v2_episode(env, scale=scale, show_end="never"), (30, 10)) != COLORS["end"]
     whole = render_v2_map(env.map, scale=2)
     assert whole.shape == (256, 256, 3)
+
+
+def test_the_replay_frames_darken_what_was_never_in_view_and_end_as_the_episode_did():
+    env = RealmEnvV2(corridor_map())
+    conf = toml_tree(start=[40, 10], end=[90, 10])
+    seen = explored_cells([(5, 10)])
+    assert seen.sum() == 121 and seen[10, 0] and seen[15, 10] and not seen[10, 11]  # [z, x]
+    scale = 2
+
+    def at(image, cell):
+        col, row = cell_to_pixel(*cell, scale)
+        return tuple(int(v) for v in image[int(row), int(col)])
+
+    actions = [E] * 6
+    frames = render_v2_replay(env, conf, 0, actions, steps=[0, 3], scale=scale)
+    assert len(frames) == 3  # before steps 0 and 3, and after the last action
+    dim = tuple(int(c * FOG) for c in COLORS["passable"])
+    assert at(frames[0], (49, 10)) == dim and at(frames[0], (44, 10)) == COLORS["passable"]
+    assert at(frames[2], (49, 10)) == COLORS["passable"]  # in view after 6 steps East
+    assert env.hero == (46, 10) and at(frames[2], (46, 10)) == COLORS["hero"]
 
 
 def test_render_view_is_north_up():

@@ -71,6 +71,62 @@ def test_the_episodes_are_checked_before_the_run_starts():
     assert cfg.eval.episode_usr_conf(platforms.PROJECT)[0] == platforms.PROJECT.eval_preset
 
 
+@pytest.mark.slow
+def test_the_v2_agents_evaluations_play_the_v2_game_here_and_on_worker_processes(tmp_path):
+    """A run of the project's v2 agent is evaluated in the game it plays (its hosting version's
+    preset, the v2 env, its exploit and the v2 planner), alike in the evaluator's own process and
+    on its pool of workers."""
+    import toml
+
+    from agent.ppo_v2_agent import Agent
+    from agent.ppo_v2_config import Settings
+    from evaluation.evaluator import Players, Setting
+    from evaluation.pool import PLANNER
+    from evaluation.v2 import EpisodeV2
+    from tests.test_export_kaiwu_v2 import v2_config
+
+    config = tmp_path / "run.toml"
+    config.write_text(v2_config())
+    cfg = load_config(config, ["eval.every_train_steps=5", "eval.episodes=2"])
+    check_evaluation(cfg)  # the hosting version's own preset
+    assert Setting(cfg, config).label == "v2-28-fixed"
+    near_end = {"env_conf": {"map_name": "map_cherry", "map_cherry": {  # 30 moves, 60 steps: seconds per episode
+        "start": [111, 83], "end": [84, 95], "buff": [57, 68], "start_random": False, "end_random": False,
+        "buff_random": False, "treasure_random": False, "treasure_count": 0, "treasure_pos": [],
+        "obstacle_random": True, "obstacle_id": [], "max_step": 60, "buff_cooldown": 100, "talent_cooldown": 100}}}
+    config.write_text(config.read_text() + toml.dumps({"eval": {"usr_conf": near_end}}))
+    cfg = load_config(config, ["eval.every_train_steps=5", "eval.episodes=2"])
+    check_evaluation(cfg)
+    setting = Setting(cfg, config)
+    assert setting.label == "usr_conf" and setting.env_kwargs["protocol"] == "v2"
+    settings = Settings.from_dict({k: v for k, v in toml.loads(config.read_text()).items() if k in Settings.sections()})
+    ckpt = str(Agent(agent_type="learner", settings=settings, seed=0).save_model(tmp_path / "ckpt", 5))
+    played = {}
+    for workers in (1, 2):
+        players = Players(setting, workers)
+        try:
+            players.load(ckpt)
+            played[workers] = [players.play(key, _Context()) for key in (PLANNER, ckpt)]
+        finally:
+            players.close()
+    planner, agent = played[1]
+    assert all(isinstance(r, EpisodeV2) for r in planner + agent)
+    assert all(r.won for r in planner)  # the full-information planner walks to the end
+    assert [r.seed for r in agent] == [0, 1]
+    rows = lambda records: [(r.total_score, r.steps, r.chests) for r in records]  # noqa: E731
+    assert [rows(r) for r in played[2]] == [rows(r) for r in played[1]]  # the same episodes in any process
+
+
+class _Context:
+    """The evaluator's ChildContext, as far as Players uses it."""
+
+    def should_stop(self) -> bool:
+        return False
+
+    def beat(self) -> None:
+        pass
+
+
 # --- records and pruning ------------------------------------------------------------------------------
 
 def test_the_best_evaluated_and_the_one_being_played_survive_pruning(tmp_path):

@@ -96,12 +96,18 @@ def test_evaluate_and_render_play_a_run_checkpoint_of_the_v2_agent_on_v2_episode
     assert set(rows) == {str(ckpt), "planner"}
     assert float(rows["planner"]["win_rate"]) == 1.0  # the end is 30 moves away: the planner reaches it
     assert float(rows[str(ckpt)]["steps_mean"]) <= 30
-    picture = tmp_path / "episode.png"
+    picture, animation = tmp_path / "episode.png", tmp_path / "map.gif"
     drawn = subprocess.run([sys.executable, "tools/render.py", "--ckpt", str(ckpt), "--config", str(config),
-                            "--usr-conf", json.dumps(episode), "--png", str(picture), "--no-gif"], cwd=REPO_ROOT,
+                            "--usr-conf", json.dumps(episode), "--png", str(picture), "--no-gif", "--map-gif",
+                            str(animation), "--frame-stride", "10", "--scale", "2"], cwd=REPO_ROOT,
                            capture_output=True, text=True, timeout=300)
     assert drawn.returncode == 0, drawn.stderr
     assert picture.stat().st_size > 0 and "chests 0/0" in drawn.stdout
+    from PIL import Image
+
+    steps = int(drawn.stdout.split("steps ")[1].split(",")[0])
+    with Image.open(animation) as gif:  # every 10th step and the last frame
+        assert gif.size == (256, 256) and gif.n_frames == len(range(0, steps, 10)) + 1
 
     planner = subprocess.run([sys.executable, "tools/evaluate.py", "--agent", "planner", "--preset", "v2-24-random",
                               "--episodes", "1", "--quiet", "--out", str(tmp_path / "planner")], cwd=REPO_ROOT,

@@ -36,7 +36,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tool_args import REPO_ROOT, InputError, add_episode_args, env_from_config, episode_settings, run_tool  # noqa: E402
+from tool_args import REPO_ROOT, InputError, add_episode_args, episode_settings, run_tool  # noqa: E402
 
 THRESHOLDS = (0.80, 0.90, 0.95, 0.97)
 RUN_NAME = "bench_learn"
@@ -202,20 +202,33 @@ def ckpt_dirs(run: Path) -> list[Path]:
     return [d for d in ckpt_files.checkpoint_dirs(run) if d.name != "user"]
 
 
+def run_env_kwargs(config: Path) -> dict:
+    """The evaluation env of a run (realm.make_env arguments): its map and rules in the game its
+    package plays, as its own evaluator ([eval]) builds it."""
+    from workflow.config import EvalConfig, load_config
+    from workflow.platforms.project import run_platform
+    from workflow.schema import ConfigError
+
+    try:
+        cfg = load_config(config)
+        return EvalConfig.env_kwargs(cfg.env, run_platform(cfg.app))
+    except ConfigError as e:
+        raise InputError(f"{config}: {e}") from e
+
+
 def score(run: Path, args: argparse.Namespace, label: str, usr_conf: dict) -> dict:
-    """Score `run`'s checkpoints on the episodes `usr_conf` draws (`label` names them); print and
-    write its curve; -> {"planner", "rows"}. The run's own evaluations of those episodes are used
-    where they cover a point."""
+    """Score `run`'s checkpoints on the episodes `usr_conf` draws (`label` names them) in the game
+    the run played; print and write its curve; -> {"planner", "rows"}. The run's own evaluations
+    of those episodes are used where they cover a point."""
     import realm
     from evaluation.pool import PLANNER, play_all
-    from evaluation.episodes import resolve_episodes
+    from evaluation.worker import POLICIES, episodes_of
 
     config = run / "log" / "effective_config.toml"
     if not config.is_file():
         raise InputError(f"{run}: no log/effective_config.toml (not a run directory)")
-    if "env_conf" in usr_conf:
-        return score_v2(run, args, label, usr_conf, config)
-    env_kwargs = env_from_config(config)
+    env_kwargs = run_env_kwargs(config)
+    env = realm.make_env(**env_kwargs)
     along = checkpoints_along(run)
     own = run_evaluations(run, env_kwargs, usr_conf, args.episodes, args.seed)
     if own is not None:  # the evaluated checkpoints, and the final one
@@ -223,13 +236,14 @@ def score(run: Path, args: argparse.Namespace, label: str, usr_conf: dict) -> di
         along = sorted({p.train_step: p for p in along}.values(), key=lambda p: p.train_step)
     chosen = pick(along, args.points)
     try:
-        episodes = resolve_episodes(realm.make_env(**env_kwargs), usr_conf, args.episodes, args.seed)
+        episodes = episodes_of(env, usr_conf, args.episodes, args.seed)
     except realm.UsrConfError as e:
-        raise InputError(f"invalid usr_conf ({label}): {e}") from e
+        raise InputError(f"invalid usr_conf ({label}) for {env.GAME}: {e}") from e
     workers = args.workers or (None if args.ray else len(os.sched_getaffinity(0)))
     known = own.checkpoints if own is not None else {}
     keys = [str(p.path) for p in chosen if p.train_step not in known]
-    sample = own is None or args.sampled
+    can_sample = "sample" in POLICIES[env.GAME][0].MODES  # a v2 agent is evaluated with its exploit only
+    sample = can_sample and (own is None or args.sampled)
     print(f"scoring {run.name}: {len(keys)} checkpoints x {args.episodes} episodes ({label}) with exploit"
           + (" and sampling" if sample else "")
           + (f"; {len(chosen) - len(keys)} more from the run's own evaluations" if own is not None else "")
@@ -239,24 +253,25 @@ def score(run: Path, args: argparse.Namespace, label: str, usr_conf: dict) -> di
     sampled = play_all([(k, e) for k in [str(p.path) for p in chosen] for e in episodes], env_kwargs, workers=workers,
                        config_file=str(config), agent_mode="sample", ray_address=args.ray) if sample else {}
 
-    def mean(records: dict) -> float:
-        return sum(r.total_score for r in records.values()) / len(records)
+    def mean(records: dict, field: str = "total_score") -> float:
+        return sum(float(getattr(r, field)) for r in records.values()) / len(records)
 
     planner = own.planner["score"] if own is not None else mean(greedy[PLANNER])
 
-    def exploit(p: Point) -> float:
-        return known[p.train_step]["score"] if p.train_step in known else mean(greedy[str(p.path)])
+    def exploit(p: Point, field: str = "total_score", own_field: str = "score") -> float:
+        return known[p.train_step][own_field] if p.train_step in known else mean(greedy[str(p.path)], field)
 
     rows = [{"minute": round(p.minute, 2), "train_step": p.train_step, "env_steps": p.env_steps, "ckpt": p.path.name,
              "score_exploit": exploit(p), "ratio_exploit": exploit(p) / planner,
              "ratio_sample": mean(sampled[str(p.path)]) / planner if sample else None,
+             "win_rate": exploit(p, "won", "win"), "chests": exploit(p, "chests", "chests"),
              "from_run": p.train_step in known} for p in chosen]
     print(f"\n{run.name}: {label} ({args.episodes} episodes, seeds {args.seed}..), planner {planner:.1f}")
     print(f"{'minute':>7} {'train step':>10} {'env steps':>10} {'exploit score':>13} {'exploit ratio':>13} "
-          f"{'sampled ratio':>13}")
+          f"{'sampled ratio':>13} {'win rate':>8} {'chests':>6}")
     for r in rows:
         print(f"{r['minute']:7.1f} {r['train_step']:>10} {fmt(r['env_steps']):>10} {r['score_exploit']:13.1f} "
-              f"{r['ratio_exploit']:13.3f} {fmt(r['ratio_sample'], '13.3f'):>13}")
+              f"{r['ratio_exploit']:13.3f} {fmt(r['ratio_sample'], '13.3f'):>13} {r['win_rate']:8.2f} {r['chests']:6.2f}")
     reached = {key: first_reached(rows, key) for key in ("minute", "train_step", "env_steps")}
     print("first reached: " + ", ".join(
         f"{t:.2f} at {fmt(reached['minute'][t], '.1f')} min / {fmt(reached['train_step'][t])} train steps / "
@@ -267,45 +282,6 @@ def score(run: Path, args: argparse.Namespace, label: str, usr_conf: dict) -> di
               "first_reached": {key: {str(t): v for t, v in by.items()} for key, by in reached.items()}}
     (out / "curve.json").write_text(json.dumps(result, indent=1))
     print(f"wrote {plot(out / 'curve.png', {run.name: rows}, f'{run.name}: {label} vs planner')}")
-    return result
-
-
-def score_v2(run: Path, args: argparse.Namespace, label: str, usr_conf: dict, config: Path) -> dict:
-    """`score` for a run of the project's v2 agent on back_to_the_realm_v2 episodes (a v2 preset):
-    its exploit on each chosen checkpoint and the v2 planner on the same episodes, in this
-    process (evaluation.v2); the sampled ratio is not measured."""
-    import realm
-    from evaluation.episodes import load_agent
-    from evaluation.v2 import env_kwargs_v2, play_exploit, play_planner
-
-    env = realm.make_env(**env_kwargs_v2(config))
-    chosen = pick(checkpoints_along(run), args.points)
-    seeds = range(args.seed, args.seed + args.episodes)
-    print(f"scoring {run.name}: {len(chosen)} checkpoints x {args.episodes} episodes ({label}) with exploit ...",
-          flush=True)
-    planner_scores = [play_planner(env, usr_conf, seed).total_score for seed in seeds]
-    planner = sum(planner_scores) / len(planner_scores)
-    rows = []
-    for p in chosen:
-        loaded = load_agent(p.path, config)
-        records = [play_exploit(env, loaded, usr_conf, seed) for seed in seeds]
-        mean = sum(r.total_score for r in records) / len(records)
-        rows.append({"minute": round(p.minute, 2), "train_step": p.train_step, "env_steps": p.env_steps,
-                     "ckpt": p.path.name, "score_exploit": mean, "ratio_exploit": mean / planner,
-                     "ratio_sample": None, "win_rate": sum(r.won for r in records) / len(records),
-                     "chests": sum(r.chests for r in records) / len(records), "from_run": False})
-    print(f"\n{run.name}: {label} ({args.episodes} episodes, seeds {args.seed}..), planner {planner:.1f}")
-    print(f"{'minute':>7} {'train step':>10} {'env steps':>10} {'exploit score':>13} {'exploit ratio':>13} "
-          f"{'win rate':>8} {'chests':>6}")
-    for r in rows:
-        print(f"{r['minute']:7.1f} {r['train_step']:>10} {fmt(r['env_steps']):>10} {r['score_exploit']:13.1f} "
-              f"{r['ratio_exploit']:13.3f} {r['win_rate']:8.2f} {r['chests']:6.2f}")
-    reached = {key: first_reached(rows, key) for key in ("minute", "train_step", "env_steps")}
-    out = run / "bench_learn"
-    out.mkdir(exist_ok=True)
-    result = {"run": str(run), "preset": label, "planner": planner, "rows": rows,
-              "first_reached": {key: {str(t): v for t, v in by.items()} for key, by in reached.items()}}
-    (out / "curve.json").write_text(json.dumps(result, indent=1))
     return result
 
 
@@ -382,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
             raise InputError(f"--minutes must be > 0, got {args.minutes}")
         from realm.v2.presets import V2_PRESETS, v2_preset
 
-        if args.preset in V2_PRESETS:  # back_to_the_realm_v2 episodes (the project's v2 agent: score_v2)
+        if args.preset in V2_PRESETS:  # back_to_the_realm_v2 episodes (the project's v2 agent)
             label, usr_conf = args.preset, v2_preset(args.preset)
         else:
             label, usr_conf = episode_settings(args)  # before training: bad episodes must not cost a run

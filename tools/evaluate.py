@@ -44,7 +44,6 @@ import numpy as np  # noqa: E402
 from workflow.checkpoints import ckpt_files  # noqa: E402
 
 V2_GAME = "back_to_the_realm_v2"  # the game of a v2 package's platform (workflow.platforms.v2)
-PLANNER_V2 = "planner"
 
 
 def package_platform(args: argparse.Namespace):
@@ -372,11 +371,21 @@ def evaluate_v2(args: argparse.Namespace, platform) -> int:
     import realm
     from agent.checkpoint_io import CheckpointError
     from realm.v2.presets import V2_PRESETS, v2_preset
-    from evaluation.episodes import load_agent, run_config_file
-    from evaluation.v2 import env_kwargs_v2, play_exploit, play_planner
+    from evaluation.episodes import Episode, load_agent, run_config_file
+    from evaluation.pool import PLANNER, play_all
+    from evaluation.v2 import AgentPolicyV2, env_kwargs_v2
+    from workflow.supervision.ray_cluster import check_address
 
     if args.episodes < 1:
         raise InputError(f"--episodes must be >= 1, got {args.episodes}")
+    if args.policy not in AgentPolicyV2.MODES:
+        raise InputError(f"--policy {args.policy}: a back_to_the_realm_v2 agent is evaluated with its exploit only "
+                         f"({', '.join(AgentPolicyV2.MODES)})")
+    if args.ray is not None:
+        try:
+            check_address(args.ray)
+        except ValueError as e:
+            raise InputError(str(e)) from None
     if args.positions_file is not None:
         raise InputError("--positions-file is a 2024 map's; a back_to_the_realm_v2 map takes --obstacles-file")
     if args.usr_conf is not None:
@@ -400,20 +409,24 @@ def evaluate_v2(args: argparse.Namespace, platform) -> int:
         raise InputError(f"invalid usr_conf ({label}): {e}") from e
     except (realm.MapError, ValueError, TypeError, OSError) as e:
         raise InputError(f"map or env settings: {e}") from e
-    seeds = range(args.seed, args.seed + args.episodes)
-    start = time.monotonic()
-    results = {}
-    for ckpt in ckpts:
+    if ckpts:
         try:
-            loaded = load_agent(ckpt, args.config, args.package)
+            load_agent(ckpts[-1], args.config, args.package)  # fail here, not in a worker, on an unusable checkpoint
         except CheckpointError as e:
             raise InputError(str(e)) from e
-        results[str(ckpt)] = {i: play_exploit(env, loaded, usr_conf, seed) for i, seed in enumerate(seeds)}
+    episodes = [Episode(i, args.seed + i, usr_conf) for i in range(args.episodes)]  # the env draws the rest per seed
+    keys = [str(c) for c in ckpts]
     if args.agent == "planner" or not args.no_planner:
-        results[PLANNER_V2] = {i: play_planner(env, usr_conf, seed) for i, seed in enumerate(seeds)}
+        keys.append(PLANNER)
+    tasks = [(key, episode) for key in keys for episode in episodes]
+    workers = args.workers if args.workers is not None else (None if args.ray else os.cpu_count() or 1)
+    start = time.monotonic()
+    results = play_all(tasks, env_kwargs, workers=workers, config_file=str(args.config) if args.config else None,
+                       package_dir=str(args.package) if args.package else None,
+                       on_done=progress_bar(len(tasks), args.quiet), ray_address=args.ray)
     seconds = time.monotonic() - start
-    planner = results.get(PLANNER_V2)
-    summaries = [summarize_v2(key, records, planner) for key, records in results.items()]
+    planner = results.get(PLANNER)
+    summaries = [summarize_v2(key, results[key], planner) for key in keys]
     out = args.out or default_out(ckpts, label, args.agent)
     settings = {"preset": label, "usr_conf": usr_conf, "env": env_kwargs, "episodes": args.episodes, "policy": "exploit",
                 "seed": args.seed, "checkpoints": [str(c) for c in ckpts], "platform": platform.name,

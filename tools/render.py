@@ -186,6 +186,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--png", type=Path, help="whole-map picture (default out/render/<name>.png)")
     parser.add_argument("--gif", type=Path, help="local-view animation (default out/render/<name>.gif)")
     parser.add_argument("--no-gif", action="store_true", help="write the PNG only")
+    parser.add_argument("--map-gif", type=Path, default=None,
+                        help="back_to_the_realm_v2: also an animation of the whole map (the route so far, the view "
+                             "box, the cells never in view darkened), every --frame-stride steps")
     parser.add_argument("--scale", type=int, default=5, help="map pixels per cell (default 5)")
     parser.add_argument("--view-scale", type=int, default=6, help="GIF pixels per local-view cell (default 6)")
     parser.add_argument("--frame-stride", type=int, default=1, help="draw every k-th step into the GIF")
@@ -204,6 +207,9 @@ def render(args: argparse.Namespace) -> int:
     platform = evaluated_platform(args)
     if platform is not None and platform.game == V2_GAME:
         return render_v2(args, platform)
+    if args.map_gif is not None:
+        raise InputError("--map-gif is for back_to_the_realm_v2 episodes (a v2 --package, a ppo_v2 run or a v2 "
+                         "--preset); the 2024 game's GIF is --gif")
     import realm
     from agent.checkpoint_io import CheckpointError
     from evaluation.episodes import (AgentPolicy, PlannerPolicy, load_agent, resolve_episodes,
@@ -271,7 +277,7 @@ def render_v2(args: argparse.Namespace, platform) -> int:
     import realm
     from agent.checkpoint_io import CheckpointError
     from realm.v2.presets import V2_PRESETS, v2_preset
-    from realm.v2.render import render_v2_episode, render_v2_view
+    from realm.v2.render import explored_cells, render_v2_episode, render_v2_replay, render_v2_view
     from evaluation.episodes import load_agent, run_config_file
     from evaluation.v2 import env_kwargs_v2, play_exploit, play_planner, replay as replay_v2
 
@@ -316,7 +322,8 @@ def render_v2(args: argparse.Namespace, platform) -> int:
     views = []
     record = replay_v2(env, episode, on_step=None if args.no_gif else lambda obs, act: views.append((obs, act)))
     out_dir = REPO_ROOT / "out" / "render"
-    png = save_png(render_v2_episode(env, scale=args.scale, trail=record.trail, jumps=record.jumps, show_end="always"),
+    png = save_png(render_v2_episode(env, scale=args.scale, trail=record.trail, jumps=record.jumps, show_end="always",
+                                     explored=explored_cells(record.trail)),
                    args.png or out_dir / f"{name}.png")
     print(f"score {record.total_score:.1f}, steps {record.steps}, chests {record.chests}/{record.chests_available}, "
           f"{'won' if record.won else 'timed out'}")
@@ -326,6 +333,11 @@ def render_v2(args: argparse.Namespace, platform) -> int:
         frames = [render_v2_view(views[i][0], views[i][1], scale=args.view_scale * 3) for i in picked]
         gif = write_gif(args.gif or out_dir / f"{name}.gif", frames, args.fps)
         print(f"wrote {gif} ({len(picked)} frames)")
+    if args.map_gif is not None:
+        picked = frame_indices(record.steps, args.frame_stride, args.max_frames)
+        frames = render_v2_replay(env, episode.usr_conf, episode.seed, episode.actions, picked, scale=args.scale)
+        gif = write_gif(args.map_gif, frames, args.fps)
+        print(f"wrote {gif} ({len(frames)} frames of the whole map)")
     return 0
 
 

@@ -123,6 +123,7 @@ class RealmEnvV2:
     #: the Kaiwu protocol it speaks (realm.make_env's `protocol`), and the rules only it takes
     PROTOCOL = "v2"
     PROTOCOL_RULES = ("obstacles_file", "map_name", *OPTIONS)
+    GAME = "back_to_the_realm_v2"  # the game it plays (kaiwu.json's project_code)
     #: the 2024 env's rules, as this game has them: a talent onto a blocked cell lands on the
     #: nearest free cell back along its ray (flash_landing), and positions are whole cells
     FLASH_BLOCKED = "nearest"

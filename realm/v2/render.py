@@ -1,7 +1,8 @@
 """Pictures of a v2 episode as RGB uint8 arrays, North (+z) up and East (+x) right like the 2024
 pictures (realm/render.py, whose colours they share): the whole map with the active obstacles,
 the hero's 11×11 view box, the points (the end only once found, unless asked), the walked trail
-and the talent jumps; and the 11×11 view of one observation.
+and the talent jumps, the cells never in view dimmed (what the agent's explored map lacks); an
+episode replayed from its actions as such frames; and the 11×11 view of one observation.
 """
 from __future__ import annotations
 
@@ -42,6 +43,7 @@ VIEW_COLORS = {
     CELL_BUFF: COLORS["buff"],
 }
 SHOW_END = ("found", "always", "never")
+FOG = 0.45  # how much of a never-seen cell's colour is left
 
 
 def cell_to_pixel(x: float, z: float, scale: int) -> tuple[float, float]:
@@ -52,6 +54,21 @@ def cell_to_pixel(x: float, z: float, scale: int) -> tuple[float, float]:
 def _cells_image(grid: np.ndarray, scale: int) -> np.ndarray:
     rgb = np.where(grid[::-1, :, None], COLORS["passable"], COLORS["blocked"]).astype(np.uint8)
     return np.repeat(np.repeat(rgb, scale, axis=0), scale, axis=1)
+
+
+def explored_cells(trail: Iterable[Cell]) -> np.ndarray:
+    """[z, x] mask of the cells that were within the 11×11 view of some cell of `trail`."""
+    seen = np.zeros((GRID_SIZE, GRID_SIZE), dtype=bool)
+    for x, z in trail:
+        seen[max(0, z - VIEW_RADIUS):z + VIEW_RADIUS + 1, max(0, x - VIEW_RADIUS):x + VIEW_RADIUS + 1] = True
+    return seen
+
+
+def _fog(rgb: np.ndarray, explored: np.ndarray, scale: int) -> np.ndarray:
+    unseen = np.repeat(np.repeat(~np.asarray(explored, dtype=bool)[::-1, :], scale, axis=0), scale, axis=1)
+    out = rgb.astype(np.float32)
+    out[unseen] *= FOG
+    return out.astype(np.uint8)
 
 
 def _fill_cells(draw, cells, scale, color):
@@ -85,13 +102,16 @@ def render_v2_map(
     hero: Cell | None = None,
     trail: Sequence[Cell] = (),
     jumps: Iterable[tuple[Cell, Cell]] = (),
+    explored: np.ndarray | None = None,
 ) -> np.ndarray:
     """The whole map as an RGB array of (128·scale, 128·scale, 3). Active obstacles red, the
     map's other obstacles dimmed; chests gold (outline once taken), buff cyan diamond (grey
     while cooling), start green disc, end red square, hero blue disc inside its 11×11 view box,
-    trail orange, talent jumps magenta lines with a ring at take-off."""
+    trail orange, talent jumps magenta lines with a ring at take-off; with `explored` (a [z, x]
+    mask, explored_cells) the cells outside it darkened."""
     scale = max(1, int(scale))
-    image = Image.fromarray(_cells_image(game_map.passable, scale))
+    cells = _cells_image(game_map.passable, scale)
+    image = Image.fromarray(cells if explored is None else _fog(cells, explored, scale))
     draw = ImageDraw.Draw(image)
     active = set(obstacle_ids)
     for oid, cells in game_map.obstacles.items():
@@ -133,9 +153,9 @@ def render_v2_map(
 
 
 def render_v2_episode(env, *, scale: int = 4, trail: Sequence[Cell] = (), jumps: Iterable[tuple[Cell, Cell]] = (),
-                      show_end: str = "found") -> np.ndarray:
+                      show_end: str = "found", explored: np.ndarray | None = None) -> np.ndarray:
     """A RealmEnvV2 at this moment. `show_end`: "found" draws the end once it has been in view,
-    "always" draws it from the start, "never" hides it."""
+    "always" draws it from the start, "never" hides it; `explored`: render_v2_map's."""
     if show_end not in SHOW_END:
         raise ValueError(f"show_end = {show_end!r} is invalid: allowed {' | '.join(SHOW_END)}")
     e = env.episode
@@ -145,8 +165,35 @@ def render_v2_episode(env, *, scale: int = 4, trail: Sequence[Cell] = (), jumps:
     return render_v2_map(
         env.map, scale=scale, obstacle_ids=e.obstacle_ids, start=e.start, end=e.end if end_shown else None,
         buff=e.buff, buff_live=env.buff_available, chests=list(zip(e.treasures, [not t for t in env.chests_taken])),
-        hero=env.hero, trail=trail, jumps=jumps,
+        hero=env.hero, trail=trail, jumps=jumps, explored=explored,
     )
+
+
+def render_v2_replay(env, usr_conf: dict, seed: int, actions: Sequence[int], steps: Iterable[int], *,
+                     scale: int = 3) -> list[np.ndarray]:
+    """An episode replayed on `env` from its actions (the env is deterministic for a usr_conf and
+    seed): the whole map before each step in `steps`, and after the last action, each with the
+    trail and jumps so far, the cells never in view darkened and the end once found."""
+    wanted = set(steps)
+    env.reset(usr_conf=usr_conf, seed=seed)
+    trail, jumps = [env.hero], []
+    seen = explored_cells(trail)
+    frames = []
+
+    def frame():
+        frames.append(render_v2_episode(env, scale=scale, trail=trail, jumps=jumps, explored=seen))
+
+    for i, act in enumerate(actions):
+        if i in wanted:
+            frame()
+        env.step(act)
+        trail.append(env.hero)
+        if env.last_jump is not None:
+            jumps.append(env.last_jump)
+        x, z = env.hero
+        seen[max(0, z - VIEW_RADIUS):z + VIEW_RADIUS + 1, max(0, x - VIEW_RADIUS):x + VIEW_RADIUS + 1] = True
+    frame()
+    return frames
 
 
 def render_v2_view(obs: dict, action: int | None = None, scale: int = 16) -> np.ndarray:
