@@ -176,7 +176,8 @@ def write_gif(path: Path, frames: list[np.ndarray], fps: float) -> Path:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--ckpt", type=Path, help="checkpoint file (model.ckpt-N.pkl)")
+    parser.add_argument("--ckpt", type=Path, help="checkpoint file (model.ckpt-N.pkl), or a checkpoint or run "
+                                                     "directory: its newest")
     parser.add_argument("--agent", choices=("ckpt", "planner"), default="ckpt", help="who plays (default ckpt)")
     add_episode_args(parser)
     add_map_args(parser)
@@ -199,6 +200,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     return run_tool(render, parse_args(argv))
+
+
+def newest_checkpoint(path: Path) -> Path:
+    """The newest checkpoint of a checkpoint directory or of a run directory (its ckpt/*/)."""
+    from evaluate import find_checkpoints
+
+    return max(find_checkpoints(path, 1), key=ckpt_files.parse_ckpt_id)
 
 
 def render(args: argparse.Namespace) -> int:
@@ -224,10 +232,7 @@ def render(args: argparse.Namespace) -> int:
     if args.agent == "ckpt":
         package_checkpoint(args)
         if args.ckpt is not None and args.ckpt.is_dir():
-            newest = ckpt_files.latest_checkpoint(args.ckpt)
-            if newest is None:
-                raise InputError(f"--ckpt: no checkpoint (model.ckpt-N.pkl) in {args.ckpt}")
-            args.ckpt = newest.path
+            args.ckpt = newest_checkpoint(args.ckpt)
         if args.ckpt is None:
             raise InputError("--ckpt is required (or --package, or --agent planner)")
         if not args.ckpt.is_file():
@@ -298,10 +303,7 @@ def render_v2(args: argparse.Namespace, platform) -> int:
     if args.agent == "ckpt":
         package_checkpoint(args)
         if args.ckpt.is_dir():
-            newest = ckpt_files.latest_checkpoint(args.ckpt)
-            if newest is None:
-                raise InputError(f"--ckpt: no checkpoint (model.ckpt-N.pkl) in {args.ckpt}")
-            args.ckpt = newest.path
+            args.ckpt = newest_checkpoint(args.ckpt)
         if not args.ckpt.is_file():
             raise InputError(f"--ckpt: checkpoint file not found: {args.ckpt}")
         try:
