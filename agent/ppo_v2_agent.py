@@ -4,7 +4,8 @@ observation (feature.layout_v2), and the calls the v2 platform's own workflows m
 
 - `exploit({"obs": obs, "extra_info": extra_info})` -> the int action, as the platform's eval
   workflow calls it (after `reset()` before each episode); the agent keeps that episode's
-  memory (feature.memory_v2) and, with a recurrent core, its state. A list of ObsData (the
+  memory (feature.memory_v2) and, with a recurrent core, its state; with
+  `[ppo] exploit_end_guard` it never reaches the known end while chests are live. A list of ObsData (the
   project's own loops, which keep one memory per env) gets the list of ActData as before.
 - `observation_process(obs, extra_info)` -> (ObsData, None) and `action_process(act_data)`, on
   that same per-episode memory.
@@ -14,7 +15,7 @@ from __future__ import annotations
 from agent.ppo_agent import Agent as PPOAgent
 from agent.ppo_v2_config import Settings, load_settings
 from feature.definition_v2 import SAMPLE_ROWS
-from feature.layout_v2 import MAP_SHAPE, STATE_DIM, earlier_visits
+from feature.layout_v2 import MAP_SHAPE, STATE_DIM, earlier_visits, end_guard
 from feature.observation_v2 import ObsData, V2View, action_process, observation_process
 from kaiwu_agent.agent.base_agent import exploit_wrapper
 from kaiwu_agent.utils.common_func import attached
@@ -67,5 +68,7 @@ class Agent(PPOAgent):
         ObsData -> the list of ActData (PPOAgent.exploit)."""
         if isinstance(observation, dict) and "obs" in observation:
             obs_data, _ = self.observation_process(observation["obs"], observation.get("extra_info"))
+            if self.ppo_cfg.exploit_end_guard:  # not onto the end while chests are live
+                obs_data.legal = end_guard(self._view.memory, obs_data.legal)
             return self.action_process(PPOAgent.exploit.__wrapped__(self, [obs_data])[0])
         return PPOAgent.exploit.__wrapped__(self, observation)

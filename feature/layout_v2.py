@@ -139,3 +139,15 @@ def legal_mask(m: V2Memory) -> np.ndarray:
     if m.legal_act[1] != 1:
         mask[NUM_MOVES:] = 0.0
     return mask
+
+
+def end_guard(m: V2Memory, mask: np.ndarray) -> np.ndarray:
+    """`mask` without the actions that would reach the known end while chests are live (the
+    episode ends there, with the chests left); unchanged when that leaves no move."""
+    if m.end.pos is None or not m.live_chests():
+        return mask
+    guarded = mask.copy()
+    for action in np.flatnonzero(mask):
+        if m.reaches_end(int(action)):
+            guarded[action] = 0.0
+    return guarded if guarded[:NUM_MOVES].any() else mask

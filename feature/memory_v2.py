@@ -287,6 +287,24 @@ class V2Memory:
             flashes.append((here - there) / FLASH_CELLS if there >= 0 else -1.0)
         return here / DISTANCE_NORM, walks, flashes
 
+    def reaches_end(self, action: int) -> bool:
+        """Whether `action` (a move 0..7, or a talent 8..15) would end on or pass the end's known
+        cell, as the explored map shows the way (a move of two cells while sped up)."""
+        end = self.end.pos
+        if end is None:
+            return False
+        x, z = self.hero
+        if action >= len(DIRECTIONS):
+            return _flash_cell(self.free, x, z, action - len(DIRECTIONS)) == end
+        for _ in range(2 if self.speed_up else 1):
+            cell = _walk_cell(self.free, x, z, action)
+            if cell is None:
+                return False
+            if cell == end:
+                return True
+            x, z = cell
+        return False
+
     def walk_blocked(self, d: int) -> bool:
         """Whether a move in direction d is blocked at its first cell (the view shows it exactly)."""
         return _walk_cell(self.free, *self.hero, d) is None

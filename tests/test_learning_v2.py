@@ -66,6 +66,34 @@ def test_the_memory_keeps_what_the_view_showed_and_masks_walls():
     assert 0 < end[5] < 1.0  # a path length over the explored map
 
 
+def test_the_exploit_guard_keeps_off_the_end_while_chests_are_live():
+    from feature.curriculum_v2 import CurriculumConfig
+    from feature.layout_v2 import end_guard, legal_mask
+
+    env = make_env(protocol=V2.name, seed=0)
+    env.reset(usr_conf=near_end_v2.usr_conf())
+    x, z = near_end_v2.START
+    d = next(d for d, (dx, dz) in enumerate(DIRECTIONS) if env.grid[z + dz, x + dx] and not (dx and dz))
+    next_cell = [x + DIRECTIONS[d][0], z + DIRECTIONS[d][1]]
+
+    def memory(chests: bool):
+        conf = CurriculumConfig(start=[x, z], end=next_cell, end_random=False, obstacle_random=False,
+                                **({} if chests else {"treasure_pos": [], "treasure_count": 0})).usr_conf()
+        return V2View().reset(*env.reset(usr_conf=conf))[0]
+
+    live = memory(chests=True)
+    assert live.live_chests() and live.reaches_end(d) and not live.reaches_end((d + 4) % 8)
+    mask = legal_mask(live)
+    guarded = end_guard(live, mask)
+    assert mask[d] == 1.0 and guarded[d] == 0.0
+    assert (np.delete(guarded, d) == np.delete(mask, d)).all()  # nothing else changes
+    done = memory(chests=False)  # no chest left: the end is the goal
+    assert (end_guard(done, legal_mask(done)) == legal_mask(done)).all()
+    only = np.zeros(NUM_ACTIONS, dtype=np.float32)
+    only[d] = 1.0  # the end is the only move: kept
+    assert (end_guard(live, only) == only).all()
+
+
 def test_the_reward_terms_sum_and_a_win_scores_its_weight():
     cfg = CurriculumConfig()
     assert cfg.usr_conf()["env_conf"]["map_cherry"]["max_step"] == 2000
