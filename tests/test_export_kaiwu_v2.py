@@ -69,6 +69,30 @@ def test_the_v2_package_is_recognised_registers_diy_and_plays_its_exploit(tmp_pa
     assert record.steps == 30 or record.won  # the whole episode was played by the package's exploit
 
 
+@pytest.mark.slow
+def test_the_v2_export_trains_through_train_sh_and_is_scored_by_evaluate(tmp_path):
+    """The exported 28.x package is an ordinary Kaiwu package: `./train.sh --package` passes the
+    platform's train test with it, and `tools/evaluate.py --package` scores what it trained."""
+    from tests.test_kaiwu_package import train
+
+    assert export(tmp_path, "v2-28", v2_config()).returncode == 0
+    package = tmp_path / "package"
+    result = train(package, tmp_path / "runs", "--train-test")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "train test passed" in result.stderr
+    trained = sorted((tmp_path / "runs" / "r" / "ckpt").glob("*/model.ckpt-*.pkl"))
+    assert trained, "the train test wrote no checkpoint"
+    from tests.test_kaiwu_v2_package import short_episode
+
+    scored = subprocess.run([sys.executable, "tools/evaluate.py", "--package", str(package), "--ckpt", str(trained[-1]),
+                             "--usr-conf", short_episode(), "--episodes", "2", "--quiet", "--out",
+                             str(tmp_path / "eval")], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    assert scored.returncode == 0, scored.stderr
+    assert "back_to_the_realm_v2" in scored.stdout
+    rows = csv_rows(tmp_path / "eval" / "episodes.csv")
+    assert sorted(row["policy"] for row in rows) == sorted([str(trained[-1])] * 2 + ["planner"] * 2)
+
+
 def test_a_2024_agent_is_not_exported_as_a_v2_package_nor_the_v2_agent_as_a_2024_one(tmp_path):
     result = export(tmp_path, "2024", v2_config(), algo="ppo_v2")
     assert result.returncode == 2 and "back_to_the_realm_v2" in result.stderr
