@@ -41,9 +41,10 @@ from tool_args import (  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from realm.v2.env import RealmEnvV2  # noqa: E402
 from workflow.checkpoints import ckpt_files  # noqa: E402
 
-V2_GAME = "back_to_the_realm_v2"  # the game of a v2 package's platform (workflow.platforms.v2)
+V2_GAME = RealmEnvV2.GAME  # the game of a v2 package's platform (workflow.platforms.v2)
 
 
 def package_platform(args: argparse.Namespace):
@@ -255,15 +256,8 @@ def evaluated_platform(args: argparse.Namespace):
         from agent.checkpoint_io import CheckpointError
         from evaluation.episodes import project_algo
 
-        probe = args.ckpt if args.ckpt.is_file() else None
-        if probe is None and args.ckpt.is_dir():
-            found = [c for d in ckpt_files.checkpoint_dirs(args.ckpt) if d.name != "user"
-                     for c in ckpt_files.list_checkpoints(d)]
-            probe = found[0].path if found else None
-        if probe is None:
-            return None  # find_checkpoints names what is missing
         try:
-            algo = project_algo(probe, args.config)
+            algo = project_algo(find_checkpoints(args.ckpt, 1)[0], args.config)
         except CheckpointError as e:
             raise InputError(str(e)) from e
         return platforms.get(PROJECT_ALGORITHMS[algo].layout.kaiwu_version)
@@ -371,9 +365,10 @@ def evaluate_v2(args: argparse.Namespace, platform) -> int:
     import realm
     from agent.checkpoint_io import CheckpointError
     from realm.v2.presets import V2_PRESETS, v2_preset
-    from evaluation.episodes import Episode, load_agent, run_config_file
+    from evaluation.episodes import load_agent, run_config_file
     from evaluation.pool import PLANNER, play_all
     from evaluation.v2 import AgentPolicyV2, env_kwargs_v2
+    from evaluation.worker import episodes_of
     from workflow.supervision.ray_cluster import check_address
 
     if args.episodes < 1:
@@ -403,8 +398,7 @@ def evaluate_v2(args: argparse.Namespace, platform) -> int:
     try:
         env_kwargs = env_kwargs_v2(args.config or (run_config_file(ckpts[0]) if ckpts else None), args.map_file,
                                    args.obstacles_file, args.map_seed)
-        env = realm.make_env(**env_kwargs)
-        env.reset(usr_conf=usr_conf, seed=args.seed)
+        episodes = episodes_of(realm.make_env(**env_kwargs), usr_conf, args.episodes, args.seed)
     except realm.UsrConfError as e:
         raise InputError(f"invalid usr_conf ({label}): {e}") from e
     except (realm.MapError, ValueError, TypeError, OSError) as e:
@@ -414,7 +408,6 @@ def evaluate_v2(args: argparse.Namespace, platform) -> int:
             load_agent(ckpts[-1], args.config, args.package)  # fail here, not in a worker, on an unusable checkpoint
         except CheckpointError as e:
             raise InputError(str(e)) from e
-    episodes = [Episode(i, args.seed + i, usr_conf) for i in range(args.episodes)]  # the env draws the rest per seed
     keys = [str(c) for c in ckpts]
     if args.agent == "planner" or not args.no_planner:
         keys.append(PLANNER)

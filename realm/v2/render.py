@@ -59,9 +59,14 @@ def _cells_image(grid: np.ndarray, scale: int) -> np.ndarray:
 def explored_cells(trail: Iterable[Cell]) -> np.ndarray:
     """[z, x] mask of the cells that were within the 11×11 view of some cell of `trail`."""
     seen = np.zeros((GRID_SIZE, GRID_SIZE), dtype=bool)
-    for x, z in trail:
-        seen[max(0, z - VIEW_RADIUS):z + VIEW_RADIUS + 1, max(0, x - VIEW_RADIUS):x + VIEW_RADIUS + 1] = True
+    for cell in trail:
+        _see(seen, cell)
     return seen
+
+
+def _see(seen: np.ndarray, cell: Cell) -> None:
+    x, z = cell
+    seen[max(0, z - VIEW_RADIUS):z + VIEW_RADIUS + 1, max(0, x - VIEW_RADIUS):x + VIEW_RADIUS + 1] = True
 
 
 def _fog(rgb: np.ndarray, explored: np.ndarray, scale: int) -> np.ndarray:
@@ -190,8 +195,7 @@ def render_v2_replay(env, usr_conf: dict, seed: int, actions: Sequence[int], ste
         trail.append(env.hero)
         if env.last_jump is not None:
             jumps.append(env.last_jump)
-        x, z = env.hero
-        seen[max(0, z - VIEW_RADIUS):z + VIEW_RADIUS + 1, max(0, x - VIEW_RADIUS):x + VIEW_RADIUS + 1] = True
+        _see(seen, env.hero)
     frame()
     return frames
 
