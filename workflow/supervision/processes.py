@@ -1,9 +1,10 @@
 """What the launcher and its child processes share: the child's context (heartbeat, stop flag,
 event queue) and the child's entry point.
 
-Children are started with the spawn method and receive a `ChildContext`. The entry point
-`run_child` imports the role's module inside the child, so the launcher itself never imports
-reverb or TensorFlow. A child beats its heartbeat (a shared double holding wall time) from its
+Children are forked from the launcher's fork server (multiprocessing's "forkserver" method; see
+workflow/supervision/fork_server.py), a clean process that imported the roles' modules, and
+receive a `ChildContext`. The entry point `run_child` imports the role's module (already loaded
+there), so the launcher itself never imports reverb or TensorFlow. A child beats its heartbeat (a shared double holding wall time) from its
 main loop; the launcher treats a stale heartbeat as a hung process.
 
 Nothing here takes a lock shared between processes (the heartbeat and stop flags are lock-free
@@ -13,6 +14,7 @@ a lock held that would freeze the others.
 from __future__ import annotations
 
 import importlib
+import multiprocessing as mp
 import os
 import queue
 import signal
@@ -28,6 +30,8 @@ from workflow.checkpoints.runs import RunPaths
 #: evaluator's stands on the evaluation floor, above the training system (tests/test_layering.py):
 #: it imports the training system, which names it here and never imports it.
 ROLE_MODULES = {"learner": "workflow.learner", "aisrv": "workflow.aisrv", "evaluator": "evaluation.evaluator"}
+#: What the launcher's fork server imports before it forks a child: its signals, then every role's module.
+FORK_SERVER_PRELOAD = ["workflow.supervision.fork_server", *ROLE_MODULES.values()]
 #: Roles that are one process per run, named by their role (the aisrv are aisrv-<i>).
 SINGLE_ROLES = ("learner", "evaluator")
 STATUS_INTERVAL_S = 1.0
@@ -63,7 +67,13 @@ class ChildContext:
 
     def should_stop(self) -> bool:
         """Asked to stop, or orphaned (the launcher died without telling us)."""
-        return bool(self.stop.value) or os.getppid() != self.parent_pid
+        return bool(self.stop.value) or self.launcher_gone()
+
+    def launcher_gone(self) -> bool:
+        parent = mp.parent_process()
+        if parent is not None:  # a child of the launcher's fork server: its pipe from the launcher closed
+            return not parent.is_alive()
+        return os.getppid() != self.parent_pid  # a Ray actor: its worker process's parent
 
     def wait_for_learner(self) -> str | None:
         """The replay server's address, waiting (heartbeat alive) for the learner's port when
@@ -130,7 +140,7 @@ def _exit(ctx: ChildContext, code: int) -> None:
     """Deliver queued events, then leave without interpreter shutdown: native threads (reverb's
     gRPC, TensorFlow) can hold it up, and all the work is already on disk."""
     ctx.events.close()
-    if os.getppid() == ctx.parent_pid:
+    if not ctx.launcher_gone():
         ctx.events.join_thread()
     else:
         ctx.events.cancel_join_thread()

@@ -27,7 +27,7 @@ from loguru import logger
 from tqdm import tqdm
 
 from workflow.config import AppConfig
-from workflow.supervision.processes import ChildContext, run_child
+from workflow.supervision.processes import FORK_SERVER_PRELOAD, ChildContext, run_child
 from workflow.checkpoints.runs import RunPaths
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_CONFIG = 0, 1, 2
@@ -131,7 +131,8 @@ class Supervisor:
         self.app = cfg.app
         self.paths = paths
         self.args = args
-        self.mp = mp.get_context("spawn")
+        self.mp = mp.get_context("forkserver")  # children start from a server that imported their modules
+        self.mp.set_forkserver_preload(FORK_SERVER_PRELOAD)
         self.stop_aisrv = self.mp.Value("b", 0, lock=False)
         self.stop_learner = self.mp.Value("b", 0, lock=False)
         self.stop_evaluator = self.mp.Value("b", 0, lock=False)

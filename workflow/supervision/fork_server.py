@@ -1,0 +1,17 @@
+"""Never imported by the launcher: imported once, inside the launcher's fork server (multiprocessing's "forkserver" start
+method), before it forks any child.
+
+The fork server is a clean, single-threaded process that has imported the roles' modules (torch,
+reverb, the training system): each child forked from it starts in a fraction of a second instead
+of importing them again (several seconds of CPU per learner, aisrv and evaluator, and per
+restart). Nothing runs in it: no torch thread pool, no reverb client, no env.
+
+It ignores Ctrl-C and SIGTERM, as the children do: a stop sent to the launcher's whole process
+group is the launcher's to carry out, and a fork server that died of it would make the launcher
+read every child as gone (multiprocessing reports exit code 255 for them). It ends by itself
+when the launcher ends.
+"""
+import signal
+
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
