@@ -19,10 +19,12 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterable
+from typing import TYPE_CHECKING, BinaryIO, Callable, Iterable
 
 import numpy as np
-import torch
+
+if TYPE_CHECKING:  # torch is imported where a file is read or written: the launcher only names files
+    import torch
 
 #: Any file of a checkpoint, never a temp file mid-write (those start with a dot).
 CKPT_FILE_RE = re.compile(r"^model\.ckpt-(\d+)(?:\.(?!tmp\b)[\w-]+)*$")
@@ -101,6 +103,8 @@ def write_atomically(final: Path, write: Callable[[BinaryIO], None]) -> None:
 
 
 def save_torch(payload, final: Path) -> None:
+    import torch
+
     write_atomically(final, lambda f: torch.save(payload, f))
 
 
@@ -120,6 +124,8 @@ def sync_directory(path: str | Path) -> None:
 # --- reading and the checks before applying -------------------------------------------------------
 
 def read_torch(file: Path, device) -> object:
+    import torch
+
     try:
         return torch.load(file, map_location=device, weights_only=True)
     except Exception as e:  # truncated, overwritten, or not a torch file at all
@@ -147,6 +153,8 @@ def check_counters(counters, where: str, names: Iterable[str] | None = None) -> 
 
 def check_state_dict(expected: dict[str, torch.Tensor], state, file: Path, what: str = "model") -> None:
     """`state` fits `expected` (a module's state_dict) key for key and shape for shape, all finite."""
+    import torch
+
     if not isinstance(state, dict):
         raise CheckpointError(f"{file} is not a {what} state dict (it holds a {type(state).__name__})")
     problems = [f"missing {k} {tuple(v.shape)}" for k, v in expected.items() if k not in state]
@@ -167,6 +175,8 @@ def check_train_state(train, file: Path, required: Iterable[str], params: list[t
     """The training state has the keys, generator states and an optimizer state that fits
     `params`; the optimizer and generator states are tried on throwaway copies, so what fails
     here fails before the agent changes."""
+    import torch
+
     def bad(why: str) -> CheckpointError:
         return CheckpointError(f"checkpoint {file}: {why}")
 

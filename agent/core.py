@@ -15,7 +15,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-CORES = ("none", "lstm", "gru")
+from agent.options import CORES, core_state_size
 
 
 class RecurrentCore(nn.Module):
@@ -62,6 +62,3 @@ class RecurrentCore(nn.Module):
         return h, torch.cat([h, c], dim=-1)
 
 
-def core_state_size(kind: str, size: int) -> int:
-    """Numbers in one core's state: an LSTM's h and c, a GRU's h, nothing without a core."""
-    return {"none": 0, "lstm": 2 * size, "gru": size}[kind]

@@ -17,7 +17,7 @@ from torch import nn
 
 from feature.layout import NUM_ACTIONS, NUM_FLASHES, NUM_MOVES
 
-ACTION_HEADS = ("joint", "factored")
+from agent.options import ACTION_HEADS  # noqa: F401 (its home is agent.options)
 
 
 def init_head(layer: nn.Linear) -> nn.Linear:

@@ -8,8 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent.model import ModelConfig
-from agent.ppo import PPOConfig
+from agent.options import ModelConfig, PPOConfig
 from agent.settings import SETTINGS_FILE, PackageSettings, PlatformConfig, read_settings
 from feature.curriculum_v2 import CurriculumConfig, probe_usr_confs
 from feature.definition_v2 import CORE_STATE_DIM, SAMPLE_DIM

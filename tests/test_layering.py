@@ -152,3 +152,16 @@ def test_the_training_system_has_few_modules_at_its_top_level():
     top = [p.name for p in (ROOT / "workflow").glob("*.py") if p.name != "__init__.py"]
     assert len(top) <= 15, sorted(top)
     assert not [name for name in top if name.startswith("eval")], "evaluation lives in evaluation/"
+
+
+def test_the_launcher_checks_a_config_without_torch_or_reverb():
+    """A config error is answered in well under a second: the launcher's imports (the config's
+    sections included, agent.options) load neither torch nor reverb; its children do, forked from
+    a server that imported them once."""
+    import subprocess
+
+    probe = "import sys, workflow.launcher; print(sorted({'torch', 'reverb', 'tensorflow'} & set(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", probe], cwd=Path(__file__).resolve().parents[1],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

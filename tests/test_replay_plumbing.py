@@ -466,3 +466,33 @@ def test_signed_runs_refuse_forged_weights_replay_items_and_telemetry(server_for
     receiver = TelemetryReceiver(client, signer=run)
     records = receiver.drain(info(client, TELEMETRY_TABLE).current_size)
     assert [r["values"] for r in records] == [{"env_steps": 5}] and receiver.refused == 1
+
+
+def test_a_send_waits_on_a_full_table_and_gives_up_only_once_the_server_stops_answering(tmp_path, monkeypatch):
+    """A full table that answers is waited on (the learner is behind), however long; a server
+    that stops answering is ReplayUnreachable once it has missed UNANSWERED_LIMIT_S of asks."""
+    from workflow.transport import adder as adder_module
+    from workflow.transport.adder import ReplayUnreachable, Stopped
+
+    monkeypatch.setattr(adder_module, "UNANSWERED_LIMIT_S", 1.0)
+    app = load_config(overrides=["app.replay_buffer_capacity=3", "app.train_batch_size=2"]).app
+    server = start_server(app, 0, str(tmp_path / "replay"))
+    client = reverb.Client(f"127.0.0.1:{server.port}")
+    waits = {"n": 0, "stop_at": 15}
+
+    def on_wait() -> bool:
+        waits["n"] += 1
+        return waits["n"] >= waits["stop_at"]
+
+    adder = ChunkAdder(client, chunk_len=2, wait_ms=100, on_wait=on_wait)
+    for version in range(3):
+        adder.add(np.full((2, DIM), version, np.float32), version)
+    with pytest.raises(Stopped):  # 15 waits of 100 ms on a full queue: past the limit, never unreachable
+        adder.add(np.zeros((2, DIM), np.float32), 3)
+    assert waits["n"] == 15
+
+    server.stop()
+    waits.update(n=0, stop_at=10**6)
+    with pytest.raises(ReplayUnreachable, match="has not answered for 1 s"):
+        adder.add(np.zeros((2, DIM), np.float32), 4)
+    assert waits["n"] >= 2  # it asked more than once before giving up

@@ -18,6 +18,11 @@ from workflow.transport.signing import Signer
 
 
 TELEMETRY_RECORD_BYTES = 8192  # fixed payload size (a column keeps one shape); records are ~1 KB
+#: While a send waits, the server is asked "are you there" (each ask waits PROBE_TIMEOUT_S); it is
+#: gone once it has not answered for UNANSWERED_LIMIT_S: a learner busy on a loaded machine
+#: (resuming, writing its first checkpoint) misses an ask or two, a gone one misses them all.
+PROBE_TIMEOUT_S = 1
+UNANSWERED_LIMIT_S = 15.0
 
 
 class Stopped(BaseException):
@@ -47,6 +52,7 @@ class _FlushingWriter:
         history = self._writer.history
         self._writer.create_item(table, priority=float(priority), trajectory={key: history[key][-1] for key in step})
         start = time.monotonic()
+        unanswered_since = None
         while True:
             try:
                 self._writer.flush(timeout_ms=self._wait_ms)
@@ -55,9 +61,14 @@ class _FlushingWriter:
                 if self._on_wait():
                     raise Stopped()
                 try:
-                    self._client.server_info(timeout=max(1, self._wait_ms // 1000))
+                    self._client.server_info(timeout=PROBE_TIMEOUT_S)
+                    unanswered_since = None
                 except reverb.errors.DeadlineExceededError as e:
-                    raise ReplayUnreachable(f"replay server {self._client.server_address} does not answer") from e
+                    now = time.monotonic()
+                    unanswered_since = now if unanswered_since is None else unanswered_since
+                    if now - unanswered_since >= UNANSWERED_LIMIT_S:
+                        raise ReplayUnreachable(f"replay server {self._client.server_address} has not answered "
+                                                f"for {now - unanswered_since:.0f} s") from e
         self.seconds_waited += time.monotonic() - start
 
     def close(self) -> None:
