@@ -142,7 +142,7 @@ def test_aisrv_come_back_after_a_kill_and_a_lost_node_and_grow_with_a_new_one(cl
                    and stats(run)["nodes"].get("aisrv-2") == joined.node_id, 120,
                    "aisrv-0 back and aisrv-2 started on the new node", proc)
         wait_until(lambda: running(run, "aisrv-2"), 90, "aisrv-2 playing", proc)
-        wait_until(lambda: counters_while_training(run)["env_steps"] > steps_before + 1000, 120,
+        wait_until(lambda: counters_while_training(run)["env_steps"] > steps_before + 400, 120,
                    "env steps rising after the node loss", proc)
 
         # 3. The learner's process dies: it starts again from the newest checkpoint (the run
@@ -152,7 +152,7 @@ def test_aisrv_come_back_after_a_kill_and_a_lost_node_and_grow_with_a_new_one(cl
         os.kill(learner, signal.SIGKILL)
         wait_until(lambda: stats(run).get("learner_restarts") == 1 and stats(run)["pids"].get("learner") not in (
             None, learner), 90, "the learner started again", proc)
-        wait_until(lambda: max(checkpoint_ids(run)) >= newest + 10, 150, "training after the learner's restart", proc)
+        wait_until(lambda: max(checkpoint_ids(run)) >= newest + 5, 150, "training after the learner's restart", proc)
         assert "resumed from model.ckpt-" in read(run / "log" / "learner.log")
 
         # 4. A clean stop: the aisrv first, then the learner's final checkpoint; nothing left.
