@@ -113,6 +113,9 @@ class PPOConfig:
     # the end it knows while chests are still live (reaching the end ends the episode), unless no
     # move is left (feature/layout_v2.py's end_guard). Training's masks are unchanged.
     exploit_end_guard: bool = True
+    # the guard lifts after this many steps without a chest (0: never): a young policy that loops
+    # ends with the chests it has instead of running out of steps
+    exploit_end_guard_patience: int = 0
 
     def validate(self):
         if self.learning_rate <= 0 or self.lr_final < 0:
@@ -130,7 +133,11 @@ class PPOConfig:
         if self.minibatch_size is not None and self.minibatch_size < 1:
             raise ValueError(f"minibatch_size must be >= 1 (or unset), got {self.minibatch_size}")
         check_at_most(self, {"update_epochs": MAX_PASSES, "num_minibatches": MAX_PASSES, "minibatch_size": MAX_COUNT,
-                             "schedule_samples": MAX_COUNT, "unstuck_visits": MAX_VISITS})
+                             "schedule_samples": MAX_COUNT, "unstuck_visits": MAX_VISITS,
+                             "exploit_end_guard_patience": MAX_COUNT})
+        if self.exploit_end_guard_patience < 0:
+            raise ValueError(f"exploit_end_guard_patience must be >= 0 (0: never lifts), got "
+                             f"{self.exploit_end_guard_patience}")
         for key in ("clip_coef", "vf_coef", "ent_coef", "ent_coef_final", "max_grad_norm", "adam_eps"):
             if getattr(self, key) < 0:
                 raise ValueError(f"{key} must be >= 0, got {getattr(self, key)}")

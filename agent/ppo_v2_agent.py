@@ -69,6 +69,6 @@ class Agent(PPOAgent):
         if isinstance(observation, dict) and "obs" in observation:
             obs_data, _ = self.observation_process(observation["obs"], observation.get("extra_info"))
             if self.ppo_cfg.exploit_end_guard:  # not onto the end while chests are live
-                obs_data.legal = end_guard(self._view.memory, obs_data.legal)
+                obs_data.legal = end_guard(self._view.memory, obs_data.legal, self.ppo_cfg.exploit_end_guard_patience)
             return self.action_process(PPOAgent.exploit.__wrapped__(self, [obs_data])[0])
         return PPOAgent.exploit.__wrapped__(self, observation)

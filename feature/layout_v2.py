@@ -141,10 +141,14 @@ def legal_mask(m: V2Memory) -> np.ndarray:
     return mask
 
 
-def end_guard(m: V2Memory, mask: np.ndarray) -> np.ndarray:
+def end_guard(m: V2Memory, mask: np.ndarray, patience: int = 0) -> np.ndarray:
     """`mask` without the actions that would reach the known end while chests are live (the
-    episode ends there, with the chests left); unchanged when that leaves no move."""
+    episode ends there, with the chests left); unchanged when that leaves no move, or once
+    `patience` steps (> 0) have passed without a chest (a policy that cannot find the rest ends
+    with what it has instead of running out of steps)."""
     if m.end.pos is None or not m.live_chests():
+        return mask
+    if patience > 0 and m.step_no - m.last_chest_step >= patience:
         return mask
     guarded = mask.copy()
     for action in np.flatnonzero(mask):

@@ -155,6 +155,7 @@ class V2Memory:
         self.speed_up = False
         self.buff_remain = 0
         self.chest_count = self.buff_count = self.talent_count = 0
+        self.last_chest_step = 0  # step_no of the latest chest (0 before the first)
         self.total_score = 0.0
         self.chests: dict[int, Organ] = {}
         self.buff = Organ()
@@ -180,7 +181,10 @@ class V2Memory:
         self.speed_up = bool(hero["speed_up"])
         self.buff_remain = int(hero["buff_remain_time"])
         score = obs["score_info"]
-        self.chest_count = int(score["treasure_collected_count"])
+        chests = int(score["treasure_collected_count"])
+        if chests > self.chest_count:
+            self.last_chest_step = self.step_no
+        self.chest_count = chests
         self.buff_count = int(score["buff_count"])
         self.talent_count = int(score["talent_count"])
         self.total_score = float(score["total_score"])

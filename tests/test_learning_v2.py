@@ -1,5 +1,6 @@
 """The v2 PPO package (ppo_v2, back_to_the_realm_v2): its episode protocol, features and reward
 on the real v2 simulator, the local trainer, and a learning test on tools/near_end_v2.py's task."""
+import copy
 import sys
 from pathlib import Path
 
@@ -92,6 +93,18 @@ def test_the_exploit_guard_keeps_off_the_end_while_chests_are_live():
     only = np.zeros(NUM_ACTIONS, dtype=np.float32)
     only[d] = 1.0  # the end is the only move: kept
     assert (end_guard(live, only) == only).all()
+
+    # [ppo] exploit_end_guard_patience: the guard lifts once that many steps passed without a chest
+    assert end_guard(live, mask, patience=5)[d] == 0.0
+    live.step_no = 5
+    assert end_guard(live, mask, patience=5)[d] == 1.0 and end_guard(live, mask)[d] == 0.0  # 0: never lifts
+    obs = copy.deepcopy(live.obs)  # a chest taken at step 6 starts the count again
+    obs["frame_state"]["step_no"] = 6
+    obs["score_info"]["treasure_collected_count"] = live.chest_count + 1
+    live.update(obs, live.extra_info)
+    assert live.last_chest_step == 6 and end_guard(live, mask, patience=5)[d] == 0.0
+    live.step_no = 11
+    assert end_guard(live, mask, patience=5)[d] == 1.0
 
 
 def test_the_reward_terms_sum_and_a_win_scores_its_weight():
