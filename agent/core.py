@@ -15,7 +15,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from agent.options import CORES, core_state_size
+from agent.model_options import CORES, core_state_size
 
 
 class RecurrentCore(nn.Module):

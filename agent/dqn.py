@@ -19,7 +19,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from agent.options import DQNConfig  # noqa: F401 (its home is agent.options)
+from agent.dqn_options import DQNConfig  # noqa: F401 (its home is agent.dqn_options)
 
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent.options import DQNConfig
+from agent.dqn_options import DQNConfig
 from agent.settings import SETTINGS_FILE, CommonSettings, PlatformConfig, read_settings
 from feature.dqn_definition import SAMPLE_DIM
 

@@ -17,7 +17,7 @@ from torch import nn
 
 from feature.layout import NUM_ACTIONS, NUM_FLASHES, NUM_MOVES
 
-from agent.options import ACTION_HEADS  # noqa: F401 (its home is agent.options)
+from agent.model_options import ACTION_HEADS  # noqa: F401 (its home is agent.model_options)
 
 
 def init_head(layer: nn.Linear) -> nn.Linear:

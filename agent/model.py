@@ -33,7 +33,7 @@ from torch import nn
 
 from agent.core import RecurrentCore
 from agent.heads import action_head
-from agent.options import INPUT_SHAPE, ModelConfig  # noqa: F401 (their home is agent.options)
+from agent.model_options import INPUT_SHAPE, ModelConfig  # noqa: F401 (their home is agent.model_options)
 from agent.value_norm import ValueNorm
 from feature.layout import NUM_ACTIONS
 

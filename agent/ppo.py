@@ -19,7 +19,7 @@ import torch
 from torch import nn
 
 from agent.model import conv_input
-from agent.options import PPOConfig  # noqa: F401 (its home is agent.options)
+from agent.ppo_options import PPOConfig  # noqa: F401 (its home is agent.ppo_options)
 from agent.value_norm import ValueNorm
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent.options import PPOConfig
+from agent.ppo_options import PPOConfig
 from agent.settings import SETTINGS_FILE, CommonSettings, PlatformConfig, read_settings
 from feature.definition import CORE_STATE_DIM, SAMPLE_DIM
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent.options import ModelConfig, PPOConfig
+from agent.model_options import ModelConfig
+from agent.ppo_options import PPOConfig
 from agent.settings import SETTINGS_FILE, PackageSettings, PlatformConfig, read_settings
 from feature.curriculum_v2 import CurriculumConfig, probe_usr_confs
 from feature.definition_v2 import CORE_STATE_DIM, SAMPLE_DIM

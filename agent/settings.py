@@ -17,7 +17,7 @@ import typing
 from pathlib import Path
 from typing import TypeVar
 
-from agent.options import ModelConfig
+from agent.model_options import ModelConfig
 from feature.curriculum import CurriculumConfig, CurriculumStage, probe_usr_confs
 from feature.layout import MAP_SHAPE, NUM_ACTIONS, NUM_FLASHES, NUM_MOVES, STATE_DIM
 from feature.reward import RewardConfig

@@ -30,13 +30,13 @@ from kaiwu_agent.utils.common_func import Frame, attached, create_cls
 #: Frames one segment row has room for. The platform needs `Config.SAMPLE_DIM` when config.py
 #: is imported, before any run's settings are known (and one process may host several runs: the
 #: tests, the local trainer), so the row is sized by this constant rather than by `[ppo]
-#: num_steps`, which is validated to be <= it (agent.options.PPOConfig). Shorter segments are padded
+#: num_steps`, which is validated to be <= it (agent.ppo_options.PPOConfig). Shorter segments are padded
 #: and the learner skips the padding; a num_steps above it means raising it here.
 SEGMENT_FRAMES = 128
 
 #: Numbers a segment row keeps for the recurrent state its first frame was acted from (a
 #: policy with `[model] core`; agent.core): fixed like SEGMENT_FRAMES, the state's own size is
-#: validated to fit (agent.options.ModelConfig) and the rest is zeros. A row without a core
+#: validated to fit (agent.model_options.ModelConfig) and the rest is zeros. A row without a core
 #: carries zeros here, 0.08 % of its width.
 CORE_STATE_DIM = 1024
 

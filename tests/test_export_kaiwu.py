@@ -375,3 +375,15 @@ def test_the_18_package_trains_through_train_sh_and_is_scored_by_evaluate(export
                       "--out", str(tmp_path / "eval"))
     assert scored.returncode == 0, scored.stderr
     assert (tmp_path / "eval" / "results.json").is_file()
+
+
+def test_each_export_carries_only_its_own_definition(monkeypatch):
+    """The DQN package must not carry the PPO definition: importing it would register PPO's
+    sample_process and row converters (wider rows) in the platform's protocol registry."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "tools"))
+    from export_kaiwu import file_map
+
+    dqn = file_map("dqn_plus")
+    assert "feature/dqn_definition.py" in dqn and "feature/definition.py" not in dqn
+    assert "agent/dqn_options.py" in dqn and "agent/ppo_options.py" not in dqn
+    assert "feature/definition.py" in file_map("ppo") and "agent/ppo_options.py" in file_map("ppo")

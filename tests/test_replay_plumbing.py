@@ -493,6 +493,6 @@ def test_a_send_waits_on_a_full_table_and_gives_up_only_once_the_server_stops_an
 
     server.stop()
     waits.update(n=0, stop_at=10**6)
-    with pytest.raises(ReplayUnreachable, match="has not answered for 1 s"):
+    with pytest.raises(ReplayUnreachable, match=r"has not answered for \d+ s"):
         adder.add(np.zeros((2, DIM), np.float32), 4)
     assert waits["n"] >= 2  # it asked more than once before giving up

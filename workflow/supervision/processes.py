@@ -30,8 +30,9 @@ from workflow.checkpoints.runs import RunPaths
 #: evaluator's stands on the evaluation floor, above the training system (tests/test_layering.py):
 #: it imports the training system, which names it here and never imports it.
 ROLE_MODULES = {"learner": "workflow.learner", "aisrv": "workflow.aisrv", "evaluator": "evaluation.evaluator"}
-#: What the launcher's fork server imports before it forks a child: its signals, then every role's module.
-FORK_SERVER_PRELOAD = ["workflow.supervision.fork_server", *ROLE_MODULES.values()]
+#: What the launcher's fork server imports before it forks a child: its signals, then every
+#: role's module (a failing one is left to the child, which reports it like any other error).
+FORK_SERVER_PRELOAD = ["workflow.supervision.fork_server"]
 #: Roles that are one process per run, named by their role (the aisrv are aisrv-<i>).
 SINGLE_ROLES = ("learner", "evaluator")
 STATUS_INTERVAL_S = 1.0
