@@ -60,5 +60,3 @@ class RecurrentCore(nn.Module):
             return h, h
         h, c = torch.lstm_cell(x, tuple(state.split(self.size, dim=-1)), *weights)
         return h, torch.cat([h, c], dim=-1)
-
-

@@ -156,8 +156,8 @@ def test_the_training_system_has_few_modules_at_its_top_level():
 
 def test_the_launcher_checks_a_config_without_torch_or_reverb():
     """A config error is answered in well under a second: the launcher's imports (the config's
-    sections included, agent.model_options, ppo_options, dqn_options) load neither torch nor reverb; its children do, forked from
-    a server that imported them once."""
+    sections included: agent.model_options, ppo_options, dqn_options) load neither torch nor
+    reverb; its children do, forked from a server that imported them once."""
     import subprocess
 
     probe = "import sys, workflow.launcher; print(sorted({'torch', 'reverb', 'tensorflow'} & set(sys.modules)))"

@@ -4,8 +4,9 @@ event queue) and the child's entry point.
 Children are forked from the launcher's fork server (multiprocessing's "forkserver" method; see
 workflow/supervision/fork_server.py), a clean process that imported the roles' modules, and
 receive a `ChildContext`. The entry point `run_child` imports the role's module (already loaded
-there), so the launcher itself never imports reverb or TensorFlow. A child beats its heartbeat (a shared double holding wall time) from its
-main loop; the launcher treats a stale heartbeat as a hung process.
+there), so the launcher itself never imports reverb or TensorFlow. A child beats its heartbeat
+(a shared double holding wall time) from its main loop; the launcher treats a stale heartbeat
+as a hung process.
 
 Nothing here takes a lock shared between processes (the heartbeat and stop flags are lock-free
 shared values, each child has its own event queue): a child killed at any instant cannot leave
