@@ -108,6 +108,7 @@ class KaiwuPackage:
         else:
             root = Path(package_dir).resolve()
         CONFIG.load(config_values)
+        allow_lazy_parameters_in_torch_load()
         if str(root) not in sys.path:
             sys.path.insert(0, str(root))
         platform_root = platforms.get(layout.kaiwu_version).platform_root
@@ -204,6 +205,18 @@ class KaiwuPackage:
             where = self.where(e)
             raise PackageError(f"{self.algo} Agent(agent_type={agent_type!r}, ...) failed"
                                f"{' at ' + where if where else ''}: {type(e).__name__}: {e}") from e
+
+
+def allow_lazy_parameters_in_torch_load() -> None:
+    """A lazy module (torch.nn.LazyLinear) saved before its first forward holds uninitialised
+    parameters, which torch.load's default weights_only unpickler refuses, though they are torch's
+    own data classes: the package's load_model of checkpoint 0 reads them here as on the
+    platform's older torch."""
+    import torch
+
+    add = getattr(torch.serialization, "add_safe_globals", None)
+    if add is not None:
+        add([torch.nn.parameter.UninitializedParameter, torch.nn.parameter.UninitializedBuffer])
 
 
 PROTOCOL_NAMES = ("ObsData", "ActData", "SampleData", "observation_process", "action_process", "sample_process",

@@ -36,13 +36,35 @@ def non_finite_weights(agent) -> list[str]:
     state of every torch module the agent holds as an attribute (its model, a target network).
     Checked after every train step, so it must be cheap: numpy's check on CPU is ~100x torch's."""
     return [f"{attr}.{name}" for attr, module in vars(agent).items() if isinstance(module, torch.nn.Module)
-            for name, value in module.state_dict().items() if value.is_floating_point() and not _finite(value)]
+            for name, value in _state(module) if _checkable(value) and not _finite(value)]
+
+
+def _state(module: torch.nn.Module):
+    """The module's state as it holds it (keep_vars: no detach of what is not yet initialised);
+    none when the package's own state_dict fails, which its save_model then reports as its own."""
+    try:
+        return module.state_dict(keep_vars=True).items()
+    except Exception:
+        return ()
+
+
+def _checkable(value) -> bool:
+    """Whether a state entry holds numbers to check: a dense floating-point or complex tensor with
+    storage. A lazy module's parameters before its first forward, a meta or sparse tensor, integer
+    counters and a module's extra state (any object) are passed over: the package owns them."""
+    return (isinstance(value, torch.Tensor) and not torch.nn.parameter.is_lazy(value)
+            and (value.is_floating_point() or value.is_complex()) and value.layout == torch.strided
+            and value.device.type != "meta")
 
 
 def _finite(tensor: torch.Tensor) -> bool:
-    if tensor.device.type == "cpu" and tensor.dtype in (torch.float16, torch.float32, torch.float64):
-        return bool(np.isfinite(tensor.detach().numpy()).all())
-    return bool(torch.isfinite(tensor).all())
+    """A tensor torch cannot read back (quantized, a subclass of its own) counts as finite."""
+    try:
+        if tensor.device.type == "cpu" and tensor.dtype in (torch.float16, torch.float32, torch.float64):
+            return bool(np.isfinite(tensor.detach().numpy()).all())
+        return bool(torch.isfinite(tensor).all())
+    except (RuntimeError, TypeError, ValueError, NotImplementedError):
+        return True
 
 
 class LearnerHandler:
