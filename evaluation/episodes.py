@@ -63,6 +63,11 @@ class EpisodeRecord:
     seed: int
     actions: list[int] = field(default_factory=list, repr=False)  # to replay the episode
 
+    @property
+    def chests_available(self) -> int:
+        """The chests the episode had (its usr_conf lists them once resolved)."""
+        return len(self.usr_conf["diy"]["treasure_id"])
+
     def to_row(self) -> dict:
         """Flat values for CSV/JSON (usr_conf as JSON text, actions left out)."""
         row = dataclasses.asdict(self)

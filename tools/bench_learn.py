@@ -222,7 +222,8 @@ def score(run: Path, args: argparse.Namespace, label: str, usr_conf: dict) -> di
     of those episodes are used where they cover a point."""
     import realm
     from evaluation.pool import PLANNER, play_all
-    from evaluation.worker import POLICIES, episodes_of
+    import games
+    from evaluation.worker import episodes_of
 
     config = run / "log" / "effective_config.toml"
     if not config.is_file():
@@ -242,7 +243,7 @@ def score(run: Path, args: argparse.Namespace, label: str, usr_conf: dict) -> di
     workers = args.workers or (None if args.ray else len(os.sched_getaffinity(0)))
     known = own.checkpoints if own is not None else {}
     keys = [str(p.path) for p in chosen if p.train_step not in known]
-    can_sample = "sample" in POLICIES[env.GAME][0].MODES  # a v2 agent is evaluated with its exploit only
+    can_sample = "sample" in games.of_env(env).policy_modes  # a v2 agent is evaluated with its exploit only
     sample = can_sample and (own is None or args.sampled)
     print(f"scoring {run.name}: {len(keys)} checkpoints x {args.episodes} episodes ({label}) with exploit"
           + (" and sampling" if sample else "")
@@ -343,7 +344,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     def action(args: argparse.Namespace) -> int:
-        from realm.usr_conf import UsrConfError, parse_usr_conf
+        from realm.usr_conf import UsrConfError
         from workflow.supervision.ray_cluster import check_address
 
         if args.ray is not None:
@@ -356,16 +357,14 @@ def main(argv: list[str] | None = None) -> int:
                 raise InputError(f"--{flag} must be >= 1, got {getattr(args, flag)}")
         if args.run is None and args.minutes <= 0:
             raise InputError(f"--minutes must be > 0, got {args.minutes}")
-        from realm.v2.presets import V2_PRESETS, v2_preset
+        import games
 
-        if args.preset in V2_PRESETS:  # back_to_the_realm_v2 episodes (the project's v2 agent)
-            label, usr_conf = args.preset, v2_preset(args.preset)
-        else:
-            label, usr_conf = episode_settings(args)  # before training: bad episodes must not cost a run
-            try:
-                parse_usr_conf(usr_conf)
-            except UsrConfError as e:
-                raise InputError(f"invalid usr_conf ({label}): {e}") from e
+        label, usr_conf = episode_settings(args)  # before training: bad episodes must not cost a run
+        game = games.of_preset(label) or games.BACK_TO_THE_REALM  # a --usr-conf is checked as the 2024 game's
+        try:
+            game.check_usr_conf(usr_conf)
+        except UsrConfError as e:
+            raise InputError(f"invalid usr_conf ({label}): {e}") from e
         if args.run is not None:
             runs = args.run
         else:

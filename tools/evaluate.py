@@ -35,27 +35,14 @@ from tool_args import (  # noqa: E402
     InputError,
     add_episode_args,
     add_map_args,
-    env_settings,
-    episode_settings,
+    eval_env_kwargs,
+    game_episode_settings,
 )
 
 import numpy as np  # noqa: E402
 
-from realm.v2.env import RealmEnvV2  # noqa: E402
+import games  # noqa: E402
 from workflow.checkpoints import ckpt_files  # noqa: E402
-
-V2_GAME = RealmEnvV2.GAME  # the game of a v2 package's platform (workflow.platforms.v2)
-
-
-def package_platform(args: argparse.Namespace):
-    """--package's platform version (workflow.platforms)."""
-    from workflow import platforms
-    from workflow.schema import ConfigError
-
-    try:
-        return platforms.of_package(args.package)
-    except ConfigError as e:
-        raise InputError(str(e)) from e
 
 EPISODE_FIELDS = ("policy", "ckpt_id", "episode", "seed", "total_score", "won", "chests", "steps", "buff_count",
                   "flash_count", "usr_conf")
@@ -99,7 +86,7 @@ def summarize(policy: str, records: dict, planner: dict | None) -> Summary:
         score_std=float(scores.std()),
         win_rate=float(np.mean([r.won for r in recs])),
         chests_mean=float(np.mean([r.chests for r in recs])),
-        chests_available=float(np.mean([len(r.usr_conf["diy"]["treasure_id"]) for r in recs])),
+        chests_available=float(np.mean([r.chests_available for r in recs])),
         steps_mean=float(np.mean([r.steps for r in recs])),
         buff_mean=float(np.mean([r.buff_count for r in recs])),
         flash_mean=float(np.mean([r.flash_count for r in recs])),
@@ -243,15 +230,19 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def evaluated_platform(args: argparse.Namespace):
-    """The platform version the evaluated policy plays in: --package's; else, for --ckpt, that of
-    the project agent of the checkpoint's run (app.algo); else, for the planner alone, the v2
-    family of a v2 --preset. None: the 2024 game's path."""
+    """The platform version the evaluated policy plays in (its game is the episodes'): --package's;
+    else, for --ckpt, that of the project agent of the checkpoint's run (app.algo); else, for the
+    reference alone, the version whose evaluation preset --preset is (or one of its game's), else
+    the project's."""
     from workflow import platforms
     from workflow.platforms.project import PROJECT_ALGORITHMS
-    from realm.v2.presets import V2_PRESETS
+    from workflow.schema import ConfigError
 
     if args.package is not None:
-        return package_platform(args)
+        try:
+            return platforms.of_package(args.package)
+        except ConfigError as e:
+            raise InputError(str(e)) from e
     if args.agent == "ckpt" and args.ckpt is not None:
         from agent.checkpoint_io import CheckpointError
         from evaluation.episodes import project_algo
@@ -261,21 +252,22 @@ def evaluated_platform(args: argparse.Namespace):
         except CheckpointError as e:
             raise InputError(str(e)) from e
         return platforms.get(PROJECT_ALGORITHMS[algo].layout.kaiwu_version)
-    if args.agent == "planner" and args.preset in V2_PRESETS:  # the family whose own preset it is
-        family = [v for v in platforms.VERSIONS.values() if v.game == V2_GAME]
+    game = games.of_preset(args.preset) if args.preset else None
+    if game is not None:
+        family = [v for v in platforms.VERSIONS.values() if v.game == game.name]
         return next((v for v in family if v.eval_preset == args.preset), family[0])
-    return None
+    return platforms.PROJECT
 
 
 def evaluate(args: argparse.Namespace) -> int:
-    platform = evaluated_platform(args)
-    if platform is not None and platform.game == V2_GAME:
-        return evaluate_v2(args, platform)
+    """Checkpoints (or the reference alone) on the episodes of a preset or --usr-conf, in the game
+    the evaluated packages play (games): the same mechanism for every game."""
     import realm
     from evaluation.pool import PLANNER, play_all
+    from evaluation.worker import episodes_of
     from workflow.supervision.ray_cluster import check_address
     from agent.checkpoint_io import CheckpointError
-    from evaluation.episodes import load_agent, resolve_episodes, run_config_file
+    from evaluation.episodes import load_agent, run_config_file
 
     if args.ray is not None:
         try:
@@ -286,7 +278,13 @@ def evaluate(args: argparse.Namespace) -> int:
         raise InputError(f"--episodes must be >= 1, got {args.episodes}")
     if args.every < 1:
         raise InputError(f"--every must be >= 1, got {args.every}")
-    label, usr_conf = episode_settings(args)
+    platform = evaluated_platform(args)
+    game = games.of_platform(platform)
+    try:
+        game.check_policy_mode(args.policy)
+    except ValueError as e:
+        raise InputError(f"--policy {args.policy}: {e}") from None
+    label, usr_conf = game_episode_settings(args, game, platform)
     ckpts: list[Path] = []
     if args.agent == "ckpt":
         package_checkpoint(args)
@@ -299,13 +297,12 @@ def evaluate(args: argparse.Namespace) -> int:
             load_agent(ckpts[-1], args.config, args.package)  # fail here, not in a worker, on an unusable checkpoint
         except CheckpointError as e:
             raise InputError(str(e)) from e
-    env_kwargs = env_settings(args, run_config_file(ckpts[0]) if ckpts else None)
+    env_kwargs = eval_env_kwargs(args, game, platform, run_config_file(ckpts[0]) if ckpts else None)
     try:
-        env = realm.make_env(**env_kwargs)
-        episodes = resolve_episodes(env, usr_conf, args.episodes, args.seed)
+        episodes = episodes_of(realm.make_env(**env_kwargs), usr_conf, args.episodes, args.seed)
     except realm.UsrConfError as e:
         raise InputError(f"invalid usr_conf ({label}): {e}") from e
-    except (realm.MapError, ValueError, TypeError) as e:
+    except (realm.MapError, ValueError, TypeError, OSError) as e:
         raise InputError(f"map or env settings {env_kwargs}: {e}") from e
 
     keys = [str(c) for c in ckpts]
@@ -315,15 +312,16 @@ def evaluate(args: argparse.Namespace) -> int:
     workers = args.workers if args.workers is not None else (None if args.ray else os.cpu_count() or 1)
     start = time.monotonic()
     results = play_all(tasks, env_kwargs, workers=workers, config_file=str(args.config) if args.config else None,
-                       agent_mode=args.policy, package_dir=str(args.package) if args.package else None, on_done=progress_bar(len(tasks), args.quiet),
-                       ray_address=args.ray)
+                       agent_mode=args.policy, package_dir=str(args.package) if args.package else None,
+                       on_done=progress_bar(len(tasks), args.quiet), ray_address=args.ray)
     seconds = time.monotonic() - start
 
     planner = results.get(PLANNER)
     summaries = [summarize(key, results[key], planner) for key in keys]
     out = args.out or default_out(ckpts, label, args.agent)
     settings = {"preset": label, "usr_conf": usr_conf, "env": env_kwargs, "episodes": args.episodes, "policy": args.policy,
-                "seed": args.seed, "checkpoints": keys[:len(ckpts)], "seconds": round(seconds, 2)}
+                "seed": args.seed, "checkpoints": keys[:len(ckpts)], "game": game.name, "platform": platform.name,
+                "seconds": round(seconds, 2)}
     paths = write_outputs(out, settings, summaries, results)
     if len(ckpts) > 1:
         paths.append(plot_score_vs_step(out / "score_vs_step.png", summaries, f"{label} on {map_label(env_kwargs)}"))
@@ -332,101 +330,8 @@ def evaluate(args: argparse.Namespace) -> int:
         ckpt_files.write_scores_sidecar(ckpts[0].parent, scores,
                                         {"usr_conf": usr_conf, "env": env_kwargs, "episodes": args.episodes,
                                          "seed": args.seed, "policy": args.policy})
-    print(f"{label} on {map_label(env_kwargs)}: {args.episodes} episodes per policy, seeds {args.seed}.."
-          f"{args.seed + args.episodes - 1}, {seconds:.1f} s")
-    print(format_table(summaries))
-    for p in paths:
-        print(f"wrote {p}")
-    return 0
-
-
-def summarize_v2(policy: str, records: dict, planner: dict | None) -> Summary:
-    """`summarize` for back_to_the_realm_v2 episodes (evaluation.v2.EpisodeV2)."""
-    recs = [records[i] for i in sorted(records)]
-    scores = np.array([r.total_score for r in recs], dtype=np.float64)
-    summary = Summary(policy=policy, ckpt_id=ckpt_files.parse_ckpt_id(policy), episodes=len(recs),
-                      score_mean=float(scores.mean()), score_std=float(scores.std()),
-                      win_rate=float(np.mean([r.won for r in recs])), chests_mean=float(np.mean([r.chests for r in recs])),
-                      chests_available=float(np.mean([r.chests_available for r in recs])),
-                      steps_mean=float(np.mean([r.steps for r in recs])),
-                      buff_mean=float(np.mean([r.buff_count for r in recs])),
-                      flash_mean=float(np.mean([r.flash_count for r in recs])))
-    if planner is not None and policy != "planner":
-        planner_mean = float(np.mean([planner[i].total_score for i in sorted(records)]))
-        summary.planner_score_mean = planner_mean
-        summary.ratio = summary.score_mean / planner_mean if planner_mean > 0 else float("nan")
-    return summary
-
-
-def evaluate_v2(args: argparse.Namespace, platform) -> int:
-    """Checkpoints of a back_to_the_realm_v2 package (or of the project's v2 agent), played by
-    their own exploit in this process on the episodes of a v2 preset (default: the platform
-    family's, PlatformV2.eval_preset) or --usr-conf, with the v2 planner on the same episodes."""
-    import realm
-    from agent.checkpoint_io import CheckpointError
-    from realm.v2.presets import V2_PRESETS, v2_preset
-    from evaluation.episodes import load_agent, run_config_file
-    from evaluation.pool import PLANNER, play_all
-    from evaluation.v2 import AgentPolicyV2, env_kwargs_v2
-    from evaluation.worker import episodes_of
-    from workflow.supervision.ray_cluster import check_address
-
-    if args.episodes < 1:
-        raise InputError(f"--episodes must be >= 1, got {args.episodes}")
-    if args.policy not in AgentPolicyV2.MODES:
-        raise InputError(f"--policy {args.policy}: a back_to_the_realm_v2 agent is evaluated with its exploit only "
-                         f"({', '.join(AgentPolicyV2.MODES)})")
-    if args.ray is not None:
-        try:
-            check_address(args.ray)
-        except ValueError as e:
-            raise InputError(str(e)) from None
-    if args.positions_file is not None:
-        raise InputError("--positions-file is a 2024 map's; a back_to_the_realm_v2 map takes --obstacles-file")
-    if args.usr_conf is not None:
-        label, usr_conf = episode_settings(args)
-    else:
-        label = args.preset or platform.eval_preset
-        try:
-            usr_conf = v2_preset(label)
-        except KeyError:
-            raise InputError(f"--preset: unknown v2 preset {label!r}; available: {', '.join(V2_PRESETS)}") from None
-    package_checkpoint(args)
-    if args.agent == "ckpt" and args.best:
-        args.ckpt = best_checkpoint_file(args.ckpt)
-    ckpts = find_checkpoints(args.ckpt, args.every) if args.agent == "ckpt" else []
-    try:
-        env_kwargs = env_kwargs_v2(args.config or (run_config_file(ckpts[0]) if ckpts else None), args.map_file,
-                                   args.obstacles_file, args.map_seed)
-        episodes = episodes_of(realm.make_env(**env_kwargs), usr_conf, args.episodes, args.seed)
-    except realm.UsrConfError as e:
-        raise InputError(f"invalid usr_conf ({label}): {e}") from e
-    except (realm.MapError, ValueError, TypeError, OSError) as e:
-        raise InputError(f"map or env settings: {e}") from e
-    if ckpts:
-        try:
-            load_agent(ckpts[-1], args.config, args.package)  # fail here, not in a worker, on an unusable checkpoint
-        except CheckpointError as e:
-            raise InputError(str(e)) from e
-    keys = [str(c) for c in ckpts]
-    if args.agent == "planner" or not args.no_planner:
-        keys.append(PLANNER)
-    tasks = [(key, episode) for key in keys for episode in episodes]
-    workers = args.workers if args.workers is not None else (None if args.ray else os.cpu_count() or 1)
-    start = time.monotonic()
-    results = play_all(tasks, env_kwargs, workers=workers, config_file=str(args.config) if args.config else None,
-                       package_dir=str(args.package) if args.package else None,
-                       on_done=progress_bar(len(tasks), args.quiet), ray_address=args.ray)
-    seconds = time.monotonic() - start
-    planner = results.get(PLANNER)
-    summaries = [summarize_v2(key, results[key], planner) for key in keys]
-    out = args.out or default_out(ckpts, label, args.agent)
-    settings = {"preset": label, "usr_conf": usr_conf, "env": env_kwargs, "episodes": args.episodes, "policy": "exploit",
-                "seed": args.seed, "checkpoints": [str(c) for c in ckpts], "platform": platform.name,
-                "seconds": round(seconds, 2)}
-    paths = write_outputs(out, settings, summaries, results)
-    print(f"{label} ({platform.title}) on {map_label(env_kwargs)}: {args.episodes} episodes per policy, seeds "
-          f"{args.seed}..{args.seed + args.episodes - 1}, {seconds:.1f} s")
+    print(f"{label} ({game.name}, {platform.title or platform.name}) on {map_label(env_kwargs)}: {args.episodes} "
+          f"episodes per policy, seeds {args.seed}..{args.seed + args.episodes - 1}, {seconds:.1f} s")
     print(format_table(summaries))
     for p in paths:
         print(f"wrote {p}")

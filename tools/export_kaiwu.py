@@ -49,9 +49,9 @@ from pathlib import Path
 
 import toml
 
-from export_layouts import (PROTOCOL_LINE, PROTOCOL_MODULE, V2_GAME, algo_conf, app_conf, train_env_conf,  # noqa: E402
-                            v2_algo_conf, v2_app_conf, v2_train_env_conf)
+from export_layouts import PROTOCOL_LINE, PROTOCOL_MODULE  # noqa: E402
 from tool_args import REPO_ROOT, InputError, add_best_arg, best_checkpoint_file, run_tool  # noqa: E402
+import games  # noqa: E402
 from workflow import platforms  # noqa: E402
 from workflow.platforms import ExportLayout as Target  # noqa: E402
 
@@ -221,7 +221,7 @@ def export(ckpt: Path, out: Path, algo: str | None, config: Path | None, kaiwu_v
             header + toml.dumps({"app": platform_app(run_app, algo, ckpt_id, config_module.Config.SAMPLE_DIM, target)}))
         version = target.kaiwu_json_version or toolkit_version()
         if target.registers_algorithm:
-            write_registration_files(staging, algo, folder, settings, header, platform.game)
+            write_registration_files(staging, algo, folder, settings, header, games.of_platform(platform))
         (staging / "kaiwu.json").write_text(json.dumps({"version": version, "project_code": platform.game},
                                                        indent=1) + "\n")
         (staging / "ckpt").mkdir()
@@ -264,34 +264,16 @@ def package_texts(project: str, algo: str, target: Target) -> dict[str, str]:
     return texts
 
 
-def write_registration_files(staging: Path, algo: str, folder: str, settings, header: str,
-                             game: str = "back_to_the_realm") -> None:
+def write_registration_files(staging: Path, algo: str, folder: str, settings, header: str, game) -> None:
     """What a package that registers its algorithm has (18.0.2, v2): train_env_conf.toml (valid for
-    the simulator and the platform's check_usr_conf) and the algorithm's registration."""
-    from realm.usr_conf import UsrConfError, validate_env_conf
-
-    if game == V2_GAME:
-        try:
-            usr_conf = v2_train_env_conf(settings.curriculum_v2)
-        except UsrConfError as e:
-            raise InputError(f"the run's [curriculum_v2] gives no valid train_env_conf.toml: {e}") from e
-        (staging / folder / "conf" / "train_env_conf.toml").write_text(
-            header + "# the run's [curriculum_v2]: the package's own train workflow reads it from conf/settings.json,\n"
-            "# the platform's eval workflows read this file\n" + toml.dumps(usr_conf))
-        (staging / "conf" / "algo_conf_back_to_the_realm_v2.toml").write_text(header + toml.dumps(v2_algo_conf(algo)))
-        (staging / "conf" / "app_conf_back_to_the_realm_v2.toml").write_text(header + toml.dumps(v2_app_conf(algo)))
-        return
-    env_conf = train_env_conf(settings.curriculum)
+    the simulator and the platform's check_usr_conf) and the algorithm's registration, as its game
+    writes them (games.Game.registration_files)."""
     try:
-        validate_env_conf({"env_conf": env_conf})
-    except UsrConfError as e:
-        raise InputError(f"the run's [curriculum] gives no valid train_env_conf.toml: {e}") from e
-    (staging / folder / "conf" / "train_env_conf.toml").write_text(
-        header + "# the episodes of the run's curriculum at its last stage; the package's own train workflow draws\n"
-        "# its episodes from the curriculum (conf/settings.json), the platform's eval workflows read their own\n"
-        + toml.dumps({"env_conf": env_conf}))
-    (staging / "conf" / "algo_conf_back_to_the_realm.toml").write_text(header + toml.dumps(algo_conf(algo)))
-    (staging / "conf" / "app_conf_back_to_the_realm.toml").write_text(header + toml.dumps(app_conf(algo)))
+        files = game.registration_files(settings, algo, folder)
+    except ValueError as e:
+        raise InputError(str(e)) from e
+    for place, (comment, tree) in files.items():
+        (staging / place).write_text(header + comment + toml.dumps(tree))
 
 
 def toolkit_version() -> str:

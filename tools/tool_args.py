@@ -13,19 +13,26 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 import toml  # noqa: E402
 
-from realm.presets import PRESETS, preset  # noqa: E402
 
 EXIT_BAD_INPUT = 2
-DEFAULT_PRESET = "leaderboard-2024"
+DEFAULT_PRESET = "leaderboard-2024"  # the 2024 game's (a package's or run's game: its platform version's)
 
 
 class InputError(Exception):
     """A command-line input the tool cannot use; the message names it."""
 
 
+def preset_help() -> str:
+    """Every game's presets, for --preset's help."""
+    import games
+
+    return "; ".join(f"{game}: {', '.join(names)}" for game, names in games.all_presets().items())
+
+
 def add_episode_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--preset", default=None,
-                        help=f"episode settings: {', '.join(PRESETS)} (default {DEFAULT_PRESET})")
+                        help=f"episode settings of the evaluated game ({preset_help()}); default: the evaluated "
+                             f"platform version's ({DEFAULT_PRESET} for the 2024 game)")
     parser.add_argument("--usr-conf", default=None,
                         help='usr_conf as JSON text or a .json file, e.g. \'{"diy": {"treasure_num": 5}}\'; '
                              "replaces --preset")
@@ -92,65 +99,81 @@ def add_map_args(parser: argparse.ArgumentParser) -> None:
 
 
 def episode_settings(args: argparse.Namespace) -> tuple[str, dict]:
-    """(label, usr_conf) from --usr-conf or --preset. Raises InputError."""
+    """(label, usr_conf) from --usr-conf or --preset, the preset of whichever game has it (the
+    2024 game's DEFAULT_PRESET when neither is given). Raises InputError."""
+    import games
+
     if args.usr_conf is not None:
-        text = args.usr_conf
-        path = Path(text)
-        if not text.lstrip().startswith("{") and path.suffix == ".json":
-            if not path.is_file():
-                raise InputError(f"--usr-conf: file not found: {path}")
-            text = path.read_text()
-        try:
-            usr_conf = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise InputError(f"--usr-conf is not valid JSON ({e}): {args.usr_conf!r}") from e
-        if not isinstance(usr_conf, dict):
-            raise InputError(f'--usr-conf must be a JSON object like {{"diy": {{...}}}}, got {args.usr_conf!r}')
-        return "custom", usr_conf
+        return "custom", read_usr_conf_arg(args.usr_conf)
     name = args.preset or DEFAULT_PRESET
+    game = games.of_preset(name)
+    if game is None:
+        every = [name for names in games.all_presets().values() for name in names]
+        raise InputError(f"--preset: unknown preset {name!r}; available: {', '.join(every)}")
+    return name, game.preset(name)
+
+
+def read_usr_conf_arg(text: str) -> dict:
+    """--usr-conf's JSON text or .json file as a dict. Raises InputError."""
+    path = Path(text)
+    if not text.lstrip().startswith("{") and path.suffix == ".json":
+        if not path.is_file():
+            raise InputError(f"--usr-conf: file not found: {path}")
+        text = path.read_text()
     try:
-        return name, preset(name)
-    except KeyError as e:
-        raise InputError(f"--preset: unknown preset {name!r}; available: {', '.join(PRESETS)}") from e
+        usr_conf = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(f"--usr-conf is not valid JSON ({e}): {text!r}") from e
+    if not isinstance(usr_conf, dict):
+        raise InputError(f"--usr-conf must be a JSON object of the game's usr_conf, got {text!r}")
+    return usr_conf
 
 
-def env_settings(args: argparse.Namespace, run_config: Path | None) -> dict:
-    """realm.make_env arguments (always the 2024 protocol: a 2025 package's agent plays the same
-    game through realm.env18): the command line's map, else [env] of the run's config, else the
-    generated map of seed 0; the rules those leave open are the package's platform's. Raises
-    InputError for a missing or half-given map."""
-    if (args.map_file is None) != (args.positions_file is None):
-        raise InputError("--map-file and --positions-file go together (official map), or give neither")
-    version = package_version(args)
-    if args.map_file is not None:
-        for flag, path in (("--map-file", args.map_file), ("--positions-file", args.positions_file)):
-            if not path.is_file():
-                raise InputError(f"{flag}: file not found: {path}")
-        return {"map_file": str(args.map_file), "positions_file": str(args.positions_file),
-                "flash_blocked": default_flash_rule(version)}
-    if args.map_seed is not None:
-        return {"map_seed": int(args.map_seed), "flash_blocked": default_flash_rule(version)}
-    config = args.config or run_config
-    if config is not None:
-        return env_from_config(config, version)
-    return {"map_seed": 0, "flash_blocked": default_flash_rule(version)}
-
-
-def package_version(args: argparse.Namespace) -> str:
-    """The name of --package's platform version (the project's without one)."""
-    from workflow import platforms
-    from workflow.schema import ConfigError
-
+def game_episode_settings(args: argparse.Namespace, game, platform) -> tuple[str, dict]:
+    """(label, usr_conf) of the episodes `game` is evaluated on: --usr-conf, else --preset, else
+    the platform version's evaluation preset. Raises InputError naming the game's presets."""
+    if args.usr_conf is not None:
+        return "custom", read_usr_conf_arg(args.usr_conf)
+    name = args.preset or platform.eval_preset
     try:
-        return platforms.of_package(getattr(args, "package", None)).name
+        return name, game.preset(name)
+    except ValueError as e:
+        raise InputError(f"--preset: {e}") from None
+
+
+def eval_env_kwargs(args: argparse.Namespace, game, platform, run_config: Path | None) -> dict:
+    """realm.make_env arguments of an evaluation of `game`: the command line's map (--map-file
+    with the game's companion file, or --map-seed), else [env] of --config or of the run's config,
+    else the generated map of seed 0; the game decides the protocol (games.Game.env_kwargs).
+    Raises InputError naming the flag or key."""
+    from workflow.config import EnvConfig
+    from workflow.schema import ConfigError, build
+
+    companion = game.map_companion
+    for key in ("positions_file", "obstacles_file"):
+        if key != companion and getattr(args, key, None) is not None:
+            raise InputError(f"--{key.replace('_', '-')} is not a {game.name} map's file; its official map takes "
+                             f"--map-file with --{companion.replace('_', '-')}")
+    if args.map_file is not None or getattr(args, companion) is not None:
+        section = {"map_file": None if args.map_file is None else str(args.map_file),
+                   companion: None if getattr(args, companion) is None else str(getattr(args, companion))}
+    elif args.map_seed is not None:
+        section = {"map_seed": int(args.map_seed)}
+    elif (args.config or run_config) is not None:
+        config = Path(args.config or run_config)
+        if not config.is_file():
+            raise InputError(f"--config: file not found: {config}")
+        try:
+            section = toml.loads(config.read_text(encoding="utf-8")).get("env", {})
+        except toml.TomlDecodeError as e:
+            raise InputError(f"{config}: {e}") from e
+    else:
+        section = {}
+    section = {key: value for key, value in section.items() if value is not None}
+    try:
+        return game.env_kwargs(build(EnvConfig, section, "env"), platform)
     except ConfigError as e:
-        raise InputError(str(e)) from e
-
-
-def default_flash_rule(kaiwu_version: str) -> str:
-    from workflow import platforms
-
-    return platforms.get(kaiwu_version).flash_rule
+        raise InputError(f"map or env settings: {e}") from e
 
 
 def env_from_config(config: Path, kaiwu_version: str | None = None) -> dict:

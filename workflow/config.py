@@ -149,7 +149,7 @@ class EvalConfig:
     every_train_steps: int = 0  # evaluate the newest checkpoint once it is this many train steps past the last evaluated; 0 = not by steps
     every_minutes: float = 0.0  # ... or once this many minutes passed since the last evaluation began; 0 = not by time
     episodes: int = 10  # episodes per evaluation (the planner plays the same ones, once per setting)
-    preset: str = ""  # a preset of the run's platform version (realm.presets, realm.v2.presets); empty: its default
+    preset: str = ""  # a preset of the game the run's packages play (games: realm.presets, realm.v2.presets); empty: its platform version's
     usr_conf: dict[str, Any] = field(default_factory=dict)  # the episodes' usr_conf instead of a preset (empty: the preset)
     seed: int = 0  # the first episode's seed (then +1 each): the same episodes at every evaluation
     stop_value: float | None = None  # end the run cleanly once an evaluation reaches it (stop_metric); unset: never
@@ -168,25 +168,21 @@ class EvalConfig:
 
         if self.usr_conf:
             return "usr_conf", copy.deepcopy(self.usr_conf)
+        import games
+
         name = self.preset or platform.eval_preset
-        if platform.game == platforms.PROJECT.game:
-            from realm.presets import PRESETS
-        else:  # back_to_the_realm_v2
-            from realm.v2.presets import V2_PRESETS as PRESETS
-        if name not in PRESETS:
-            raise ValueError(f"eval.preset: unknown preset {name!r} for {platform.game} packages; allowed: "
-                             f"{', '.join(PRESETS)}")
-        return name, copy.deepcopy(PRESETS[name])
+        try:
+            return name, games.of_platform(platform).preset(name)
+        except ValueError as e:
+            raise ValueError(f"eval.preset: {e}") from None
 
     @staticmethod
     def env_kwargs(env: EnvConfig, platform) -> dict:
-        """realm.make_env arguments of the evaluation env: the run's map and rules; a package of
-        the 2024 game meets the 2024 env (a 2025 agent through its platform's eval_episode)."""
-        kwargs = env.make_kwargs(platform.name)
-        if platform.game == platforms.PROJECT.game:
-            kwargs.pop("protocol", None)
-            kwargs.pop("map_window", None)
-        return kwargs
+        """realm.make_env arguments of the evaluation env: the run's map and rules, in the protocol
+        of the game's evaluation (games.Game.env_kwargs)."""
+        import games
+
+        return games.of_platform(platform).env_kwargs(env, platform)
 
     def validate(self):
         for key in ("every_train_steps", "every_minutes", "seed"):

@@ -1,0 +1,152 @@
+"""What a game answers: the questions on which the Kaiwu games differ, asked by the tools, the
+evaluator and the config, never a comparison of game names.
+
+A game brings content (its simulator in realm/, its presets, its reference policy, how its
+episodes are drawn and played, its pictures); the mechanisms (the evaluation pool, the
+evaluator, tools/evaluate.py and tools/render.py) exist once and ask the `Game`. A new game is
+one module beside back_to_the_realm.py, registered in games/__init__.py (docs/08-adding-a-game.md).
+"""
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+
+class Game:
+    """One Kaiwu game. Subclasses set the class attributes and implement what differs."""
+
+    name: str = ""  # kaiwu.json's project_code, and the env's GAME
+    title: str = ""  # for messages: "Back to the Realm (2024)"
+    #: how a checkpoint may act in its evaluation ("greedy": the package's exploit; "sample": predict)
+    policy_modes: tuple[str, ...] = ("greedy",)
+    #: the [env] key that goes with map_file for an official map ("positions_file", "obstacles_file")
+    map_companion: str = ""
+    #: whether render draws the whole map step by step (a hero that sees part of the map)
+    map_animation: bool = False
+
+    # --- episodes ---------------------------------------------------------------------------------
+
+    def presets(self) -> dict[str, dict]:
+        """The game's named evaluation settings: preset name -> usr_conf."""
+        raise NotImplementedError
+
+    def preset(self, name: str) -> dict:
+        """A fresh copy of the preset `name`'s usr_conf; ValueError listing the game's presets."""
+        table = self.presets()
+        if name not in table:
+            raise ValueError(f"unknown preset {name!r}; available: {', '.join(table)} (the {self.name} game's)")
+        return copy.deepcopy(table[name])
+
+    def check_usr_conf(self, usr_conf: dict) -> None:
+        """Raise the game's usr_conf error (a ValueError) when `usr_conf` is not valid for it."""
+
+    def episodes(self, env, usr_conf: dict, count: int, base_seed: int = 0) -> list:
+        """`count` evaluation episodes (evaluation.episodes.Episode) of `usr_conf` on `env`, seeds
+        base_seed, base_seed+1, ...: every policy plays exactly these."""
+        raise NotImplementedError
+
+    # --- the evaluation env -----------------------------------------------------------------------
+
+    def env_kwargs(self, env_config, platform) -> dict:
+        """realm.make_env arguments of the env an evaluation of `platform`'s packages plays: the
+        run's [env] (workflow.config.EnvConfig), in the protocol the game's evaluation speaks."""
+        raise NotImplementedError
+
+    # --- policies ---------------------------------------------------------------------------------
+
+    def agent_policy(self, loaded, name: str, mode: str):
+        """A checkpoint's policy (`play(env, usr_conf, seed)` -> a record with total_score, won,
+        chests, chests_available, steps, buff_count, flash_count, usr_conf, seed, actions)."""
+        raise NotImplementedError
+
+    def reference_policy(self):
+        """The full-information reference (the planner) on the same episodes."""
+        raise NotImplementedError
+
+    def check_policy_mode(self, mode: str) -> None:
+        if mode not in self.policy_modes:
+            raise ValueError(f"policy mode {mode!r}: a {self.name} agent is evaluated with "
+                             f"{' | '.join(self.policy_modes)}")
+
+    # --- export: what a registering platform version's package has beside its code --------------
+
+    def train_env_conf(self, settings) -> tuple[dict, str]:
+        """(train_env_conf.toml's tree, a comment line on where it comes from) of an exported
+        package: the run's curriculum (its `settings`, the algorithm's Settings) as the platform's
+        settings. ValueError naming the section when they are not valid for the game."""
+        raise NotImplementedError
+
+    #: the module of the platform's own eval and exam workflows, `{algo}` filled in
+    eval_workflows: str = "tools.eval.workflow"
+    #: extra entries of the app_conf policy (the 2024 game's state and action classes)
+    policy_extras: dict = {}
+
+    def registration_files(self, settings, algo: str, folder: str) -> dict[str, tuple[str, dict]]:
+        """The files that register `algo` (relative path -> (comment, TOML tree)): its
+        train_env_conf.toml, conf/algo_conf_<game>.toml and conf/app_conf_<game>.toml."""
+        env_conf, comment = self.train_env_conf(settings)
+        return {f"{folder}/conf/train_env_conf.toml": (comment, env_conf),
+                f"conf/algo_conf_{self.name}.toml": ("", algo_conf(algo, self.eval_workflows)),
+                f"conf/app_conf_{self.name}.toml": ("", {self.name: {
+                    "run_handler": "environment.back_to_the_realm_run_handler.NatureRunHandler",
+                    "rl_helper": "kaiwudrl.server.aisrv.kaiwu_rl_helper_standard.KaiWuRLStandardHelper",
+                    "policies": {"train_one": {"policy_builder": "kaiwudrl.server.aisrv.async_policy.AsyncBuilder",
+                                               "algo": algo, **self.policy_extras}}}})}
+
+    # --- pictures ---------------------------------------------------------------------------------
+
+    def render(self, env, policy, usr_conf: dict, seed: int, title: str, options: "RenderOptions") -> "Rendering":
+        """Play one episode with `policy` and draw it: the map with the route (PNG) and, unless
+        options.gif is off, the hero's views (GIF frames)."""
+        raise NotImplementedError
+
+
+class RenderOptions:
+    """What tools/render.py asks of a rendering."""
+
+    def __init__(self, scale: int = 4, view_scale: int = 4, frame_stride: int = 1, max_frames: int = 400,
+                 gif: bool = True, map_gif: bool = False):
+        self.scale, self.view_scale = scale, view_scale
+        self.frame_stride, self.max_frames = frame_stride, max_frames
+        self.gif, self.map_gif = gif, map_gif
+
+
+class Rendering:
+    """One drawn episode: the record, the map picture, the view frames and (where the game has
+    them) whole-map frames."""
+
+    def __init__(self, record: Any, png, frames: list | None = None, map_frames: list | None = None):
+        self.record, self.png = record, png
+        self.frames, self.map_frames = frames or [], map_frames or []
+
+
+def frame_indices(n_steps: int, stride: int, max_frames: int) -> list[int]:
+    """Steps drawn into a GIF: every `stride`-th, at most `max_frames` of them."""
+    return list(range(0, n_steps, max(1, stride)))[:max(1, max_frames)]
+
+
+def algo_conf(algo: str, eval_workflows: str) -> dict:
+    """conf/algo_conf_<game>.toml: the algorithm registered as the platform names it;
+    `eval_workflows` is the module holding the platform's own eval and exam workflows. On 18.0.2
+    they exist for dqn, target_dqn and diy only (each imports its
+    `agent_<algo>.feature.preprocessor`): upload as `--algo diy` for the platform to score it."""
+    folder = f"agent_{algo}"
+    workflows = eval_workflows.format(algo=algo)
+    return {algo: {
+        "actor_model": f"{folder}.agent.Agent",
+        "learner_model": f"{folder}.agent.Agent",
+        "aisrv_model": f"{folder}.agent.Agent",
+        "trainer": "kaiwudrl.server.learner.standard_trainer.StandardTrainer",
+        "predictor": "kaiwudrl.server.actor.standard_predictor.StandardPredictor",
+        "train_workflow": f"{folder}.workflow.train_workflow.workflow",
+        "eval_workflow": f"{workflows}.eval_workflow.workflow",
+        "exam_workflow": f"{workflows}.exam_workflow.workflow",
+    }}
+
+
+def env_section(config: Path) -> dict:
+    """The [env] table of a run's TOML config ({} when it has none)."""
+    import toml
+
+    return toml.loads(Path(config).read_text(encoding="utf-8")).get("env", {})
