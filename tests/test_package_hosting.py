@@ -11,6 +11,7 @@ import torch
 from tests.test_kaiwu_package import train
 from tests.test_kaiwu_v2_package import copy_package
 from workflow.checkpoints import ckpt_files
+from workflow.host.kaiwu_package import describe_failure
 from workflow.host.trainee import non_finite_weights
 
 LAZY_FC_LAYER = '''def make_fc_layer(in_features: int, out_features: int):
@@ -62,3 +63,45 @@ def test_the_finite_weights_check_passes_over_what_it_cannot_read():
     agent = type("Agent", (), {})()
     agent.model = _Odd()
     assert non_finite_weights(agent) == ["model.nan"]
+
+
+def use_an_undefined_name(feature_py: Path, function: str) -> int:
+    """`math` used in the feature code without its import; returns the 1-based line."""
+    lines = feature_py.read_text(encoding="utf-8").splitlines()
+    at = next(i for i, line in enumerate(lines) if line.lstrip().startswith(f"def {function}("))
+    indent = lines[at + 1][:len(lines[at + 1]) - len(lines[at + 1].lstrip())]
+    lines.insert(at + 1, f"{indent}scale = math.floor(2.5)")
+    feature_py.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return at + 2
+
+
+@pytest.mark.slow
+def test_a_bug_in_the_feature_code_is_named_on_the_terminal_not_the_workflow_wrapper(tmp_path):
+    package = copy_package(tmp_path, "28.1.1")
+    line = use_an_undefined_name(package / "agent_dqn" / "feature" / "preprocessor.py", "feature_process")
+    result = train(package, tmp_path / "runs", "--train-test", "--set", 'app.algo="dqn"', timeout_s=120)
+    assert result.returncode == 1
+    failed = next(row for row in result.stderr.splitlines() if "package code failed at" in row)
+    assert (f"package code failed at agent_dqn/feature/preprocessor.py:{line} in feature_process: "
+            "NameError: name 'math' is not defined") in failed
+    assert "RuntimeError: workflow error at agent_dqn/workflow/train_workflow.py" in failed  # the wrapper comes after
+
+
+def test_the_failure_chain_is_followed_through_causes_and_suppressed_contexts(tmp_path):
+    code = tmp_path / "pkg" / "agent_x"
+    code.mkdir(parents=True)
+    (code / "flow.py").write_text(
+        "def inner():\n    return {}['key']\n\n"
+        "def middle():\n    try:\n        inner()\n    except KeyError as e:\n        raise ValueError('bad') from e\n\n"
+        "def outer():\n    try:\n        middle()\n    except Exception:\n        raise RuntimeError('workflow error') from None\n")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("flow", code / "flow.py")
+    flow = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(flow)
+    with pytest.raises(RuntimeError) as caught:
+        flow.outer()
+    assert describe_failure(caught.value, tmp_path / "pkg", ("agent_x/",)) == (
+        "agent_x/flow.py:2 in inner: KeyError: 'key' (raised on as ValueError: bad at agent_x/flow.py:8 in middle; "
+        "then RuntimeError: workflow error at agent_x/flow.py:14 in outer)")
+    assert describe_failure(caught.value, tmp_path / "elsewhere") is None  # not the package's failure

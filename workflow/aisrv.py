@@ -177,8 +177,8 @@ def host_package(ctx: ChildContext, package: KaiwuPackage, envs: list, client, t
     except Stopped:
         pass
     except Exception as e:
-        where = package.where(e)
-        if where:
-            raise PackageError(f"package code failed at {where}: {type(e).__name__}: {e}") from e
+        failure = package.failure(e)  # the innermost cause, not the workflow's wrapper of it
+        if failure:
+            raise PackageError(f"package code failed at {failure}") from e
         raise
     return progress

@@ -522,9 +522,9 @@ def main(ctx: ChildContext) -> None:
         reason = learner.run()
     except BaseException as e:
         learner.writer.close()  # keep the metrics written so far; no checkpoint of a failed state
-        where = trainee.package.where(e)
-        if where:
-            raise PackageError(f"package code failed at {where}: {type(e).__name__}: {e}") from e
+        failure = trainee.package.failure(e)  # the innermost cause, not the workflow's wrapper of it
+        if failure:
+            raise PackageError(f"package code failed at {failure}") from e
         raise
     if reason != STOP_REQUESTED:
         learner.wait_for_aisrv_to_stop(reason)

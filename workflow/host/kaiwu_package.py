@@ -82,6 +82,36 @@ def where_in_package(exc: BaseException, root: str | Path, code: tuple[str, ...]
     return found
 
 
+def failure_chain(exc: BaseException) -> list[BaseException]:
+    """`exc` and the exceptions it was raised from or while handling (__cause__, else
+    __context__), outermost first: a workflow's `except Exception: raise RuntimeError("workflow
+    error")` keeps the real failure there."""
+    chain = [exc]
+    while len(chain) < 16:
+        inner = chain[-1].__cause__ or chain[-1].__context__
+        if inner is None or any(inner is seen for seen in chain):
+            break
+        chain.append(inner)
+    return chain
+
+
+def describe_failure(exc: BaseException, root: str | Path, code: tuple[str, ...] = ()) -> str | None:
+    """'agent_dqn/feature/preprocessor.py:40 in process: NameError: name 'np' is not defined
+    (raised on as RuntimeError: workflow error at agent_dqn/workflow/train_workflow.py:57 in
+    workflow)': the innermost failure of the chain with the package's frame nearest to it, then
+    what wrapped it. None when `exc` did not pass through the package."""
+    located = [(e, where_in_package(e, root, code)) for e in failure_chain(exc)]
+    if located[0][1] is None:
+        return None
+    where = next(w for _, w in reversed(located) if w)  # an innermost raised in a library: the package's call
+    wrappers = [f"{_named_error(e)}{' at ' + w if w else ''}" for e, w in reversed(located[:-1])]
+    return f"{where}: {_named_error(located[-1][0])}" + (f" (raised on as {'; then '.join(wrappers)})" if wrappers else "")
+
+
+def _named_error(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
 @dataclass
 class KaiwuPackage:
     """The imported package: the agent class, the episode loop and the row converters."""
@@ -120,9 +150,9 @@ class KaiwuPackage:
             agent_module = importlib.import_module(layout.module("agent", algo))
             workflow_module = importlib.import_module(layout.module("workflow", algo))
         except Exception as e:
-            where = where_in_package(e, root, layout.code)
-            raise PackageError(f"importing package {root} ({algo}) failed{' at ' + where if where else ''}: "
-                               f"{type(e).__name__}: {e}") from e
+            failure = describe_failure(e, root, layout.code)
+            raise PackageError(f"importing package {root} ({algo}) failed "
+                               + (f"at {failure}" if failure else f": {type(e).__name__}: {e}")) from e
         agent_class = _named(agent_module, layout.agent_class, layout.file("agent", algo))
         workflow = _named(workflow_module, layout.workflow_function, layout.file("workflow", algo))
         config_class = _named(config, "Config", layout.file("config", algo))
@@ -195,6 +225,10 @@ class KaiwuPackage:
     def where(self, exc: BaseException) -> str | None:
         return where_in_package(exc, self.root, self.layout.code)
 
+    def failure(self, exc: BaseException) -> str | None:
+        """Where in the package and what failed, its innermost cause first (describe_failure)."""
+        return describe_failure(exc, self.root, self.layout.code)
+
     def make_agent(self, agent_type: str, logger, monitor, device: str = "cpu"):
         """The package's Agent as the platform builds it for a role ("aisrv", "learner", "eval")."""
         import torch
@@ -202,9 +236,9 @@ class KaiwuPackage:
         try:
             return self.agent_class(agent_type=agent_type, device=torch.device(device), logger=logger, monitor=monitor)
         except Exception as e:
-            where = self.where(e)
-            raise PackageError(f"{self.algo} Agent(agent_type={agent_type!r}, ...) failed"
-                               f"{' at ' + where if where else ''}: {type(e).__name__}: {e}") from e
+            failure = self.failure(e)
+            raise PackageError(f"{self.algo} Agent(agent_type={agent_type!r}, ...) failed "
+                               + (f"at {failure}" if failure else f": {type(e).__name__}: {e}")) from e
 
 
 def allow_lazy_parameters_in_torch_load() -> None:
