@@ -203,12 +203,35 @@ def validate_obstacles(m: V2Map) -> list[str]:
 
 
 def _read_json(path: Path, what: str):
+    """The parsed file, or MapError naming it: missing, unreadable, not UTF-8 text, not JSON."""
     if not path.is_file():
         raise MapError(f"{what} file not found: {path}")
     try:
-        return json.loads(path.read_text())
+        text = path.read_bytes().decode("utf-8-sig")  # a byte-order mark, as some editors write, is fine
+    except OSError as e:
+        raise MapError(f"{what} file {path} cannot be read: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise MapError(f"{what} file {path} is not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset {e.start}): "
+                       f"want UTF-8 JSON") from None
+    try:
+        return json.loads(text)
     except json.JSONDecodeError as e:
         raise MapError(f"{what} file {path} is not valid JSON: {e}") from e
+
+
+def _bad_flags(flags: list) -> str | None:
+    """'7 (169 cells, first Flags[0]), 'x' (1 cell, first Flags[5])': the values of `flags` that
+    are neither 0 nor 1, at most five of them; None when all are 0 or 1."""
+    bad: dict[str, list[int]] = {}
+    for i, value in enumerate(flags):
+        if not (type(value) is int and value in (0, 1)):
+            seen = bad.setdefault(repr(value), [0, i])
+            seen[0] += 1
+    if not bad:
+        return None
+    shown = [f"{value} ({count} cell{'s' if count != 1 else ''}, first Flags[{first}])"
+             for value, (count, first) in list(bad.items())[:5]]
+    return ", ".join(shown) + (f" and {len(bad) - 5} more values" if len(bad) > 5 else "")
 
 
 def read_flags(map_file: str | Path, flags_order: str = "zx") -> np.ndarray:
@@ -222,10 +245,14 @@ def read_flags(map_file: str | Path, flags_order: str = "zx") -> np.ndarray:
     for key in ("Width", "Height"):
         if key in raw and raw[key] != GRID_SIZE:
             raise MapError(f"map file {map_file}: {key} must be {GRID_SIZE}, got {raw[key]!r}")
-    flags = np.asarray(raw["Flags"])
-    if flags.size != NUM_CELLS:
-        raise MapError(f"map file {map_file}: Flags must hold {NUM_CELLS} values, got {flags.size}")
-    grid = flags.reshape(GRID_SIZE, GRID_SIZE) == 1
+    flags = raw["Flags"]
+    if not isinstance(flags, list) or len(flags) != NUM_CELLS:
+        got = len(flags) if isinstance(flags, list) else type(flags).__name__
+        raise MapError(f"map file {map_file}: Flags must hold {NUM_CELLS} values, got {got}")
+    bad = _bad_flags(flags)
+    if bad is not None:
+        raise MapError(f"map file {map_file}: Flags must hold 0 (blocked) or 1 (passable) only; found {bad}")
+    grid = np.asarray(flags, dtype=np.int8).reshape(GRID_SIZE, GRID_SIZE) == 1
     return grid if flags_order == "zx" else grid.T.copy()
 
 

@@ -155,10 +155,18 @@ class PlatformV2(PlatformVersion):
                               f"found {', '.join(map(repr, usr_conf)) or 'nothing'}")
         try:
             validate_usr_conf(usr_conf)
-            if env_config is not None:
-                from realm import make_env
+        except UsrConfV2Error as e:
+            raise ConfigError(f"{path}: {e}") from None
+        if env_config is None:
+            return
+        from realm import make_env
 
-                make_env(**env_config.make_kwargs(self.name), seed=0).reset(usr_conf=usr_conf)
+        try:  # the run's [env] first: a bad map file is its fault, not the package's
+            env = make_env(**env_config.make_kwargs(self.name), seed=0)
+        except (ValueError, OSError, TypeError) as e:
+            raise ConfigError(f"[env]: the simulator rejects it: {e}") from None
+        try:
+            env.reset(usr_conf=usr_conf)
         except UsrConfV2Error as e:
             raise ConfigError(f"{path}: {e}") from None
 
