@@ -1,0 +1,73 @@
+"""gorge_chase (峡谷追猎, Kaiwu 2026, code package 15.0.1): maps, the env speaking the 15.0.1
+framework API, a full-information reference policy, presets and pictures. Rules and the
+choices made where the sources are silent: docs/GORGE_RULES.md.
+
+    env = make_gorge_env(seed=0)                                   # embedded generated maps
+    env = make_gorge_env(map_dir="path/to/maps", seed=0)          # official gorge_chase_map_<id>.json
+    env_obs = env.reset({"env_conf": {"map": [1, 2], "monster_interval": 300}})
+    env_reward, env_obs = env.step(act)                            # act 0..15
+"""
+from __future__ import annotations
+
+from realm.gorge_chase.env import EpisodeOverError, GorgeChaseEnv, flash_target, walk_path
+from realm.gorge_chase.generator import generate_grid, generated_map, map_stats
+from realm.gorge_chase.maps import (
+    GeneratedMaps,
+    GorgeMap,
+    GorgeMapError,
+    MapFolder,
+    SingleMap,
+    load_map_file,
+    write_map_json,
+)
+from realm.gorge_chase.options import OPTIONS, options_table
+from realm.gorge_chase.usr_conf import GorgeUsrConfError, default_usr_conf, validate_usr_conf
+
+GYM_ENV_ID = "realm/GorgeChase-v0"
+
+__all__ = [
+    "GYM_ENV_ID",
+    "OPTIONS",
+    "EpisodeOverError",
+    "GeneratedMaps",
+    "GorgeChaseEnv",
+    "GorgeMap",
+    "GorgeMapError",
+    "GorgeUsrConfError",
+    "MapFolder",
+    "SingleMap",
+    "default_usr_conf",
+    "flash_target",
+    "generate_grid",
+    "generated_map",
+    "load_map_file",
+    "make_gorge_env",
+    "map_stats",
+    "options_table",
+    "validate_usr_conf",
+    "walk_path",
+    "write_map_json",
+]
+
+
+def make_gorge_env(map_dir=None, map_id: int | None = None, map_seed: int = 0, seed: int | None = 0,
+                   **options) -> GorgeChaseEnv:
+    """A GorgeChaseEnv on the official map files in `map_dir` (gorge_chase_map_<id>.json, or
+    map_<id>.txt grids) if given, else on the embedded generated maps of `map_seed` (id i is
+    generated map map_seed * 1000 + i). `map_id` pins every episode to one id; `seed` seeds the
+    episodes; `options`: realm.gorge_chase.options.OPTIONS."""
+    maps = MapFolder(map_dir) if map_dir is not None else GeneratedMaps(map_seed)
+    return GorgeChaseEnv(maps, map_id=map_id, seed=seed, **options)
+
+
+def _register_gym_env() -> None:
+    """Register the gymnasium id once; the entry point is a string so nothing is imported now."""
+    try:
+        from gymnasium.envs.registration import register, registry
+    except ImportError:  # gymnasium is optional for the core simulator
+        return
+    if GYM_ENV_ID not in registry:
+        register(id=GYM_ENV_ID, entry_point="realm.gorge_chase.gym_env:GorgeChaseGymEnv")
+
+
+_register_gym_env()

@@ -1,0 +1,432 @@
+"""The gorge_chase map: a 128x128 grid of road and obstacle cells, how to load it (the official
+`gorge_chase_map_<id>.json` files, or the 128-line `.txt` grid form), and the per-map tables a
+step needs (cell neighbours, shortest-path distance rows, the 21x21 view windows).
+
+`GorgeMap.walkable[z, x]` is a read-only bool array (True = road). Cells are addressed by
+their flat id `c = z * 128 + x`; distance rows are indexed by the compact road index
+`index[c]` (0..num_road-1) so that a row costs 2 bytes per road cell.
+
+Official JSON: `{"name", "width": 128, "height": 128, "cells": [{"x", "z", "type_id", "height"}, ...],
+"objects": [], "metadata": {...}}`, `type_id` 3 = road, 1 = obstacle. The `.txt` form has 128
+lines of 128 characters, '.' road and '#' obstacle (line = z, character = x).
+
+Every problem raises `GorgeMapError` naming the file and what is wrong.
+"""
+from __future__ import annotations
+
+import json
+from array import array
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from realm.gorge_chase.constants import DIRECTIONS, GRID_SIZE, OPEN_MAP_IDS, VIEW_RADIUS
+from realm.maps import MapError
+
+ROAD_TYPE, OBSTACLE_TYPE = 3, 1
+UNREACHABLE = 0xFFFF
+#: Distance metrics with a per-map table (the heuristics are computed directly)
+TABLE_METRICS = ("bfs4", "bfs8")
+GENERATED_IDS = range(1, 100_000)  # ids a generated source answers to (1..10 train, 11.. held out)
+MAP_FILE_PATTERN = "gorge_chase_map_{id}.json"
+GRID_FILE_PATTERN = "map_{id}.txt"
+
+
+class GorgeMapError(MapError):
+    """A map file or grid that is not a valid gorge_chase map; the message names the file."""
+
+
+class GorgeMap:
+    """One map: `walkable[z, x]`, `name`, and lazily built tables shared by every env on it."""
+
+    def __init__(self, walkable, name: str = "map", *, check: bool = True):
+        walkable = np.array(walkable, dtype=bool)
+        if walkable.shape != (GRID_SIZE, GRID_SIZE):
+            raise GorgeMapError(f"map {name!r}: grid must be {GRID_SIZE}x{GRID_SIZE}, got {walkable.shape}")
+        if check:
+            check_connected(walkable, name)
+        walkable.setflags(write=False)
+        self.walkable = walkable
+        self.name = name
+        self.walkable_flat = walkable.reshape(-1).tolist()  # [c], for per-step lookups
+        flat = np.flatnonzero(walkable.reshape(-1))
+        self.road_cells = flat.tolist()  # flat ids, row-major
+        self.num_road = len(self.road_cells)
+        index = np.full(GRID_SIZE * GRID_SIZE, -1, dtype=np.int64)
+        index[flat] = np.arange(len(flat))
+        self.index = index.tolist()  # flat id -> compact index (-1 off road)
+        self._rows: dict[str, dict[int, array]] = {metric: {} for metric in TABLE_METRICS}
+        self._neighbours: dict[str, list] = {}
+        self._windows: dict[int, list] = {}
+        padded = np.zeros((GRID_SIZE + 2 * VIEW_RADIUS,) * 2, dtype=np.int64)
+        padded[VIEW_RADIUS:-VIEW_RADIUS, VIEW_RADIUS:-VIEW_RADIUS] = walkable
+        self._padded = padded
+
+    def __repr__(self) -> str:
+        return f"GorgeMap({self.name!r}, road cells={self.num_road})"
+
+    def is_walkable(self, x: int, z: int) -> bool:
+        return 0 <= x < GRID_SIZE and 0 <= z < GRID_SIZE and bool(self.walkable[z, x])
+
+    # ---- per-map tables -----------------------------------------------------------------------
+
+    def orthogonal_neighbours(self) -> list:
+        """[c] -> tuple of (flat id, axis) of the walkable E, W, S, N neighbours (the script's
+        order); axis 0 = a move along x, 1 = along z. Empty for obstacle cells."""
+        if "orth" not in self._neighbours:
+            w = self.walkable_flat
+            table = []
+            for c in range(GRID_SIZE * GRID_SIZE):
+                if not w[c]:
+                    table.append(())
+                    continue
+                x, z = c % GRID_SIZE, c // GRID_SIZE
+                out = []
+                for dx, dz, axis in ((1, 0, 0), (-1, 0, 0), (0, 1, 1), (0, -1, 1)):
+                    nx, nz = x + dx, z + dz
+                    if 0 <= nx < GRID_SIZE and 0 <= nz < GRID_SIZE and w[nz * GRID_SIZE + nx]:
+                        out.append((nz * GRID_SIZE + nx, axis))
+                table.append(tuple(out))
+            self._neighbours["orth"] = table
+        return self._neighbours["orth"]
+
+    def moves8(self) -> list:
+        """[c] -> tuple of flat ids reachable in one 8-connected step under the diagonal rule
+        (target walkable; a diagonal needs one of its two orthogonal cells walkable)."""
+        if "moves8" not in self._neighbours:
+            w = self.walkable_flat
+            table = []
+            for c in range(GRID_SIZE * GRID_SIZE):
+                if not w[c]:
+                    table.append(())
+                    continue
+                x, z = c % GRID_SIZE, c // GRID_SIZE
+                out = []
+                for dx, dz in DIRECTIONS:
+                    if can_step(w, x, z, dx, dz):
+                        out.append((z + dz) * GRID_SIZE + x + dx)
+                table.append(tuple(out))
+            self._neighbours["moves8"] = table
+        return self._neighbours["moves8"]
+
+    def distance_field(self, cell: int, metric: str = "bfs4") -> "DistanceField":
+        """The (lazily grown) shortest-path distances from road cell `cell` (flat id); kept, so
+        all envs of the process on this map share it."""
+        fields = self._rows[metric]
+        field = fields.get(cell)
+        if field is None:
+            if not (0 <= cell < GRID_SIZE * GRID_SIZE and self.walkable_flat[cell]):
+                raise ValueError(f"cell {cell} is not a road cell of map {self.name!r}")
+            field = fields[cell] = DistanceField(self._adjacency(metric), self.index[cell], self.num_road)
+        return field
+
+    def distance_row(self, cell: int, metric: str = "bfs4") -> array:
+        """Shortest-path lengths (in cells) from road cell `cell` (flat id) to every road cell,
+        indexed by the compact index; UNREACHABLE where there is no path."""
+        field = self.distance_field(cell, metric)
+        field.complete()
+        return field.dist
+
+    def distance(self, a: int, b: int, metric: str = "bfs4") -> int:
+        """Path length between road cells a and b (flat ids), UNREACHABLE if none."""
+        field = self._rows[metric].get(b)
+        if field is None:
+            field = self._rows[metric].get(a)
+            if field is not None:
+                return field.get(self.index[b])
+            field = self.distance_field(b, metric)
+        return field.get(self.index[a])
+
+    def fill_distances(self, metric: str = "bfs4") -> None:
+        """Complete every distance row now (about 1 ms per road cell)."""
+        for c in self.road_cells:
+            self.distance_row(c, metric)
+
+    def cached_rows(self, metric: str = "bfs4") -> int:
+        return len(self._rows[metric])
+
+    def _adjacency(self, metric: str) -> list:
+        """[compact index] -> tuple of the compact indices one step away under `metric`."""
+        adj = self._neighbours.get("adj-" + metric)
+        if adj is None:
+            if metric == "bfs4":
+                flat = [tuple(n for n, _ in self.orthogonal_neighbours()[c]) for c in self.road_cells]
+            elif metric == "bfs8":
+                flat = [self.moves8()[c] for c in self.road_cells]
+            else:
+                raise ValueError(f"metric {metric!r} has no table: allowed {' | '.join(TABLE_METRICS)}")
+            index = self.index
+            adj = self._neighbours["adj-" + metric] = [tuple(index[n] for n in entry) for entry in flat]
+        return adj
+
+    def view_window(self, x: int, z: int) -> list:
+        """map_info around (x, z): 21 rows (z - 10 .. z + 10) of 21 ints (x - 10 .. x + 10), 1 =
+        road, 0 = obstacle or off the map. The cached rows are shared: copy before changing."""
+        c = z * GRID_SIZE + x
+        win = self._windows.get(c)
+        if win is None:
+            win = self._windows[c] = self._padded[z:z + 2 * VIEW_RADIUS + 1, x:x + 2 * VIEW_RADIUS + 1].tolist()
+        return win
+
+
+class DistanceField:
+    """Breadth-first distances from one source, grown only as far as queries need: a monster
+    near the hero costs a few hundred cells, not the whole map. `dist[i]` (compact index) is
+    exact wherever it is not UNREACHABLE; `get(i)` grows the search until i is reached."""
+
+    __slots__ = ("dist", "adj", "queue", "head", "done")
+
+    def __init__(self, adj: list, source: int, size: int):
+        self.adj = adj
+        self.dist = array("H", _unreached(size))
+        self.dist[source] = 0
+        self.queue = [source]
+        self.head = 0
+        self.done = False
+
+    def get(self, i: int) -> int:
+        d = self.dist[i]
+        if d != UNREACHABLE or self.done:
+            return d
+        return self.grow(i)
+
+    def grow(self, target: int = -1) -> int:
+        """Expand until `target` has its distance (or everything reachable has)."""
+        dist, adj, queue = self.dist, self.adj, self.queue
+        head = self.head
+        n = len(queue)
+        while head < n:
+            u = queue[head]
+            head += 1
+            du = dist[u] + 1
+            for v in adj[u]:
+                if dist[v] == UNREACHABLE:
+                    dist[v] = du
+                    queue.append(v)
+                    n += 1
+            if target >= 0 and dist[target] != UNREACHABLE:
+                self.head = head
+                return dist[target]
+        self.head = head
+        self.done = True
+        self.queue = None
+        return dist[target] if target >= 0 else UNREACHABLE
+
+    def complete(self) -> None:
+        if not self.done:
+            self.grow()
+
+
+@lru_cache(maxsize=8)
+def _unreached(size: int) -> array:
+    return array("H", [UNREACHABLE]) * size
+
+
+def can_step(walkable_flat, x: int, z: int, dx: int, dz: int) -> bool:
+    """The diagonal rule of a single-cell step: the target is on the map and walkable, and a
+    diagonal step needs at least one of its two orthogonally adjacent cells walkable."""
+    nx, nz = x + dx, z + dz
+    if not (0 <= nx < GRID_SIZE and 0 <= nz < GRID_SIZE and walkable_flat[nz * GRID_SIZE + nx]):
+        return False
+    if dx and dz:
+        return bool(walkable_flat[z * GRID_SIZE + nx] or walkable_flat[nz * GRID_SIZE + x])
+    return True
+
+
+def components(walkable: np.ndarray) -> int:
+    """The number of 4-connected road components."""
+    w = np.asarray(walkable, dtype=bool)
+    seen = np.zeros_like(w)
+    count = 0
+    for z0, x0 in zip(*np.nonzero(w)):
+        if seen[z0, x0]:
+            continue
+        count += 1
+        seen[z0, x0] = True
+        stack = [(z0, x0)]
+        while stack:
+            z, x = stack.pop()
+            for nz, nx in ((z + 1, x), (z - 1, x), (z, x + 1), (z, x - 1)):
+                if 0 <= nz < w.shape[0] and 0 <= nx < w.shape[1] and w[nz, nx] and not seen[nz, nx]:
+                    seen[nz, nx] = True
+                    stack.append((nz, nx))
+    return count
+
+
+def check_connected(walkable: np.ndarray, name: str) -> None:
+    """A playable map has road and one connected road network (monsters chase by paths)."""
+    if not walkable.any():
+        raise GorgeMapError(f"map {name!r}: no road cell (every cell is an obstacle)")
+    n = components(walkable)
+    if n != 1:
+        raise GorgeMapError(f"map {name!r}: the road has {n} separate components; a map must be one connected network")
+
+
+# ---- files --------------------------------------------------------------------------------------
+
+
+def _read_text(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise GorgeMapError(f"map file {str(path)!r}: cannot read ({exc.strerror or exc})") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise GorgeMapError(f"map file {str(path)!r}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def parse_map_json(data, name: str) -> np.ndarray:
+    """The walkable grid [z, x] of an official map json (already parsed)."""
+    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+        raise GorgeMapError(f"map file {name!r}: expected an object with a 'cells' list")
+    for key in ("width", "height"):
+        if data.get(key, GRID_SIZE) != GRID_SIZE:
+            raise GorgeMapError(f"map file {name!r}: {key} = {data.get(key)!r}, expected {GRID_SIZE}")
+    cells = data["cells"]
+    if len(cells) != GRID_SIZE * GRID_SIZE:
+        raise GorgeMapError(f"map file {name!r}: {len(cells)} cells, expected {GRID_SIZE * GRID_SIZE} (128 x 128)")
+    walkable = np.zeros((GRID_SIZE, GRID_SIZE), dtype=bool)
+    seen = np.zeros((GRID_SIZE, GRID_SIZE), dtype=bool)
+    for i, cell in enumerate(cells):
+        try:
+            x, z, type_id = cell["x"], cell["z"], cell["type_id"]
+        except (TypeError, KeyError):
+            raise GorgeMapError(f"map file {name!r}: cells[{i}] = {cell!r} lacks x, z or type_id") from None
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (x, z, type_id)):
+            raise GorgeMapError(f"map file {name!r}: cells[{i}] = {cell!r}: x, z and type_id must be ints")
+        if not (0 <= x < GRID_SIZE and 0 <= z < GRID_SIZE):
+            raise GorgeMapError(f"map file {name!r}: cells[{i}] at ({x}, {z}) is outside 0..127")
+        if type_id not in (ROAD_TYPE, OBSTACLE_TYPE):
+            raise GorgeMapError(f"map file {name!r}: cells[{i}] at ({x}, {z}) has type_id {type_id!r}: allowed "
+                                f"{ROAD_TYPE} (road) or {OBSTACLE_TYPE} (obstacle)")
+        if seen[z, x]:
+            raise GorgeMapError(f"map file {name!r}: cell ({x}, {z}) is listed twice")
+        seen[z, x] = True
+        walkable[z, x] = type_id == ROAD_TYPE
+    return walkable
+
+
+def parse_grid_text(text: str, name: str) -> np.ndarray:
+    """The walkable grid [z, x] of the .txt form: 128 lines of 128 '.' (road) / '#' (obstacle)."""
+    rows = text.split()
+    if len(rows) != GRID_SIZE:
+        raise GorgeMapError(f"map file {name!r}: {len(rows)} lines, expected {GRID_SIZE}")
+    for z, row in enumerate(rows):
+        if len(row) != GRID_SIZE:
+            raise GorgeMapError(f"map file {name!r}: line {z + 1} has {len(row)} characters, expected {GRID_SIZE}")
+        bad = set(row) - {".", "#"}
+        if bad:
+            raise GorgeMapError(f"map file {name!r}: line {z + 1} has {sorted(bad)[0]!r}: allowed '.' (road) and '#' (obstacle)")
+    return np.array([[ch == "." for ch in row] for row in rows], dtype=bool)
+
+
+def load_map_file(path) -> GorgeMap:
+    """A GorgeMap from an official `.json` map or a `.txt` grid (by the suffix)."""
+    path = Path(path)
+    text = _read_text(path)
+    if path.suffix == ".txt":
+        walkable = parse_grid_text(text, str(path))
+    else:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise GorgeMapError(f"map file {str(path)!r}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
+        walkable = parse_map_json(data, str(path))
+    return GorgeMap(walkable, path.stem)
+
+
+@lru_cache(maxsize=32)
+def load_map_cached(path: str) -> GorgeMap:
+    """One GorgeMap per resolved path in the process, so envs share its distance rows."""
+    return load_map_file(path)
+
+
+def map_json(walkable, name: str) -> dict:
+    """The official json object of a grid (cells row by row, type_id 3 road / 1 obstacle)."""
+    walkable = np.asarray(walkable, dtype=bool)
+    cells = [{"x": x, "z": z, "type_id": ROAD_TYPE if walkable[z, x] else OBSTACLE_TYPE, "height": 0.0}
+             for z in range(GRID_SIZE) for x in range(GRID_SIZE)]
+    return {"name": name, "width": GRID_SIZE, "height": GRID_SIZE, "cells": cells, "objects": [],
+            "metadata": {"version": "1.0", "author": "realm.gorge_chase", "description": name}}
+
+
+def write_map_json(walkable, path, name: str | None = None) -> Path:
+    """Write a grid in the official json format (compact)."""
+    path = Path(path)
+    path.write_text(json.dumps(map_json(walkable, name or path.stem)), encoding="utf-8")
+    return path
+
+
+def grid_text(walkable) -> str:
+    """The .txt form of a grid."""
+    return "\n".join("".join("." if v else "#" for v in row) for row in np.asarray(walkable, dtype=bool)) + "\n"
+
+
+class MapFolder:
+    """Maps by id from a folder of `gorge_chase_map_<id>.json` (or `map_<id>.txt`) files, loaded
+    on first use and shared by the process."""
+
+    def __init__(self, folder):
+        self.folder = Path(folder)
+        if not self.folder.is_dir():
+            raise GorgeMapError(f"map folder {str(self.folder)!r} does not exist or is not a folder")
+        self.name = f"folder:{self.folder}"
+
+    def path(self, map_id: int) -> Path:
+        for pattern in (MAP_FILE_PATTERN, GRID_FILE_PATTERN):
+            candidate = self.folder / pattern.format(id=map_id)
+            if candidate.is_file():
+                return candidate
+        raise GorgeMapError(f"map id {map_id}: neither {MAP_FILE_PATTERN.format(id=map_id)} nor "
+                            f"{GRID_FILE_PATTERN.format(id=map_id)} in {str(self.folder)!r}")
+
+    def get(self, map_id: int) -> GorgeMap:
+        return load_map_cached(str(self.path(map_id).resolve()))
+
+    def ids(self) -> list[int]:
+        """The map ids with a file in the folder."""
+        found = set()
+        for pattern in (MAP_FILE_PATTERN, GRID_FILE_PATTERN):
+            head, tail = pattern.split("{id}")
+            for path in self.folder.glob(pattern.replace("{id}", "*")):
+                middle = path.name[len(head):len(path.name) - len(tail)]
+                if middle.isdigit():
+                    found.add(int(middle))
+        return sorted(found)
+
+    def allowed_ids(self) -> set[int]:
+        """What a usr_conf's map list may name: the official 1..10 and any id with a file."""
+        return set(OPEN_MAP_IDS) | set(self.ids())
+
+
+class GeneratedMaps:
+    """Maps by id from the generator: id i is the generated map of seed `map_seed * 1000 + i`
+    (the embedded default, no file needed)."""
+
+    def __init__(self, map_seed: int = 0):
+        self.map_seed = int(map_seed)
+        self.name = f"generated:{self.map_seed}"
+
+    def allowed_ids(self) -> range:
+        return GENERATED_IDS
+
+    def get(self, map_id: int) -> GorgeMap:
+        from realm.gorge_chase.generator import generated_map
+
+        return generated_map(self.map_seed * 1000 + int(map_id))
+
+
+class SingleMap:
+    """Every id is the one given map (an env on a map of its own)."""
+
+    def __init__(self, game_map: GorgeMap):
+        self.map = game_map
+        self.name = f"map:{game_map.name}"
+
+    def allowed_ids(self) -> range:
+        return GENERATED_IDS
+
+    def get(self, map_id: int) -> GorgeMap:
+        return self.map
