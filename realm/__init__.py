@@ -7,6 +7,7 @@ from pathlib import Path
 from realm.env import EpisodeOverError, RealmEnv
 from realm.env18 import MAP_WINDOWS, RealmEnv18
 from realm.generator import generate_map, validate_map
+from realm.gorge import HostedGorgeChaseEnv
 from realm.maps import Map, MapError, load_official_map, load_official_map_cached
 from realm.usr_conf import UsrConfError, did_you_mean
 from realm.v2.env import RealmEnvV2
@@ -16,6 +17,7 @@ GYM_ENV_ID = "realm/BackToTheRealm-v0"
 __all__ = [
     "GYM_ENV_ID",
     "EpisodeOverError",
+    "HostedGorgeChaseEnv",
     "Map",
     "MapError",
     "RealmEnv",
@@ -36,12 +38,12 @@ def _generated_map(seed: int) -> Map:
 
 
 #: The envs by the Kaiwu protocol they speak (each class's PROTOCOL).
-ENVS = {env.PROTOCOL: env for env in (RealmEnv, RealmEnv18, RealmEnvV2)}
+ENVS = {env.PROTOCOL: env for env in (RealmEnv, RealmEnv18, RealmEnvV2, HostedGorgeChaseEnv)}
 PROTOCOLS = tuple(ENVS)
 
 
 def make_env(map_file=None, positions_file=None, map_seed: int = 0, *, protocol: str = RealmEnv.PROTOCOL,
-             **rules) -> RealmEnv | RealmEnv18 | RealmEnvV2:
+             **rules) -> RealmEnv | RealmEnv18 | RealmEnvV2 | HostedGorgeChaseEnv:
     """A RealmEnv on the official map files if given, else on the generated map of `map_seed`.
 
     `rules`: flash_blocked ("fail" | "nearest"), step_jitter (bool), seed (episode RNG).
@@ -51,6 +53,9 @@ def make_env(map_file=None, positions_file=None, map_seed: int = 0, *, protocol:
     `map_file` is a map_data/<name>.json with the rule `obstacles_file`, else the generated v2 map of
     `map_seed` (rule `map_name`: whose default points it passes through); the other rules are
     realm.v2.env.OPTIONS.
+    `protocol=HostedGorgeChaseEnv.PROTOCOL` ("gorge") plays gorge_chase (realm/gorge_chase): the rule
+    `maps_folder` (official map files by id), else the generated maps of `map_seed`; the other
+    rules are realm.gorge_chase.options.OPTIONS and `map_id`.
     """
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol = {protocol!r} is invalid: allowed {' | '.join(repr(p) for p in PROTOCOLS)}")

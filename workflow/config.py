@@ -83,6 +83,8 @@ PLATFORM_ONLY_KEYS: dict[str, str] = {
     "tensorflow_log_level": "no TensorFlow in the agent path",
     "actor_addrs": "--role aisrv --learner HOST:PORT",
     "learner_addrs": "--role aisrv --learner HOST:PORT",
+    "reverb_error_buffer": "the replay sizes SampleToInsertRatio's error buffer from the batch and the capacity, "
+                           "so that neither the aisrv nor the learner waits forever",
 }
 
 SAMPLERS = ("reverb.selectors.Uniform", "reverb.selectors.Fifo", "reverb.selectors.Prioritized",
@@ -110,6 +112,9 @@ class EnvConfig:
     # back_to_the_realm_v2: when extra_info's game_info.end_pos holds the end: "always" (as the
     # training server does) | "found" (once in view, and on the last frame) | "at_end" (last frame only)
     reveal_end_pos: Literal["always", "found", "at_end"] = "always"
+    # gorge_chase packages: a folder of official maps (gorge_chase_map_<id>.json or map_<id>.txt);
+    # unset: the generated maps of map_seed (map id i is a map of its own)
+    gorge_maps: str | None = None
 
     def validate(self):
         if self.obstacles_file is not None:
@@ -123,6 +128,8 @@ class EnvConfig:
             path = getattr(self, key)
             if path is not None and not Path(path).is_file():
                 raise ValueError(f"{key}: file not found: {path}")
+        if self.gorge_maps is not None and not Path(self.gorge_maps).is_dir():
+            raise ValueError(f"gorge_maps: not a folder: {self.gorge_maps} (a folder of gorge_chase_map_<id>.json)")
 
     def make_kwargs(self, kaiwu_version: str = platforms.PROJECT.name) -> dict:
         """Arguments for realm.make_env: an env speaking the protocol of the platform version
@@ -215,6 +222,11 @@ class FrameworkConfig:
     production_consume_ratio: float = 1.0  # consumed / produced: times each sample is trained on on average
     reverb_remover: str = "reverb.selectors.Fifo"
     reverb_sampler: str = "reverb.selectors.Fifo"
+    # 15.0.1's names for the learner's trigger; set, they decide learner_train_by_while_true and
+    # production_consume_ratio: "MinSize" = train whenever a batch is there, "SampleToInsertRatio"
+    # = each sample trained on reverb_samples_per_insert times on average
+    reverb_rate_limiter: Literal["", "MinSize", "SampleToInsertRatio"] = ""
+    reverb_samples_per_insert: float = 0.0  # with "SampleToInsertRatio": > 0
     # --- prioritized replay (reverb_sampler = "reverb.selectors.Prioritized") ---
     priority_alpha: float = 0.6  # P(i) = p_i^alpha / sum_k p_k^alpha
     priority_beta: float = 0.4  # importance-sampling exponent at the start
@@ -263,7 +275,19 @@ class FrameworkConfig:
     max_train_steps: int = 0
     max_minutes: float = 0.0
 
+    def __post_init__(self):
+        """15.0.1's rate-limiter keys, when set, as the older keys the replay and the learner read."""
+        if self.reverb_rate_limiter == "MinSize":
+            self.learner_train_by_while_true = True
+        elif self.reverb_rate_limiter == "SampleToInsertRatio":
+            self.learner_train_by_while_true = False
+            if self.reverb_samples_per_insert > 0:
+                self.production_consume_ratio = self.reverb_samples_per_insert
+
     def validate(self):
+        if self.reverb_rate_limiter == "SampleToInsertRatio" and self.reverb_samples_per_insert <= 0:
+            raise ValueError(f"reverb_samples_per_insert = {self.reverb_samples_per_insert}: with reverb_rate_limiter = "
+                             "\"SampleToInsertRatio\" it must be > 0 (times each sample is trained on)")
         if not self.package and self.algo not in PROJECT_ALGORITHMS:
             raise ValueError(f"algo: got {self.algo!r}; the project's algorithms are {', '.join(PROJECT_ALGORITHMS)} "
                              "(a Kaiwu package's own: ./train.sh --package DIR)")

@@ -156,12 +156,15 @@ class KaiwuPackage:
         agent_class = _named(agent_module, layout.agent_class, layout.file("agent", algo))
         workflow = _named(workflow_module, layout.workflow_function, layout.file("workflow", algo))
         config_class = _named(config, "Config", layout.file("config", algo))
-        sample_dim = getattr(config_class, "SAMPLE_DIM", None)
+        try:  # the platform version's converters and row width (15.0.1 packs SampleData itself)
+            protocols, sample_dim = platforms.get(layout.kaiwu_version).sample_rows(_protocols(definition), config_class)
+        except ValueError as e:
+            raise PackageError(f"{layout.file('definition', algo)}: {e}") from None
         if not isinstance(sample_dim, numbers.Integral) or isinstance(sample_dim, bool) or sample_dim < 1:
             raise PackageError(f"{layout.file('config', algo)}: Config.SAMPLE_DIM must be a positive int (the width "
                                f"of SampleData2NumpyData's rows), got {sample_dim!r}")
         return cls(root=root, algo=algo, agent_class=agent_class, workflow=workflow, sample_dim=int(sample_dim),
-                   layout=layout, protocols=_protocols(definition))
+                   layout=layout, protocols=protocols)
 
     @classmethod
     def of_run(cls, cfg, role: str, paths) -> "KaiwuPackage":

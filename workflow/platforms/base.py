@@ -111,6 +111,12 @@ class PlatformVersion:
         """ConfigError naming `path` and the key when the package's env settings are invalid
         (`env_config`: the run's [env], for checks against its map)."""
 
+    def sample_rows(self, protocols: dict, config_class) -> tuple[dict, Any]:
+        """(the package's protocol functions, the width of a replay row): what its definition.py
+        defines and its Config.SAMPLE_DIM; a version whose framework packs the samples itself
+        adds the converters. ValueError saying what the package must declare."""
+        return protocols, getattr(config_class, "SAMPLE_DIM", None)
+
     def preprocessor_module(self, layout: Layout) -> str | None:
         """The module of the package's per-episode Preprocessor (None: it has none)."""
         return None

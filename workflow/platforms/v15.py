@@ -1,0 +1,224 @@
+"""The 2026 game `gorge_chase` (峡谷追猎), code package 15.0.1.
+
+Package: `agent_<algo>/agent.py`, `agent_<algo>/conf/conf.py`, `agent_<algo>/feature/definition.py`,
+`agent_<algo>/workflow/train_workflow.py`, `agent_<algo>/conf/train_env_conf.toml`, the algorithm
+registered in `conf/algo_conf_gorge_chase.toml` (keys `aisrv_agent`, `train_workflow`), the
+algorithm to train in `conf/app_conf_gorge_chase.toml`; kaiwu.json's `project_code` is
+"gorge_chase". The platform's root modules these import (`common_python.utils.*`, `tools.*`)
+come from `kaiwu_gorge/`; `kaiwudrl.interface.agent.BaseAgent` (no decorators: the class routes
+the five methods) and the other `kaiwudrl` modules from the project's `kaiwudrl/`.
+
+Env (realm/gorge_chase): `env_obs = env.reset(usr_conf)`, `env_reward, env_obs = env.step(act)`,
+the end flags inside env_obs. The workflow hands samples over with `agent.send_sample_data(list)`;
+the SampleData class declares its fields' widths (`create_cls("SampleData", obs=40, ...)`) and the
+framework packs them: the rows are the fields in declaration order, and the learner rebuilds each
+field as a float32 torch tensor on its device (the official ppo stacks them with torch.stack).
+`predict` answers the list of ActData; an evaluation hands `exploit` the raw env_obs and plays
+the int it returns.
+"""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+
+from workflow.platforms.base import REPO_ROOT, ConfigError, ExportLayout, Layout, PlatformVersion
+from workflow.platforms.v18 import AGENT_FOLDER_EXPORT, REQUIRED_FILES
+
+PROJECT_CODE = "gorge_chase"
+ALGO_CONF = Path("conf") / "algo_conf_gorge_chase.toml"
+APP_CONF = Path("conf") / "app_conf_gorge_chase.toml"
+#: The platform's root-level modules a 15.0.1 package imports.
+PLATFORM_ROOT = REPO_ROOT / "kaiwu_gorge"
+#: The algo_conf keys naming the agent class and the train workflow.
+AGENT_KEY, WORKFLOW_KEY = "aisrv_agent", "train_workflow"
+
+
+def registered_layout(root: Path, algo: str, version: str) -> Layout:
+    """The layout of `algo` as conf/algo_conf_gorge_chase.toml registers it."""
+    import toml
+
+    where = Path(root) / ALGO_CONF
+    try:
+        table = toml.loads(where.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, toml.TomlDecodeError) as e:
+        raise ConfigError(f"{where}: cannot read it ({type(e).__name__}: {e})") from None
+    entry = table.get(algo)
+    if not isinstance(entry, dict):
+        registered = sorted(name for name, value in table.items() if isinstance(value, dict))
+        raise ConfigError(f"app.algo = {algo!r}: {where} registers {', '.join(registered) or 'no algorithm'}")
+    names = {}
+    for key in (AGENT_KEY, WORKFLOW_KEY):
+        value = entry.get(key)
+        if not isinstance(value, str) or value.count(".") < 1:
+            raise ConfigError(f"{where} [{algo}] {key}: expected a dotted name like \"agent_{algo}.agent.Agent\", "
+                              f"got {value!r}")
+        names[key] = value.rsplit(".", 1)
+    folder = names[AGENT_KEY][0].split(".")[0]
+    return Layout(config=f"{folder}.conf.conf", definition=f"{folder}.feature.definition",
+                  agent=names[AGENT_KEY][0], workflow=names[WORKFLOW_KEY][0], kaiwu_version=version,
+                  agent_class=names[AGENT_KEY][1], workflow_function=names[WORKFLOW_KEY][1])
+
+
+class SampleCodec:
+    """SampleData <-> one float32 row, by the widths its create_cls declared (FIELD_DIMS): what
+    the platform's framework does for a 15.0.1 package, which defines no converters."""
+
+    def __init__(self, sample_class: type):
+        self.sample_class = sample_class
+        self.dims = dict(sample_class.FIELD_DIMS)
+        self.width = sum(self.dims.values())
+
+    def to_row(self, sample) -> np.ndarray:
+        parts = []
+        for name, dim in self.dims.items():
+            value = np.asarray(_numpy(getattr(sample, name, None)), dtype=np.float32).reshape(-1)
+            if value.size != dim:
+                raise ValueError(f"SampleData.{name} holds {value.size} value(s); its create_cls declares {dim}")
+            parts.append(value)
+        return np.concatenate(parts)
+
+    def from_row(self, row):
+        fields, at = {}, 0
+        for name, dim in self.dims.items():
+            fields[name] = row[at:at + dim]
+            at += dim
+        return self.sample_class(**fields)
+
+
+def _numpy(value):
+    """A field's value as numpy can read it (a torch tensor is moved to the CPU first)."""
+    if value is None:
+        return np.array([], dtype=np.float32)
+    detach = getattr(value, "detach", None)
+    return detach().cpu().numpy() if callable(detach) else value
+
+
+class Platform15(PlatformVersion):
+    """gorge_chase, a 15.0.1 package."""
+
+    name = "15"
+    title = "15.0.1 (gorge_chase, 2026)"
+    env_protocol = "gorge"
+    hosts_project_agents = False
+    flash_rule = "nearest"  # unused by the gorge env: its flash lands on the farthest free cell of its range
+    platform_root = PLATFORM_ROOT
+    runs_in_package_dir = True  # its workflow opens agent_<algo>/conf/train_env_conf.toml
+    game = PROJECT_CODE
+    eval_preset = "gorge-default"
+    export = dataclasses.replace(AGENT_FOLDER_EXPORT, kaiwu_json_version="15.0.1-comp-normal-lite.26comp",
+                                 app_keys={"app": PROJECT_CODE})
+    #: kaiwu.json majors of this game's packages
+    majors = (15, 10**6)
+
+    # --- recognising a package ------------------------------------------------------------------
+
+    def claims_manifest(self, major: int, project_code: str) -> bool:
+        low, high = self.majors
+        return project_code == PROJECT_CODE and low <= major < high
+
+    def claims_layout(self, root: Path) -> bool:
+        return (Path(root) / ALGO_CONF).is_file() and any(p.is_dir() for p in Path(root).glob("agent_*"))
+
+    def package_layout(self, root: Path, algo: str) -> Layout:
+        layout = registered_layout(root, algo, self.name)
+        folder = layout.agent.split(".")[0]
+        missing = [f"{folder}/{name}" for name in REQUIRED_FILES if not (Path(root) / folder / name).is_file()]
+        if missing:
+            found = sorted(p.name for p in Path(root).glob("agent_*") if p.is_dir())
+            raise ConfigError(f"app.algo = {algo!r}: {root} lacks {', '.join(missing)} (agent_<algo> folders there: "
+                              f"{', '.join(found) or 'none'}; a {self.name} package)")
+        return layout
+
+    def app_defaults(self, root: Path) -> dict:
+        """`app` is the game; the algorithm is conf/app_conf_gorge_chase.toml's
+        `[gorge_chase.policies.train_one] algo` (15.0.1's configure_app.toml names neither)."""
+        import toml
+
+        defaults = {"app": PROJECT_CODE}
+        try:
+            table = toml.loads((Path(root) / APP_CONF).read_text(encoding="utf-8"))
+            algo = table[PROJECT_CODE]["policies"]["train_one"]["algo"]
+        except (OSError, UnicodeDecodeError, toml.TomlDecodeError, KeyError, TypeError):
+            return defaults
+        if isinstance(algo, str) and algo:
+            defaults["algo"] = algo
+        return defaults
+
+    def env_conf_file(self, root: Path, layout: Layout) -> Path | None:
+        return Path(root) / layout.agent.split(".")[0] / "conf" / "train_env_conf.toml"
+
+    def check_env_conf_file(self, path: Path, env_config=None) -> None:
+        """The file as the package's read_usr_conf hands it to env.reset passes the simulator's
+        checks (the official keys, types and ranges; with the run's [env], its map ids). On the
+        platform a bad value only shows as a failed task."""
+        import toml
+
+        from realm.gorge_chase.usr_conf import GorgeUsrConfError, validate_usr_conf
+
+        try:
+            usr_conf = toml.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, toml.TomlDecodeError) as e:
+            raise ConfigError(f"{path}: cannot read it ({type(e).__name__}: {e})") from None
+        if not isinstance(usr_conf.get("env_conf"), dict):
+            raise ConfigError(f"{path}: expected an [env_conf] table (map, map_random, treasure_count, buff_count, "
+                              f"buff_cooldown, talent_cooldown, monster_interval, monster_speedup, max_step); "
+                              f"found {', '.join(map(repr, usr_conf)) or 'nothing'}")
+        try:
+            validate_usr_conf(usr_conf)
+            if env_config is not None:
+                from realm import make_env
+
+                make_env(**env_config.make_kwargs(self.name), seed=0).reset(usr_conf)
+        except GorgeUsrConfError as e:
+            raise ConfigError(f"{path}: {e}") from None
+
+    def sample_rows(self, protocols: dict, config_class) -> tuple[dict, int]:
+        """SampleData2NumpyData / NumpyData2SampleData made from SampleData's declared widths,
+        and their sum as the row width."""
+        sample_class = protocols.get("SampleData")
+        dims = getattr(sample_class, "FIELD_DIMS", None)
+        if not dims:
+            raise ValueError("SampleData must be declared with create_cls and an int width per field "
+                             "(e.g. create_cls(\"SampleData\", obs=40, act=1, ...)): the 15.0.1 framework packs it")
+        codec = SampleCodec(sample_class)
+        return {**protocols, "SampleData2NumpyData": codec.to_row, "NumpyData2SampleData": codec.from_row}, codec.width
+
+    # --- what the env and the platform's servers speak -------------------------------------------
+
+    def env_kwargs(self, env_config) -> dict:
+        return {"protocol": self.env_protocol, "maps_folder": env_config.gorge_maps}
+
+    def predict_answer(self, result, model_version: int):
+        return result  # act_data = agent.predict(...)[0]
+
+    def step_outcome(self, result):
+        """(won, lost, score): surviving to max_step (truncated) is this game's win, a capture
+        (terminated) its loss; the score from env_info."""
+        _, env_obs = result
+        observation = env_obs.get("observation") or {}
+        info = observation.get("env_info") or {}
+        score = SimpleNamespace(total_score=info.get("total_score", 0), treasure_count=info.get("treasures_collected", 0),
+                                buff_count=info.get("collected_buff", 0), talent_count=info.get("flash_count", 0))
+        return bool(env_obs.get("truncated")), bool(env_obs.get("terminated")), score
+
+    def learn_rows(self, rows, device):
+        import torch
+
+        return torch.from_numpy(np.ascontiguousarray(rows, dtype=np.float32)).to(device)
+
+    # --- evaluation -------------------------------------------------------------------------------
+
+    def eval_protocol(self, agent, package):
+        """(what exploit is handed, what its answer plays): the raw env_obs and the int."""
+        return raw_env_obs, int
+
+
+def raw_env_obs(env_obs):
+    """What an evaluation hands a 15.0.1 package's exploit: the env_obs as the env returned it."""
+    return env_obs
+
+
+PLATFORM = Platform15()
