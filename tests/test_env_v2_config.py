@@ -79,3 +79,112 @@ def test_a_bad_v2_map_file_stops_a_package_run_the_same_way(tmp_path):
     assert result.returncode == 2, result.stdout + result.stderr
     assert f"[env]: the simulator rejects it: map file {map_file}: Flags must hold 0" in result.stderr
     assert "Traceback" not in result.stderr and not (tmp_path / "runs").exists()
+
+
+# --- rule options --------------------------------------------------------------------------------
+
+E, W = 0, 4
+TALENT_E = 8
+START, CHEST, BUFF, END = [20, 20], [21, 20], [22, 20], [55, 20]  # the end 35 cells east, out of view
+
+
+def open_usr_conf() -> dict:
+    table = {"start": START, "end": END, "buff": BUFF, "start_random": False, "end_random": False,
+             "buff_random": False, "buff_cooldown": 100, "talent_cooldown": 100, "treasure_random": False,
+             "treasure_count": 1, "treasure_pos": [CHEST], "obstacle_random": False, "obstacle_id": [], "max_step": 1000}
+    return {"env_conf": {"map_name": "map_cherry", "map_cherry": table}}
+
+
+def env_from_config(tmp_path: Path, *sets: str):
+    """The v2 env a run builds from conf/configure_app.toml with `--set` lines, on an open map."""
+    from realm import make_env
+    from workflow.config import load_config
+
+    map_file, obstacles = write_map(tmp_path, open_map())
+    cfg = load_config(REPO_ROOT / "conf" / "configure_app.toml",
+                      [f'env.map_file="{map_file}"', f'env.obstacles_file="{obstacles}"', *sets])
+    return make_env(**cfg.env.make_kwargs("v2-28"), seed=0)
+
+
+def play(env, *acts):
+    """(obs, extra_info) after reset and `acts`."""
+    obs, info = env.reset(usr_conf=open_usr_conf())
+    for act in acts:
+        _, obs, _, _, info = env.step(act)
+    return obs, info
+
+
+def chest_organ(obs) -> dict:
+    return next(o for o in obs["frame_state"]["organs"] if o["sub_type"] == 1)
+
+
+def end_organ(obs) -> dict:
+    return next(o for o in obs["frame_state"]["organs"] if o["sub_type"] == 4)
+
+
+def hero_x(env, *acts) -> int:
+    play(env, *acts)
+    return env.hero[0]
+
+
+def stride_with_the_buff(env) -> int:
+    """Cells one step east covers once the buff is taken (two plain steps reach it)."""
+    return hero_x(env, E, E, E) - hero_x(env, E, E)
+
+
+def chest_status_on_and_after_its_frame(env) -> list[int]:
+    return [chest_organ(play(env, E)[0])["status"], chest_organ(play(env, E, W)[0])["status"]]
+
+
+PROBES = {  # key: (value set, what the env shows, by default, when set)
+    "step_length": (2, lambda env: hero_x(env, E), 21, 22),
+    "buff_step_length": (3, stride_with_the_buff, 2, 3),
+    "buff_duration": (7, lambda env: play(env, E, E)[0]["frame_state"]["heroes"][0]["buff_remain_time"], 50, 7),
+    "distance_bands": ('"v1"', lambda env: end_organ(play(env)[0])["relative_pos"]["l2_distance"], "Small", "Large"),
+    "talent_when_cooling": ('"stay"', lambda env: hero_x(env, TALENT_E, TALENT_E), 37, 36),
+    "taken_chest_status": ('"taken_frame"', chest_status_on_and_after_its_frame, [0, 0], [0, -1]),
+    "treasure_count_reads": ('"chests_plus_2"', lambda env: play(env)[1]["game_info"]["treasure_count"], 1, 3),
+    "reveal_end_pos": ('"found"', lambda env: play(env)[1]["game_info"]["end_pos"], {"x": 55, "z": 20},
+                       {"x": -1, "z": -1}),
+}
+
+
+def test_every_v2_rule_option_is_an_env_key_with_a_line_in_configure_app():
+    from realm.v2.env import OPTIONS
+
+    assert set(PROBES) == set(OPTIONS)
+    text = (REPO_ROOT / "conf" / "configure_app.toml").read_text(encoding="utf-8")
+    for key in OPTIONS:
+        assert f"\n{key} = " in text, key
+        assert f"`{key}`" in (REPO_ROOT / "docs" / "V2_RULES.md").read_text(encoding="utf-8"), key
+
+
+@pytest.mark.parametrize("key", list(PROBES))
+def test_a_v2_rule_set_through_the_config_changes_the_simulator_as_documented(tmp_path, key):
+    value, probe, by_default, when_set = PROBES[key]
+    assert probe(env_from_config(tmp_path)) == by_default
+    assert probe(env_from_config(tmp_path, f"env.{key}={value}")) == when_set
+
+
+@pytest.mark.parametrize("line, named", [
+    ("env.step_length=3", "step_length = 3 is invalid: allowed 1 | 2"),
+    ("env.buff_step_length=5", "buff_step_length = 5 is invalid: allowed 1 | 2 | 3 | 4"),
+    ("env.buff_duration=0", "buff_duration = 0 is invalid: allowed 1..2000"),
+    ("env.distance_bands=\"v2\"", "env.distance_bands: got 'v2', allowed: 'uniform20', 'v1'"),
+    ("env.talent_when_cooling=\"wait\"", "env.talent_when_cooling: got 'wait'"),
+    ("env.taken_chest_status=\"gone\"", "env.taken_chest_status: got 'gone', allowed: 'stays_0', 'taken_frame'"),
+    ("env.treasure_count_reads=2", "env.treasure_count_reads: got 2"),
+])
+def test_a_v2_rule_out_of_its_range_is_refused_naming_the_key(line, named):
+    from workflow.config import ConfigError, load_config
+
+    with pytest.raises(ConfigError) as refused:
+        load_config(REPO_ROOT / "conf" / "configure_app.toml", [line])
+    assert named in str(refused.value)
+
+
+def test_buff_step_length_below_step_length_is_refused():
+    from workflow.config import ConfigError, load_config
+
+    with pytest.raises(ConfigError, match=r"env: buff_step_length = 1 is invalid: allowed 2..4 \(at least step_length\)"):
+        load_config(REPO_ROOT / "conf" / "configure_app.toml", ["env.step_length=2", "env.buff_step_length=1"])

@@ -97,6 +97,10 @@ REMOVERS = ("reverb.selectors.Fifo", "reverb.selectors.Lifo", "reverb.selectors.
 class EnvConfig:
     """Which map and which ▶ rules the simulator uses (SPEC.md)."""
 
+    #: the keys that are back_to_the_realm_v2 rule options (realm.v2.env.OPTIONS), reveal_end_pos aside
+    V2_RULES = ("step_length", "buff_step_length", "buff_duration", "distance_bands", "talent_when_cooling",
+                "taken_chest_status", "treasure_count_reads")
+
     map_file: str | None = None  # official map json; unset = the generated map of map_seed
     positions_file: str | None = None  # position_pool.json that goes with map_file
     map_seed: int = 0
@@ -115,8 +119,17 @@ class EnvConfig:
     # gorge_chase packages: a folder of official maps (gorge_chase_map_<id>.json or map_<id>.txt);
     # unset: the generated maps of map_seed (map id i is a map of its own)
     gorge_maps: str | None = None
+    # back_to_the_realm_v2's open rules (docs/V2_RULES.md, realm.v2.env.OPTIONS: ranges and meaning)
+    step_length: int = 1  # cells per plain step: 1 | 2
+    buff_step_length: int = 2  # cells per step while the buff lasts: step_length..4
+    buff_duration: int = 50  # steps the buff lasts: 1..2000
+    distance_bands: Literal["uniform20", "v1"] = "uniform20"  # relative_pos.l2_distance thresholds
+    talent_when_cooling: Literal["move", "stay"] = "move"  # a talent action while cooling down
+    taken_chest_status: Literal["stays_0", "taken_frame"] = "stays_0"  # how long a taken chest reads status 0
+    treasure_count_reads: Literal["chests", "chests_plus_2"] = "chests"  # what game_info.treasure_count counts
 
     def validate(self):
+        self.check_v2_rules()
         if self.obstacles_file is not None:
             if self.map_file is None or self.positions_file is not None:
                 raise ValueError("obstacles_file goes with map_file (a back_to_the_realm_v2 map_data/<name>.json), "
@@ -130,6 +143,16 @@ class EnvConfig:
                 raise ValueError(f"{key}: file not found: {path}")
         if self.gorge_maps is not None and not Path(self.gorge_maps).is_dir():
             raise ValueError(f"gorge_maps: not a folder: {self.gorge_maps} (a folder of gorge_chase_map_<id>.json)")
+
+    def check_v2_rules(self) -> None:
+        """The v2 rule options in the simulator's ranges (ValueError naming the key)."""
+        from realm.v2.env import OPTIONS, check_option
+
+        for name in self.V2_RULES:
+            check_option(name, getattr(self, name))
+        if self.buff_step_length < self.step_length:
+            raise ValueError(f"buff_step_length = {self.buff_step_length} is invalid: allowed "
+                             f"{self.step_length}..{max(OPTIONS['buff_step_length'][1])} (at least step_length)")
 
     def make_kwargs(self, kaiwu_version: str = platforms.PROJECT.name) -> dict:
         """Arguments for realm.make_env: an env speaking the protocol of the platform version

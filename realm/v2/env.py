@@ -70,13 +70,18 @@ OPTIONS = {
                        "the last extra_info; otherwise {'x': -1, 'z': -1}"),
     "talent_when_cooling": ("move", ("move", "stay"), "a talent action while cooling down: 'move' = the move in the "
                             "same direction; 'stay' = the hero stays"),
+    "taken_chest_status": ("stays_0", ("stays_0", "taken_frame"), "a taken chest's organ: 'stays_0' = status 0 with its "
+                           "pos for the rest of the episode; 'taken_frame' = status 0 on the frame it was taken only, "
+                           "then read as out of view (status -1, pos hidden)"),
+    "treasure_count_reads": ("chests", ("chests", "chests_plus_2"), "what game_info.treasure_count counts: 'chests' = "
+                             "the episode's chests; 'chests_plus_2' = the chests, the start and the end"),
 }
 
 # What lies on a cell for pick-ups (kind, index)
 _CHEST, _BUFF, _END = 1, 2, 3
 
 
-def _check_option(name: str, value):
+def check_option(name: str, value):
     default, allowed, help_ = OPTIONS[name]
     ok = value in allowed if isinstance(default, str) else (isinstance(value, Integral) and not isinstance(value, bool)
                                                             and value in allowed)
@@ -149,19 +154,22 @@ class RealmEnvV2:
 
     def __init__(self, game_map: V2Map, *, seed: int | None = None, step_length: int = 1, buff_step_length: int = 2,
                  buff_duration: int = 50, distance_bands: str = "uniform20", reveal_end_pos: str = "always",
-                 talent_when_cooling: str = "move"):
+                 talent_when_cooling: str = "move", taken_chest_status: str = "stays_0",
+                 treasure_count_reads: str = "chests"):
         if not isinstance(game_map, V2Map):
             raise TypeError(f"game_map must be a realm.v2.maps.V2Map, got {type(game_map).__name__}")
         self.map = game_map
-        self.step_length = _check_option("step_length", step_length)
-        self.buff_step_length = _check_option("buff_step_length", buff_step_length)
+        self.step_length = check_option("step_length", step_length)
+        self.buff_step_length = check_option("buff_step_length", buff_step_length)
         if self.buff_step_length < self.step_length:
             raise ValueError(f"buff_step_length = {buff_step_length!r} is invalid: allowed an int in "
                              f"{self.step_length}..4 (at least step_length = {self.step_length})")
-        self.buff_duration = _check_option("buff_duration", buff_duration)
-        self.distance_bands = _check_option("distance_bands", distance_bands)
-        self.reveal_end_pos = _check_option("reveal_end_pos", reveal_end_pos)
-        self.talent_when_cooling = _check_option("talent_when_cooling", talent_when_cooling)
+        self.buff_duration = check_option("buff_duration", buff_duration)
+        self.distance_bands = check_option("distance_bands", distance_bands)
+        self.reveal_end_pos = check_option("reveal_end_pos", reveal_end_pos)
+        self.talent_when_cooling = check_option("talent_when_cooling", talent_when_cooling)
+        self.taken_chest_status = check_option("taken_chest_status", taken_chest_status)
+        self.treasure_count_reads = check_option("treasure_count_reads", treasure_count_reads)
         self._rng = np.random.default_rng(seed)
         self.episode: Episode | None = None
         self.usr_conf: dict | None = None
@@ -214,6 +222,7 @@ class RealmEnvV2:
         self._steps = 0
         self._talent_cd = self._buff_remain = self._buff_cd = 0
         self._taken = [False] * len(episode.treasures)
+        self._taken_at = [0] * len(episode.treasures)  # the step each chest was taken on
         self._chests = self._buff_count = self._talent_count = 0
         self._total_score = 0.0
         self._end_found = False
@@ -378,6 +387,7 @@ class RealmEnvV2:
         episode = self.episode
         if kind == _CHEST:
             self._taken[index] = True
+            self._taken_at[index] = self._steps
             self._chests += 1
             point = episode.treasures[index]
             self._set_value(point, CELL_PASSABLE)
@@ -411,8 +421,7 @@ class RealmEnvV2:
         steps = self._steps
         organs = []
         for i, point in enumerate(episode.treasures):
-            organs.append(self._organ(ORGAN_CHEST, FIRST_CHEST_CONFIG_ID + i, point, self._treasure_pos[i], STATUS_COLLECTABLE,
-                                      status_if_known=STATUS_NOT_COLLECTABLE if self._taken[i] else None))
+            organs.append(self._chest_organ(i, point))
         buff_ready = self._buff_cd == 0
         organs.append(self._organ(ORGAN_BUFF, BUFF_CONFIG_ID, episode.buff, self._buff_pos,
                                   STATUS_COLLECTABLE if buff_ready else STATUS_NOT_COLLECTABLE, self._buff_cd))
@@ -443,11 +452,25 @@ class RealmEnvV2:
         game_info = {"score": chest_score, "total_score": self._total_score, "step_no": steps, "pos": pos,
                      "start_pos": self._start_pos, "end_pos": self._end_pos if shown else HIDDEN_POS,
                      "treasure_collected_count": self._chests, "treasure_score": chest_score,
-                     "treasure_count": len(episode.treasures), "buff_count": self._buff_count,
+                     "treasure_count": self._treasure_count(), "buff_count": self._buff_count,
                      "talent_count": self._talent_count, "buff_remain_time": remain, "buff_duration": self.buff_duration,
                      "map_info": map_info, "obstacle_id": list(episode.obstacle_ids)}
         extra_info = {"result_code": 0, "result_message": "", "frame_state": frame_state, "game_info": game_info}
         return obs, extra_info
+
+    def _chest_organ(self, i: int, point) -> dict:
+        """Chest i: collectable in view, -1 out of view; once taken status 0, for the rest of the
+        episode or, with taken_chest_status 'taken_frame', on the frame it was taken only."""
+        organ = self._organ(ORGAN_CHEST, FIRST_CHEST_CONFIG_ID + i, point, self._treasure_pos[i], STATUS_COLLECTABLE,
+                            status_if_known=STATUS_NOT_COLLECTABLE if self._taken[i] else None)
+        if self._taken[i] and self.taken_chest_status == "taken_frame" and self._taken_at[i] != self._steps:
+            organ.update(status=STATUS_OUT_OF_VIEW, pos=HIDDEN_POS)
+        return organ
+
+    def _treasure_count(self) -> int:
+        """game_info.treasure_count: the chests, or with treasure_count_reads 'chests_plus_2' the
+        chests and the start and the end (the other organs a map_info shows as points)."""
+        return len(self.episode.treasures) + (2 if self.treasure_count_reads == "chests_plus_2" else 0)
 
     @staticmethod
     def _coerce_action(act) -> int:

@@ -173,8 +173,11 @@ class PlatformV2(PlatformVersion):
     # --- what the env and the platform's servers speak -------------------------------------------
 
     def env_kwargs(self, env_config) -> dict:
+        """The v2 env's map and every rule option of [env] (realm.v2.env.OPTIONS)."""
+        from realm.v2.env import OPTIONS
+
         return {"protocol": self.env_protocol, "obstacles_file": env_config.obstacles_file,
-                "reveal_end_pos": env_config.reveal_end_pos}
+                **{name: getattr(env_config, name) for name in OPTIONS}}
 
     def predict_answer(self, result, model_version: int):
         return result, model_version  # 24.x: act_data, model_version = agent.predict(...)
