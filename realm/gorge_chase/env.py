@@ -198,8 +198,9 @@ class GorgeChaseEnv:
 
     def reset(self, usr_conf: dict | None = None, seed: int | None = None) -> dict:
         """Start an episode; returns env_obs (step 0). `usr_conf` None or {} = official defaults."""
-        if seed is not None:
+        if seed is not None:  # the same seed and usr_conf replay the same episode (map cycle included)
             self._random = random.Random(seed)
+            self._episodes = 0
         conf = validate_usr_conf(usr_conf, self._map_ids)
         rnd = self._random
         self.conf = conf
@@ -285,6 +286,44 @@ class GorgeChaseEnv:
         self._started = True
         self._done = False
         self.last_path = None
+        return self._env_obs(False, False, "success")
+
+    def place(self, hero=None, monsters=None, treasures=None, buffs=None) -> dict:
+        """Rearrange the episode just reset (scenarios for tests and pictures): `hero` (x, z);
+        `monsters` a list of (x, z) (1 or 2; a second one counts as monster 2 spawned);
+        `treasures` / `buffs` lists of (x, z), given new config ids in spawn order. Cells must be
+        road. Returns the env_obs of the arranged step 0."""
+        if self._done or self.step_no != 0:
+            raise EpisodeOverError("place() arranges a freshly reset episode (step 0)")
+        for cell in ([hero] if hero else []) + list(monsters or []) + list(treasures or []) + list(buffs or []):
+            if not self.map.is_walkable(*cell):
+                raise ValueError(f"cell {cell} is not a road cell of {self.map.name}")
+        if treasures is not None or buffs is not None:
+            treasures = [(t[1], t[2]) for t in self.treasures] if treasures is None else treasures
+            buffs = [(b[1], b[2]) for b in self.buffs] if buffs is None else buffs
+            self.treasures = [[i + 1, x, z, True] for i, (x, z) in enumerate(treasures)]
+            self.buffs = [[len(treasures) + i + 1, x, z, True, 0] for i, (x, z) in enumerate(buffs)]
+            self._treasure_at, self._buff_at = {}, {}
+            for t in self.treasures:
+                self._treasure_at.setdefault(t[2] * GRID_SIZE + t[1], []).append(t)
+            for b in self.buffs:
+                self._buff_at.setdefault(b[2] * GRID_SIZE + b[1], []).append(b)
+            self._remaining_ids = [t[0] for t in self.treasures]
+            self.hero_id = len(self.treasures) + len(self.buffs) + 1
+            first = self.hero_id + 1
+            for k, m in enumerate(self.monsters):
+                m.monster_id = first + k
+            self._next_monster_id = first + len(self.monsters)
+        if hero is not None:
+            self.hero_x, self.hero_z = hero
+            self.history = deque([(0, *hero)], maxlen=HISTORY_LENGTH)
+            self.hero_path = [tuple(hero)]
+        if monsters is not None:
+            first = self.hero_id + 1
+            self.monsters = [Monster(first + k, x, z, self._monster_base_speed) for k, (x, z) in enumerate(monsters)]
+            self._next_monster_id = first + len(self.monsters)
+            if len(self.monsters) > 1:
+                self.second_spawned = True
         return self._env_obs(False, False, "success")
 
     def _spawn_item(self, placed, min_distance: float, strict: bool):
