@@ -188,3 +188,59 @@ def test_buff_step_length_below_step_length_is_refused():
 
     with pytest.raises(ConfigError, match=r"env: buff_step_length = 1 is invalid: allowed 2..4 \(at least step_length\)"):
         load_config(REPO_ROOT / "conf" / "configure_app.toml", ["env.step_length=2", "env.buff_step_length=1"])
+
+
+# --- a folder of official maps: the package's map_name picks its map ------------------------------------
+
+def maps_folder(tmp_path: Path, *names: str) -> Path:
+    """A folder of map files: an open map as `<name>.json` with `<name>_obstacles.json`, per name."""
+    folder = tmp_path / "map_data"
+    folder.mkdir()
+    for name in names:
+        (folder / f"{name}.json").write_text(json.dumps({"Flags": open_map()}), encoding="utf-8")
+        (folder / f"{name}_obstacles.json").write_text(json.dumps({"1": [[30, 10], [31, 10]]}), encoding="utf-8")
+    return folder
+
+
+def usr_conf_of(map_name: str) -> dict:
+    tree = open_usr_conf()
+    tree["env_conf"] = {"map_name": map_name, map_name: tree["env_conf"]["map_cherry"]}
+    return tree
+
+
+def test_an_episode_plays_the_map_file_its_map_name_names_in_v2_maps(tmp_path):
+    from realm import make_env
+    from realm.v2 import default_usr_conf
+    from workflow.config import load_config
+
+    folder = maps_folder(tmp_path, "map_fish")
+    cfg = load_config(REPO_ROOT / "conf" / "configure_app.toml", [f'env.v2_maps="{folder}"'])
+    env = make_env(**cfg.env.make_kwargs("v2-28"), seed=0)
+    env.reset(usr_conf=usr_conf_of("map_fish"))
+    assert (env.map.name, env.map.map_name, env.map_notes) == ("map_fish.json", "map_fish", [])
+    assert env.map.num_passable == 126 * 126 and env.map.obstacles[1].tolist() == [[30, 10], [31, 10]]
+    env.reset(usr_conf=default_usr_conf("map_cherry"))  # no map_cherry.json there: the stand-in, said once
+    assert env.map.name == "generated-v2-map_cherry-0"
+    assert env.map_notes == [f"[env] v2_maps {folder} has no map_cherry.json: episodes of map_name 'map_cherry' "
+                             "play the generated map of map_seed 0 through map_cherry's official points instead"]
+    env.reset(usr_conf=usr_conf_of("map_fish"))
+    assert env.map.name == "map_fish.json" and len(env.map_notes) == 1
+    with pytest.raises(Exception, match="v2_maps: not a folder"):
+        load_config(REPO_ROOT / "conf" / "configure_app.toml", [f'env.v2_maps="{tmp_path / "none"}"'])
+
+
+@pytest.mark.slow
+def test_a_package_whose_map_name_has_no_file_in_v2_maps_is_told_which_map_plays(tmp_path):
+    from tests.test_kaiwu_package import train
+    from tests.test_kaiwu_v2_package import SHARED_V2, copy_package
+
+    fish = SHARED_V2 / "fragments" / "train_env_conf_24.0.2_map_fish.toml"
+    if not fish.is_file():
+        pytest.skip(f"{fish} not found")
+    package = copy_package(tmp_path, "28.1.1")
+    (package / "agent_dqn" / "conf" / "train_env_conf.toml").write_bytes(fish.read_bytes())
+    folder = maps_folder(tmp_path, "map_cherry")
+    result = train(package, tmp_path / "runs", "--train-test", "--set", f'env.v2_maps="{folder}"', timeout_s=180)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (f"note: train_env_conf.toml: [env] v2_maps {folder} has no map_fish.json: episodes of map_name "
+            "'map_fish' play the generated map of map_seed 0 through map_fish's official points instead") in result.stderr

@@ -116,6 +116,9 @@ class EnvConfig:
     # back_to_the_realm_v2: when extra_info's game_info.end_pos holds the end: "always" (as the
     # training server does) | "found" (once in view, and on the last frame) | "at_end" (last frame only)
     reveal_end_pos: Literal["always", "found", "at_end"] = "always"
+    # back_to_the_realm_v2: a folder of official map files, <map_name>.json beside
+    # <map_name>_obstacles.json, where an episode's map_name finds its map; unset: map_file or generated
+    v2_maps: str | None = None
     # gorge_chase packages: a folder of official maps (gorge_chase_map_<id>.json or map_<id>.txt);
     # unset: the generated maps of map_seed (map id i is a map of its own)
     gorge_maps: str | None = None
@@ -130,6 +133,8 @@ class EnvConfig:
 
     def validate(self):
         self.check_v2_rules()
+        if self.v2_maps is not None and not Path(self.v2_maps).is_dir():
+            raise ValueError(f"v2_maps: not a folder: {self.v2_maps} (a folder of official <map_name>.json map files)")
         if self.obstacles_file is not None:
             if self.map_file is None or self.positions_file is not None:
                 raise ValueError("obstacles_file goes with map_file (a back_to_the_realm_v2 map_data/<name>.json), "

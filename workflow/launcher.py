@@ -149,6 +149,8 @@ def check_episode_settings(cfg: AppConfig) -> None:
         except ValueError as e:  # realm.UsrConfError is a ValueError
             raise ConfigError(f"{section} produces a usr_conf the simulator rejects ({when}): {e}; "
                               f"usr_conf = {usr_conf}") from e
+    for note in getattr(env, "map_notes", ()):  # a map_name with no map of its own (back_to_the_realm_v2)
+        print(f"note: {note}", file=sys.stderr)
 
 
 def check_evaluation(cfg: AppConfig) -> None:

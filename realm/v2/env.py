@@ -52,7 +52,7 @@ from realm.v2.constants import (
 )
 from realm.v2.maps import V2Map
 from realm.v2.protocol import position, relative_pos
-from realm.v2.usr_conf import Episode, default_usr_conf, resolve_episode
+from realm.v2.usr_conf import Episode, default_usr_conf, resolve_episode, validate_usr_conf
 
 HERO_ID = 1
 ACTION_HELP = f"an int in 0..{NUM_ACTIONS - 1} (0..7 move in direction d × 45° from East, 8..15 talent in direction act − 8)"
@@ -127,7 +127,7 @@ class RealmEnvV2:
 
     #: the Kaiwu protocol it speaks (realm.make_env's `protocol`), and the rules only it takes
     PROTOCOL = "v2"
-    PROTOCOL_RULES = ("obstacles_file", "map_name", *OPTIONS)
+    PROTOCOL_RULES = ("obstacles_file", "map_name", "maps_dir", *OPTIONS)
     GAME = "back_to_the_realm_v2"  # the game it plays (kaiwu.json's project_code)
     #: the 2024 env's rules, as this game has them: a talent onto a blocked cell lands on the
     #: nearest free cell back along its ray (flash_landing), and positions are whole cells
@@ -135,10 +135,11 @@ class RealmEnvV2:
 
     @classmethod
     def on_files(cls, map_file=None, positions_file=None, map_seed: int = 0, *, obstacles_file=None,
-                 map_name: str | None = None, flash_blocked: str = FLASH_BLOCKED, step_jitter: bool = False,
-                 **options) -> "RealmEnvV2":
+                 map_name: str | None = None, maps_dir=None, flash_blocked: str = FLASH_BLOCKED,
+                 step_jitter: bool = False, **options) -> "RealmEnvV2":
         """realm.make_env's constructor for this protocol: `map_file` (map_data/<name>.json) with
-        its `obstacles_file`, else the generated map of `map_seed` through `map_name`'s points.
+        its `obstacles_file`, else the generated map of `map_seed` through `map_name`'s points; an
+        episode's own map_name finds its map in `maps_dir` (realm.v2.map_choice).
         `flash_blocked` and `step_jitter` are accepted as this game has them ("nearest", False)."""
         from realm.v2 import make_env_v2
 
@@ -150,12 +151,12 @@ class RealmEnvV2:
         if step_jitter is not False:
             raise ValueError(f"step_jitter = {step_jitter!r} is invalid for back_to_the_realm_v2: allowed False "
                              "(positions are whole cells)")
-        return make_env_v2(map_file, obstacles_file, map_seed, map_name=map_name, **options)
+        return make_env_v2(map_file, obstacles_file, map_seed, map_name=map_name, maps_dir=maps_dir, **options)
 
     def __init__(self, game_map: V2Map, *, seed: int | None = None, step_length: int = 1, buff_step_length: int = 2,
                  buff_duration: int = 50, distance_bands: str = "uniform20", reveal_end_pos: str = "always",
                  talent_when_cooling: str = "move", taken_chest_status: str = "stays_0",
-                 treasure_count_reads: str = "chests"):
+                 treasure_count_reads: str = "chests", maps=None):
         if not isinstance(game_map, V2Map):
             raise TypeError(f"game_map must be a realm.v2.maps.V2Map, got {type(game_map).__name__}")
         self.map = game_map
@@ -171,6 +172,8 @@ class RealmEnvV2:
         self.taken_chest_status = check_option("taken_chest_status", taken_chest_status)
         self.treasure_count_reads = check_option("treasure_count_reads", treasure_count_reads)
         self._rng = np.random.default_rng(seed)
+        self.maps = maps  # a realm.v2.map_choice.V2MapChoice: an episode's map_name picks its map; None: game_map only
+        self.map_notes: list[str] = []  # the stand-ins played so far, said once each (the launcher shows them)
         self.episode: Episode | None = None
         self.usr_conf: dict | None = None
         self._started = False
@@ -191,6 +194,8 @@ class RealmEnvV2:
             self._rng = np.random.default_rng(seed)
         if usr_conf is None:
             usr_conf = default_usr_conf(self.map.map_name)
+        if self.maps is not None:
+            self._choose_map(usr_conf)
         episode = resolve_episode(usr_conf, self.map, self._rng)
         self.episode = episode
         self.usr_conf = usr_conf
@@ -356,6 +361,15 @@ class RealmEnvV2:
         self._x, self._z = int(x), int(z)
 
     # ---- rules -----------------------------------------------------------------------------------
+
+    def _choose_map(self, usr_conf) -> None:
+        """The map of the usr_conf's map_name (none named: the map stays), noting a stand-in once."""
+        name = validate_usr_conf(usr_conf).map_name
+        if name is None or name == self.map.map_name:
+            return
+        self.map, note = self.maps.map_for(name)
+        if note is not None and note not in self.map_notes:
+            self.map_notes.append(note)
 
     def _set_value(self, point, value: int) -> None:
         self._values[point[0] + VIEW_RADIUS, point[1] + VIEW_RADIUS] = value

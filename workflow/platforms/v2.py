@@ -22,6 +22,7 @@ that registers neither is taken as the newest (28), and `app.kaiwu_version` over
 from __future__ import annotations
 
 import dataclasses
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -169,15 +170,17 @@ class PlatformV2(PlatformVersion):
             env.reset(usr_conf=usr_conf)
         except UsrConfV2Error as e:
             raise ConfigError(f"{path}: {e}") from None
+        for note in env.map_notes:  # the package's map_name has no map of its own here: on the terminal
+            print(f"note: {path.name}: {note}", file=sys.stderr)
 
     # --- what the env and the platform's servers speak -------------------------------------------
 
     def env_kwargs(self, env_config) -> dict:
-        """The v2 env's map and every rule option of [env] (realm.v2.env.OPTIONS)."""
+        """The v2 env's maps and every rule option of [env] (realm.v2.env.OPTIONS)."""
         from realm.v2.env import OPTIONS
 
         return {"protocol": self.env_protocol, "obstacles_file": env_config.obstacles_file,
-                **{name: getattr(env_config, name) for name in OPTIONS}}
+                "maps_dir": env_config.v2_maps, **{name: getattr(env_config, name) for name in OPTIONS}}
 
     def predict_answer(self, result, model_version: int):
         return result, model_version  # 24.x: act_data, model_version = agent.predict(...)
