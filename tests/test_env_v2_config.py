@@ -244,3 +244,28 @@ def test_a_package_whose_map_name_has_no_file_in_v2_maps_is_told_which_map_plays
     assert result.returncode == 0, result.stdout + result.stderr
     assert (f"note: train_env_conf.toml: [env] v2_maps {folder} has no map_fish.json: episodes of map_name "
             "'map_fish' play the generated map of map_seed 0 through map_fish's official points instead") in result.stderr
+
+
+# --- the open rules drawn per episode ---------------------------------------------------------------
+
+def test_randomized_unknown_rules_draw_each_reading_per_episode_and_replay_by_seed(tmp_path):
+    from realm.v2.env import CANDIDATES
+
+    env = env_from_config(tmp_path, "env.randomize_unknown_rules=true")
+    seen = {name: set() for name in CANDIDATES}
+    strides = set()
+    for seed in range(40):
+        env.reset(usr_conf=open_usr_conf(), seed=seed)
+        for name in CANDIDATES:
+            seen[name].add(env.options[name])
+        assert env.buff_step_length >= env.step_length
+        env.step(E)
+        strides.add(env.hero[0] - START[0])
+        *_, info = env.step(E)
+        assert info["game_info"]["buff_duration"] == env.buff_duration
+    assert seen == {name: set(readings) for name, readings in CANDIDATES.items()}
+    assert strides == {1, 2}  # the simulator plays the drawn step_length
+    options = [(env.reset(usr_conf=open_usr_conf(), seed=seed), env.options)[1] for seed in (3, 3)]
+    assert options[0] == options[1]  # the same seed, the same rules
+    fixed = env_from_config(tmp_path, "env.buff_duration=70")
+    assert {(fixed.reset(usr_conf=open_usr_conf(), seed=s), fixed.buff_duration)[1] for s in range(10)} == {70}

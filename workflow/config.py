@@ -130,6 +130,8 @@ class EnvConfig:
     talent_when_cooling: Literal["move", "stay"] = "move"  # a talent action while cooling down
     taken_chest_status: Literal["stays_0", "taken_frame"] = "stays_0"  # how long a taken chest reads status 0
     treasure_count_reads: Literal["chests", "chests_plus_2"] = "chests"  # what game_info.treasure_count counts
+    # each episode draws every open rule above from its readings (realm.v2.env.CANDIDATES), ignoring their values
+    randomize_unknown_rules: bool = False
 
     def validate(self):
         self.check_v2_rules()

@@ -44,12 +44,13 @@ def make_env_v2(map_file=None, obstacles_file=None, map_seed: int = 0, *, map_na
     with its obstacles json), else on the generated map of `map_seed` built through the default
     points of `map_name` (default "map_cherry"). An episode whose usr_conf names another map_name
     plays that map: `<maps_dir>/<map_name>.json` when there, else the stand-in (realm.v2.map_choice).
-    `options`: `seed` and realm.v2.env.OPTIONS."""
+    `options`: `seed`, `randomize_rules` (each reset draws the open rules, realm.v2.env.CANDIDATES)
+    and realm.v2.env.OPTIONS."""
     if map_file is None and obstacles_file is not None:
         raise ValueError("obstacles_file is only used with map_file; a generated map has its own obstacles")
     if maps_dir is not None and not Path(maps_dir).is_dir():
         raise ValueError(f"maps_dir {maps_dir}: not a folder (of official <map_name>.json files)")
-    allowed = ("seed",) + tuple(OPTIONS)
+    allowed = ("seed", "randomize_rules") + tuple(OPTIONS)
     for key in options:
         if key not in allowed:
             raise TypeError(f"unknown v2 env option {key!r}; allowed: {', '.join(allowed)}{did_you_mean(key, allowed)}")

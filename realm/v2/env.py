@@ -77,6 +77,18 @@ OPTIONS = {
                              "the episode's chests; 'chests_plus_2' = the chests, the start and the end"),
 }
 
+#: The readings the sources leave open for each rule, drawn per episode with `randomize_rules`
+#: (reveal_end_pos stays: it is the host's evaluation question, not the game's rule).
+CANDIDATES = {
+    "step_length": (1, 2),
+    "buff_step_length": (2, 3),  # the 2024 game's +40 % and SZ's ×1.5 on a 1-cell step; at least step_length
+    "buff_duration": (50, 510),  # the 2024 duration and SZ's
+    "distance_bands": tuple(DISTANCE_BANDS),
+    "talent_when_cooling": ("move", "stay"),
+    "taken_chest_status": ("stays_0", "taken_frame"),
+    "treasure_count_reads": ("chests", "chests_plus_2"),
+}
+
 # What lies on a cell for pick-ups (kind, index)
 _CHEST, _BUFF, _END = 1, 2, 3
 
@@ -127,7 +139,7 @@ class RealmEnvV2:
 
     #: the Kaiwu protocol it speaks (realm.make_env's `protocol`), and the rules only it takes
     PROTOCOL = "v2"
-    PROTOCOL_RULES = ("obstacles_file", "map_name", "maps_dir", *OPTIONS)
+    PROTOCOL_RULES = ("obstacles_file", "map_name", "maps_dir", "randomize_rules", *OPTIONS)
     GAME = "back_to_the_realm_v2"  # the game it plays (kaiwu.json's project_code)
     #: the 2024 env's rules, as this game has them: a talent onto a blocked cell lands on the
     #: nearest free cell back along its ray (flash_landing), and positions are whole cells
@@ -156,7 +168,7 @@ class RealmEnvV2:
     def __init__(self, game_map: V2Map, *, seed: int | None = None, step_length: int = 1, buff_step_length: int = 2,
                  buff_duration: int = 50, distance_bands: str = "uniform20", reveal_end_pos: str = "always",
                  talent_when_cooling: str = "move", taken_chest_status: str = "stays_0",
-                 treasure_count_reads: str = "chests", maps=None):
+                 treasure_count_reads: str = "chests", maps=None, randomize_rules: bool = False):
         if not isinstance(game_map, V2Map):
             raise TypeError(f"game_map must be a realm.v2.maps.V2Map, got {type(game_map).__name__}")
         self.map = game_map
@@ -172,6 +184,7 @@ class RealmEnvV2:
         self.taken_chest_status = check_option("taken_chest_status", taken_chest_status)
         self.treasure_count_reads = check_option("treasure_count_reads", treasure_count_reads)
         self._rng = np.random.default_rng(seed)
+        self.randomize_rules = bool(randomize_rules)  # each reset draws every CANDIDATES rule from the episode RNG
         self.maps = maps  # a realm.v2.map_choice.V2MapChoice: an episode's map_name picks its map; None: game_map only
         self.map_notes: list[str] = []  # the stand-ins played so far, said once each (the launcher shows them)
         self.episode: Episode | None = None
@@ -192,6 +205,8 @@ class RealmEnvV2:
         train_env_conf.toml of the map's `map_name` (realm.v2.usr_conf.default_usr_conf)."""
         if seed is not None:
             self._rng = np.random.default_rng(seed)
+        if self.randomize_rules:
+            self._draw_rules()
         if usr_conf is None:
             usr_conf = default_usr_conf(self.map.map_name)
         if self.maps is not None:
@@ -361,6 +376,12 @@ class RealmEnvV2:
         self._x, self._z = int(x), int(z)
 
     # ---- rules -----------------------------------------------------------------------------------
+
+    def _draw_rules(self) -> None:
+        """One reading of every open rule for this episode, so a policy learns what holds under all."""
+        for name, readings in CANDIDATES.items():
+            setattr(self, name, readings[int(self._rng.integers(len(readings)))])
+        self.buff_step_length = max(self.buff_step_length, self.step_length)
 
     def _choose_map(self, usr_conf) -> None:
         """The map of the usr_conf's map_name (none named: the map stays), noting a stand-in once."""

@@ -180,7 +180,8 @@ class PlatformV2(PlatformVersion):
         from realm.v2.env import OPTIONS
 
         return {"protocol": self.env_protocol, "obstacles_file": env_config.obstacles_file,
-                "maps_dir": env_config.v2_maps, **{name: getattr(env_config, name) for name in OPTIONS}}
+                "maps_dir": env_config.v2_maps, "randomize_rules": env_config.randomize_unknown_rules,
+                **{name: getattr(env_config, name) for name in OPTIONS}}
 
     def predict_answer(self, result, model_version: int):
         return result, model_version  # 24.x: act_data, model_version = agent.predict(...)
