@@ -1,0 +1,38 @@
+"""Evaluation presets of gorge_chase: usr_confs (the official defaults: 10 chests, 2 buffs, buff
+cooldown 200, talent cooldown 100, monster 2 at step 300, speed-up at 500, 1000 steps) on named
+map sets. The final evaluation's settings and its 5 maps are not public; these measure a policy
+on the open maps, split into a training and a held-out part, and on generated maps it never saw.
+
+- "gorge-open": official defaults on open maps 1-10 (needs the official map files: map_dir);
+- "gorge-train": open maps 1-8; "gorge-heldout": open maps 9-10 (train on 1-8, score on 9-10);
+- "gorge-generated-heldout": generated maps 11-20 (the embedded generator; training on the
+  default generated ids 1-10 never sees them).
+"""
+from __future__ import annotations
+
+import copy
+
+from realm.gorge_chase.usr_conf import default_usr_conf
+
+
+def _with_maps(ids) -> dict:
+    conf = default_usr_conf()
+    conf["env_conf"]["map"] = list(ids)
+    return conf
+
+
+PRESETS: dict[str, dict] = {
+    "gorge-open": _with_maps(range(1, 11)),
+    "gorge-train": _with_maps(range(1, 9)),
+    "gorge-heldout": _with_maps((9, 10)),
+    "gorge-generated-heldout": _with_maps(range(11, 21)),
+}
+#: presets that need the official map files (make_gorge_env(map_dir=...))
+NEEDS_MAP_FILES = ("gorge-open", "gorge-train", "gorge-heldout")
+
+
+def gorge_preset(name: str) -> dict:
+    """A fresh copy of a preset's usr_conf."""
+    if name not in PRESETS:
+        raise KeyError(f"unknown gorge_chase preset {name!r}; available: {', '.join(PRESETS)}")
+    return copy.deepcopy(PRESETS[name])
