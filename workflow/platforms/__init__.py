@@ -16,9 +16,9 @@ from workflow.platforms.v15 import PLATFORM as V15
 from workflow.platforms.v18 import PLATFORM as V18
 from workflow.platforms.v2024 import PLATFORM as V2024
 
-#: Newest first, a game's own versions before those that claim by the version alone: detection
-#: asks each in turn (gorge_chase's 15.x before 2024's "below 18").
-VERSIONS: dict[str, PlatformVersion] = {version.name: version for version in (V15, V2_28, V2_24, V18, V2024)}
+#: Newest first, a game's own versions before those that claim by the version number alone:
+#: detection asks each in turn (gorge_chase's 15.x before 2024's "below 18").
+VERSIONS: dict[str, PlatformVersion] = {version.name: version for version in (V2_28, V2_24, V15, V18, V2024)}
 NAMES = tuple(reversed(VERSIONS))  # oldest first, as messages list them
 #: The version of the project's own agents (and of a run with no package).
 PROJECT = V2024
