@@ -6,13 +6,14 @@ Per step: the shared episode runner (observation_process, one batched epsilon-gr
 Frame per env. Every `dqn.chunk_frames` frames, and at every episode end, an env's frames become
 n-step samples (feature.dqn_definition.sample_process) and go to `agent.learn`, i.e. to the
 replay table; mid-episode the last n_step - 1 frames stay to complete the windows of the next
-chunk. Episode settings, reports and retries: episodes.training.
+chunk. Episode settings, reports and retries: episodes.training (episodes.realm_training).
 """
 from __future__ import annotations
 
 from agent.dqn_config import load_settings
 from feature.dqn_definition import action_process, observation_process, sample_process
 from kaiwu_agent.utils.common_func import Frame, attached
+from episodes.realm_training import RealmEpisodes
 from episodes.training import TrainingEpisodes
 
 
@@ -21,7 +22,8 @@ def workflow(envs, agents, logger=None, monitor=None):
     agent = agents[0]
     settings = load_settings()
     dqn = settings.dqn
-    episodes = TrainingEpisodes(envs, agent, settings, observation_process, action_process, logger, monitor)
+    episodes = TrainingEpisodes(envs, agent, RealmEpisodes(settings), observation_process, action_process, logger,
+                                monitor)
     frames: list[list] = [[] for _ in envs]
     keep = dqn.n_step - 1  # frames whose n-step window is still open
 

@@ -1,24 +1,41 @@
-"""What every training workflow of the project does around an episode, whatever the algorithm:
-start episodes with the curriculum's settings (a failed reset is retried), shape each step's
-reward (feature.reward) and sum it per term, report each finished episode to the monitor.
+"""What every training workflow of the project does around an episode, whatever the algorithm
+and the game: start episodes with the game's settings (a failed reset is retried), shape each
+step's reward and sum it per term, report each finished episode to the monitor.
 
-The algorithm's workflow (episodes.ppo_workflow, episodes.dqn_workflow) turns the frames
-into samples; this module knows nothing of samples.
+The game's content is a `GameEpisodes` (episodes.realm_training for Back to the Realm,
+episodes.training_v2 for back_to_the_realm_v2): which usr_conf starts an episode, what the
+reward reads of an observation (its view), the reward terms, what a report adds. The
+algorithm's workflow (episodes.ppo_loop, episodes.dqn_workflow) turns the frames into samples;
+this module knows nothing of samples.
 """
 from __future__ import annotations
 
 import logging
 import os
-
-import numpy as np
+from typing import Protocol
 
 from agent.checkpointed import CheckpointedAgent
-from feature.curriculum import CurriculumSampler
-from feature.reward import reward_shaping
-from feature.unpack import step_view
 from episodes.runner import EpisodeRunner
 
 MAX_RESET_FAILURES = 3  # consecutive failed resets of one env before the loop gives up
+
+
+class GameEpisodes(Protocol):
+    """A game's part of the training episodes."""
+
+    kaiwu_version: str | None  # the protocol the envs speak (episodes.runner; None: the package's own)
+
+    def usr_conf(self, finished: int, samples_learned: int) -> dict:
+        """The next episode's settings, for the workflow's finished episodes and the run's progress."""
+
+    def view(self, obs, t=None):
+        """What the reward reads of the reset's observation (t None) or of transition t."""
+
+    def shape(self, before, after, action: int) -> tuple[float, dict[str, float]]:
+        """The shaped reward of a step from view `before` to `after`, and its terms."""
+
+    def report(self, usr_conf: dict) -> dict[str, float]:
+        """What a finished episode's report adds (beside its reward and terms)."""
 
 
 class _Episode:
@@ -32,18 +49,16 @@ class _Episode:
 
 
 class TrainingEpisodes:
-    def __init__(self, envs, agent: CheckpointedAgent, settings, observation_process, action_process, logger=None,
-                 monitor=None, kaiwu_version: str | None = None):
+    def __init__(self, envs, agent: CheckpointedAgent, game: GameEpisodes, observation_process, action_process,
+                 logger=None, monitor=None):
         """The envs stepped in lockstep with `agent.predict` (`self.runner`, episodes.runner, which
-        serves both protocols and hands on a 2025 env's observations in the 2024 shapes the
-        features and the reward read; `kaiwu_version` as there); the agent's `samples_learned`
-        (the run's, brought by every model it loads) moves the curriculum's stages. `settings`:
-        the package's (reads .reward, .curriculum). Every env starts an episode."""
-        self.runner = EpisodeRunner(envs, agent.predict, observation_process, action_process, kaiwu_version,
+        serves every protocol and hands on a 2025 env's observations in the 2024 shapes the 2024
+        features read); the agent's `samples_learned` (the run's, brought by every model it loads)
+        moves the game's settings (a curriculum's stages). Every env starts an episode."""
+        self.runner = EpisodeRunner(envs, agent.predict, observation_process, action_process, game.kaiwu_version,
                                     translate=True)
         self.agent = agent
-        self.reward_cfg = settings.reward
-        self.curriculum = CurriculumSampler(settings.curriculum, seed=int(np.random.randint(0, 2**31 - 1)))
+        self.game = game
         self.logger = logger or logging.getLogger(__name__)
         self.monitor = monitor
         self.episodes: list[_Episode | None] = [None] * len(envs)
@@ -56,9 +71,9 @@ class TrainingEpisodes:
         return self.runner.step()
 
     def reset(self, i: int) -> None:
-        """Start a new episode on env i with the curriculum's settings for the run's progress."""
+        """Start a new episode on env i with the game's settings for the run's progress."""
         for _ in range(MAX_RESET_FAILURES):
-            usr_conf = self.curriculum.sample(self.finished, self.agent.samples_learned)
+            usr_conf = self.game.usr_conf(self.finished, self.agent.samples_learned)
             try:
                 obs = self.runner.reset(i, usr_conf)
             except Exception:
@@ -67,7 +82,7 @@ class TrainingEpisodes:
             if obs is None:  # the platform answers an invalid usr_conf with None after a timeout
                 self.logger.error("env %d: reset returned no observation for usr_conf %s", i, usr_conf)
                 continue
-            self.episodes[i] = _Episode(usr_conf, step_view(obs))
+            self.episodes[i] = _Episode(usr_conf, self.game.view(obs))
             return
         raise RuntimeError(f"env {i}: reset failed {MAX_RESET_FAILURES} times in a row")
 
@@ -80,8 +95,8 @@ class TrainingEpisodes:
     def reward(self, t) -> float:
         """The shaped reward of transition t (its terms summed into the episode's report)."""
         episode = self.episodes[t.index]
-        view = step_view(t.obs, t.score, t.env_info, t.terminated, t.truncated)
-        reward, terms = reward_shaping(episode.view, view, t.action, self.reward_cfg)
+        view = self.game.view(t.obs, t)
+        reward, terms = self.game.shape(episode.view, view, t.action)
         episode.view = view
         episode.reward_sum += reward
         for name, value in terms.items():
@@ -93,7 +108,7 @@ class TrainingEpisodes:
         self.finished += 1
         if self.monitor is not None:
             episode = self.episodes[i]
-            report = {"reward": episode.reward_sum, "chests_total": float(len(episode.usr_conf["diy"]["treasure_id"]))}
+            report = {"reward": episode.reward_sum, **self.game.report(episode.usr_conf)}
             report.update({f"reward/{name}": value for name, value in episode.term_sums.items()})
             self.monitor.put_data({os.getpid(): report})
         self.reset(i)

@@ -57,30 +57,35 @@ ActData = create_cls("ActData", action=None, log_prob=None, core_state=None)
 #: episode's start and without a core), `burn_in`: how many leading frames repeat the previous
 #: segment's last ones only to warm that state up (the learner trains on the rest; 0 without).
 #: Every number travels as float32 (the actions too: 0..15 is exact).
-SampleData = create_cls("SampleData", map=None, state=None, legal=None, action=None, log_prob=None, reward=None,
-                        terminated=None, mask=None, next_map=None, next_state=None, next_legal=None,
-                        core_state=None, burn_in=None)
+SEGMENT_FIELDS = ("map", "state", "legal", "action", "log_prob", "reward", "terminated", "mask", "next_map",
+                  "next_state", "next_legal", "core_state", "burn_in")
+SampleData = create_cls("SampleData", **dict.fromkeys(SEGMENT_FIELDS))
 
 # A Frame (the platform's attribute bag) holds one env step until its segment is sent:
 # Frame(obs=ObsData, act=ActData, reward=shaped reward after `act`, terminated=the episode
 # reached a terminal state after this step, so nothing is bootstrapped past it).
 
 # Flat float32 layout of one SampleData: (field, shape) in order; derived from feature.layout.
-SAMPLE_ROWS = RowLayout((
-    ("map", (SEGMENT_FRAMES, *MAP_SHAPE)),
-    ("state", (SEGMENT_FRAMES, STATE_DIM)),
-    ("legal", (SEGMENT_FRAMES, NUM_ACTIONS)),
-    ("action", (SEGMENT_FRAMES,)),
-    ("log_prob", (SEGMENT_FRAMES,)),
-    ("reward", (SEGMENT_FRAMES,)),
-    ("terminated", (SEGMENT_FRAMES,)),
-    ("mask", (SEGMENT_FRAMES,)),
-    ("next_map", MAP_SHAPE),
-    ("next_state", (STATE_DIM,)),
-    ("next_legal", (NUM_ACTIONS,)),
-    ("core_state", (CORE_STATE_DIM,)),
-    ("burn_in", ()),
-), int_fields=("action", "burn_in"))
+def segment_rows(map_shape: tuple, state_dim: int, num_actions: int) -> RowLayout:
+    """The flat float32 layout of one segment (SEGMENT_FIELDS in order) for a game's feature sizes."""
+    return RowLayout((
+        ("map", (SEGMENT_FRAMES, *map_shape)),
+        ("state", (SEGMENT_FRAMES, state_dim)),
+        ("legal", (SEGMENT_FRAMES, num_actions)),
+        ("action", (SEGMENT_FRAMES,)),
+        ("log_prob", (SEGMENT_FRAMES,)),
+        ("reward", (SEGMENT_FRAMES,)),
+        ("terminated", (SEGMENT_FRAMES,)),
+        ("mask", (SEGMENT_FRAMES,)),
+        ("next_map", map_shape),
+        ("next_state", (state_dim,)),
+        ("next_legal", (num_actions,)),
+        ("core_state", (CORE_STATE_DIM,)),
+        ("burn_in", ()),
+    ), int_fields=("action", "burn_in"))
+
+
+SAMPLE_ROWS = segment_rows(MAP_SHAPE, STATE_DIM, NUM_ACTIONS)
 SAMPLE_LAYOUT = SAMPLE_ROWS.fields
 SAMPLE_SLICES: dict[str, slice] = SAMPLE_ROWS.slices
 SAMPLE_DIM: int = SAMPLE_ROWS.dim

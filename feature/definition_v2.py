@@ -8,32 +8,15 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from feature.definition import CORE_STATE_DIM, SEGMENT_FRAMES, ActData, segment_samples  # noqa: F401
+from feature.definition import CORE_STATE_DIM, SEGMENT_FIELDS, ActData, segment_rows, segment_samples  # noqa: F401
 from feature.layout_v2 import MAP_SHAPE, NUM_ACTIONS, STATE_DIM
 from feature.observation_v2 import ObsData, action_process, observation_process  # noqa: F401 (the protocol's names)
-from feature.rows import RowLayout, protocol_converters
+from feature.rows import protocol_converters
 from kaiwu_agent.utils.common_func import Frame, attached, create_cls
 
 #: A segment of one env's episode (fields as feature.definition's SampleData), v2 shapes.
-SampleData = create_cls("SampleData", map=None, state=None, legal=None, action=None, log_prob=None, reward=None,
-                        terminated=None, mask=None, next_map=None, next_state=None, next_legal=None,
-                        core_state=None, burn_in=None)
-
-SAMPLE_ROWS = RowLayout((
-    ("map", (SEGMENT_FRAMES, *MAP_SHAPE)),
-    ("state", (SEGMENT_FRAMES, STATE_DIM)),
-    ("legal", (SEGMENT_FRAMES, NUM_ACTIONS)),
-    ("action", (SEGMENT_FRAMES,)),
-    ("log_prob", (SEGMENT_FRAMES,)),
-    ("reward", (SEGMENT_FRAMES,)),
-    ("terminated", (SEGMENT_FRAMES,)),
-    ("mask", (SEGMENT_FRAMES,)),
-    ("next_map", MAP_SHAPE),
-    ("next_state", (STATE_DIM,)),
-    ("next_legal", (NUM_ACTIONS,)),
-    ("core_state", (CORE_STATE_DIM,)),
-    ("burn_in", ()),
-), int_fields=("action", "burn_in"))
+SampleData = create_cls("SampleData", **dict.fromkeys(SEGMENT_FIELDS))
+SAMPLE_ROWS = segment_rows(MAP_SHAPE, STATE_DIM, NUM_ACTIONS)
 SAMPLE_DIM: int = SAMPLE_ROWS.dim
 
 observation_process = attached(observation_process)

@@ -14,28 +14,14 @@ channel of one.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 
+from feature.tables import MapChannel, StateBlock, state_slices  # noqa: F401 (the layout's row types)
 from feature.constants import NUM_ACTIONS as GAME_NUM_ACTIONS
 from feature.constants import VIEW_SIZE, as_grid, is_null
 
-Fill = Callable[[Any, Any], "np.ndarray | Sequence[float]"]  # (obs.feature, env_info or None) -> numbers
-
-
-@dataclass(frozen=True)
-class MapChannel:
-    name: str
-    fill: Fill  # -> (VIEW_SIZE, VIEW_SIZE) array
-
-
-@dataclass(frozen=True)
-class StateBlock:
-    name: str
-    size: int
-    fill: Fill  # -> `size` numbers
 
 
 # Chest slots the state vector tracks: the default chest ids of SPEC §2 (1 is the end, 2 the
@@ -88,17 +74,7 @@ MAP_SIZE: int = VIEW_SIZE
 MAP_SHAPE: tuple[int, int, int] = (MAP_CHANNELS, MAP_SIZE, MAP_SIZE)
 
 
-def _slices(blocks: Sequence[StateBlock]) -> dict[str, slice]:
-    out, start = {}, 0
-    for b in blocks:
-        if b.name in out:
-            raise ValueError(f"state block {b.name!r} is declared twice")
-        out[b.name] = slice(start, start + b.size)
-        start += b.size
-    return out
-
-
-STATE_SLICES: dict[str, slice] = _slices(STATE_LAYOUT)
+STATE_SLICES: dict[str, slice] = state_slices(STATE_LAYOUT)
 STATE_DIM: int = sum(b.size for b in STATE_LAYOUT)
 
 NUM_MOVES = 8  # actions 0..7 walk in direction d (d × 45° counter-clockwise from +x)

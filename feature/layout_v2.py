@@ -9,30 +9,15 @@ derived below (through the v2 agent), so adding a feature is one entry here.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 
+from feature.tables import MapChannel, StateBlock, state_slices  # noqa: F401 (the layout's row types)
 from feature.constants_v2 import (BUFF_DURATION_NORM, GRID_SIZE, MAX_CHESTS, NUM_MOVES, STEP_NORM,
                                   TALENT_COOLDOWN_NORM)
 from feature.memory_v2 import CROP_RADIUS, Organ, V2Memory
 
-Fill = Callable[[V2Memory], "np.ndarray | Sequence[float]"]
 COARSE = 8  # cells per bin of the position's coarse one-hot
-
-
-@dataclass(frozen=True)
-class MapChannel:
-    name: str
-    fill: Fill  # -> (MAP_SIZE, MAP_SIZE)
-
-
-@dataclass(frozen=True)
-class StateBlock:
-    name: str
-    size: int
-    fill: Fill
 
 
 def _bearing(m: V2Memory, organ: Organ) -> tuple[float, float, float]:
@@ -106,17 +91,7 @@ MAP_SHAPE: tuple[int, int, int] = (MAP_CHANNELS, MAP_SIZE, MAP_SIZE)
 VISITS_CHANNEL: int = [c.name for c in MAP_LAYOUT].index("visits")
 
 
-def _slices(blocks: Sequence[StateBlock]) -> dict[str, slice]:
-    out, start = {}, 0
-    for b in blocks:
-        if b.name in out:
-            raise ValueError(f"state block {b.name!r} is declared twice")
-        out[b.name] = slice(start, start + b.size)
-        start += b.size
-    return out
-
-
-STATE_SLICES: dict[str, slice] = _slices(STATE_LAYOUT)
+STATE_SLICES: dict[str, slice] = state_slices(STATE_LAYOUT)
 STATE_DIM: int = sum(b.size for b in STATE_LAYOUT)
 NUM_ACTIONS = 2 * NUM_MOVES
 REVISIT_INDEX: int = STATE_SLICES["revisit"].start

@@ -12,11 +12,11 @@ the table, so adding a term is one entry here plus, to tune it, its weight in co
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, make_dataclass
-from typing import Callable
+from dataclasses import dataclass
 
 from feature.constants import BUFF_STEP_LENGTH, FLASH_DISTANCE, STEP_LENGTH, UNIT_VECTORS, VIEW_RADIUS, cell_of
 from feature.layout import NUM_MOVES
+from feature.terms import Term, reward_config, weighted_terms
 from feature.unpack import StepView
 
 
@@ -73,14 +73,6 @@ class StepChange:
     ended: bool  # the episode ended on this step, either way
 
 
-@dataclass(frozen=True)
-class Term:
-    name: str
-    weight: float  # the default weight (RewardConfig.<name>)
-    doc: str
-    value: Callable[[StepChange], float]  # unweighted
-
-
 TERM_TABLE: tuple[Term, ...] = (
     Term("end_progress", 0.005, "per BFS cell walked toward the end",
          lambda s: 0.0 if s.is_flash else s.end_delta),
@@ -115,22 +107,13 @@ TERMS: tuple[str, ...] = tuple(t.name for t in TERM_TABLE)
 def _validate(cfg) -> None:
     if not 0.0 < cfg.blocked_ratio <= 1.0:
         raise ValueError(f"blocked_ratio must be in (0, 1], got {cfg.blocked_ratio}")
-    if cfg.scale <= 0:
-        raise ValueError(f"scale must be > 0, got {cfg.scale}")
 
 
-RewardConfig = make_dataclass(
-    "RewardConfig",
-    [(t.name, float, field(default=t.weight)) for t in TERM_TABLE]
-    + [("scale", float, field(default=1.0)),  # multiplies every term
-       ("blocked_ratio", float, field(default=0.5))],  # a move covering less of its length was blocked
-    namespace={"validate": _validate,
-               "__doc__": "Weights of the shaped reward ([reward]): one per entry of TERM_TABLE, plus scale and "
-                          "blocked_ratio. The events weigh what the game scores, in units of 100 points: a chest "
-                          "1.0, a step -0.002, reaching the end 1.5; the dense progress terms only guide the way "
-                          "(100 cells toward a chest are worth one chest)."},
-)
-RewardConfig.__module__ = __name__
+RewardConfig = reward_config(
+    TERM_TABLE, [("blocked_ratio", float, 0.5)], _validate,  # a move covering less of its length was blocked
+    "Weights of the shaped reward ([reward]): one per entry of TERM_TABLE, plus scale and blocked_ratio. The "
+    "events weigh what the game scores, in units of 100 points: a chest 1.0, a step -0.002, reaching the end 1.5; "
+    "the dense progress terms only guide the way (100 cells toward a chest are worth one chest).", __name__)
 
 
 def step_change(prev: StepView, cur: StepView, action: int, cfg) -> StepChange:
@@ -152,6 +135,4 @@ def step_change(prev: StepView, cur: StepView, action: int, cfg) -> StepChange:
 
 def reward_shaping(prev: StepView, cur: StepView, action: int, cfg) -> tuple[float, dict[str, float]]:
     """Shaped reward of the step from `prev` to `cur` taken with `action` -> (total, terms)."""
-    change = step_change(prev, cur, action, cfg)
-    terms = {t.name: float(getattr(cfg, t.name) * t.value(change) * cfg.scale) for t in TERM_TABLE}
-    return sum(terms.values()), terms
+    return weighted_terms(TERM_TABLE, step_change(prev, cur, action, cfg), cfg)

@@ -10,11 +10,11 @@ units of 100 points: a chest 1.0, reaching the end 1.5, a step -0.002.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, make_dataclass
-from typing import Callable
+from dataclasses import dataclass
 
 from feature.constants_v2 import NUM_MOVES
 from feature.memory_v2 import V2Memory
+from feature.terms import Term, reward_config, weighted_terms
 
 
 @dataclass(frozen=True)
@@ -81,14 +81,6 @@ def _chest_delta(prev: StepView, cur: StepView) -> float:
     return float(prev.chest_dist - cur.chest_dist)
 
 
-@dataclass(frozen=True)
-class Term:
-    name: str
-    weight: float
-    doc: str
-    value: Callable[[StepChange], float]  # unweighted
-
-
 TERM_TABLE: tuple[Term, ...] = (
     Term("end_progress", 0.005, "per path cell walked toward the end over the explored map",
          lambda s: 0.0 if s.is_flash else s.end_delta),
@@ -112,19 +104,10 @@ TERM_TABLE: tuple[Term, ...] = (
 TERMS: tuple[str, ...] = tuple(t.name for t in TERM_TABLE)
 
 
-def _validate(cfg) -> None:
-    if cfg.scale <= 0:
-        raise ValueError(f"scale must be > 0, got {cfg.scale}")
-
-
-RewardConfig = make_dataclass(
-    "RewardConfig",
-    [(t.name, float, field(default=t.weight)) for t in TERM_TABLE] + [("scale", float, field(default=1.0))],
-    namespace={"validate": _validate,
-               "__doc__": "Weights of the v2 shaped reward ([reward_v2]): one per entry of feature.reward_v2's "
-                          "TERM_TABLE, plus scale (multiplies every term)."},
-)
-RewardConfig.__module__ = __name__
+RewardConfig = reward_config(
+    TERM_TABLE, [], lambda cfg: None,
+    "Weights of the v2 shaped reward ([reward_v2]): one per entry of feature.reward_v2's TERM_TABLE, plus scale "
+    "(multiplies every term).", __name__)
 
 
 def step_change(prev: StepView, cur: StepView, action: int) -> StepChange:
@@ -136,6 +119,4 @@ def step_change(prev: StepView, cur: StepView, action: int) -> StepChange:
 
 def reward_shaping(prev: StepView, cur: StepView, action: int, cfg) -> tuple[float, dict[str, float]]:
     """Shaped reward of the step from `prev` to `cur` taken with `action` -> (total, terms)."""
-    change = step_change(prev, cur, action)
-    terms = {t.name: float(getattr(cfg, t.name) * t.value(change) * cfg.scale) for t in TERM_TABLE}
-    return sum(terms.values()), terms
+    return weighted_terms(TERM_TABLE, step_change(prev, cur, action), cfg)

@@ -56,14 +56,16 @@ def _place_nodes(rng: np.random.Generator) -> list[tuple[int, int]]:
     return nodes
 
 
-def _find(parent: list[int], i: int) -> int:
+def find_root(parent: list[int], i: int) -> int:
+    """Union-find's root of i, halving the path on the way."""
     while parent[i] != i:
         parent[i] = parent[parent[i]]
         i = parent[i]
     return i
 
 
-def _plan_edges(rng: np.random.Generator, nodes) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+def plan_edges(rng: np.random.Generator, nodes, loop_count_range: tuple[int, int] = LOOP_COUNT_RANGE,
+               loop_candidates: int = LOOP_CANDIDATES) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     """Kruskal over randomly stretched lengths: a near-minimal tree, then the next-best loops."""
     n = len(nodes)
     pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
@@ -75,14 +77,14 @@ def _plan_edges(rng: np.random.Generator, nodes) -> tuple[list[tuple[int, int]],
     parent = list(range(n))
     tree, rest = [], []
     for _, i, j in weighted:
-        ri, rj = _find(parent, i), _find(parent, j)
+        ri, rj = find_root(parent, i), find_root(parent, j)
         if ri != rj:
             parent[ri] = rj
             tree.append((i, j))
         else:
             rest.append((i, j))
-    loop_count = int(rng.integers(LOOP_COUNT_RANGE[0], LOOP_COUNT_RANGE[1] + 1))
-    shortlist = rest[:LOOP_CANDIDATES]
+    loop_count = int(rng.integers(loop_count_range[0], loop_count_range[1] + 1))
+    shortlist = rest[:loop_candidates]
     picks = rng.permutation(len(shortlist))[:loop_count].tolist()
     loops = [shortlist[k] for k in sorted(picks)]
     return tree, loops
@@ -170,7 +172,7 @@ def _attempt(seed: int, attempt: int) -> Map | None:
     nodes = _place_nodes(rng)
     if len(nodes) < NUM_POSITIONS:
         return None
-    tree, loops = _plan_edges(rng, nodes)
+    tree, loops = plan_edges(rng, nodes)
     passable = _carve(rng, nodes, tree + loops)
     count = int(passable.sum())
     if not MIN_PASSABLE <= count <= MAX_PASSABLE:

@@ -14,6 +14,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from realm.generator import find_root, plan_edges
 from realm.v2.constants import CHERRY_TREASURES_28, DEFAULT_POINTS, GRID_SIZE, MAP_NAMES, NUM_OBSTACLES
 from realm.v2.maps import MIN_OBSTACLE_DETOUR, V2Map, bar_detour, component_sizes, validate_obstacles
 
@@ -52,35 +53,6 @@ def _place_nodes(rng, anchors):
         if all((x - a) ** 2 + (z - b) ** 2 >= min_sq for a, b in nodes):
             nodes.append((x, z))
     return nodes
-
-
-def _find(parent, i):
-    while parent[i] != i:
-        parent[i] = parent[parent[i]]
-        i = parent[i]
-    return i
-
-
-def _plan_edges(rng, nodes):
-    """Kruskal over randomly stretched lengths: a near-minimal tree, then some of the next-best loops."""
-    n = len(nodes)
-    pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
-    stretch = rng.integers(100, 170, size=len(pairs)).tolist()
-    weighted = sorted((((nodes[i][0] - nodes[j][0]) ** 2 + (nodes[i][1] - nodes[j][1]) ** 2) * s, i, j)
-                      for (i, j), s in zip(pairs, stretch))
-    parent = list(range(n))
-    tree, rest = [], []
-    for _, i, j in weighted:
-        ri, rj = _find(parent, i), _find(parent, j)
-        if ri != rj:
-            parent[ri] = rj
-            tree.append((i, j))
-        else:
-            rest.append((i, j))
-    count = int(rng.integers(LOOP_COUNT_RANGE[0], LOOP_COUNT_RANGE[1] + 1))
-    shortlist = rest[:LOOP_CANDIDATES]
-    picks = rng.permutation(len(shortlist))[:count].tolist()
-    return tree, [shortlist[k] for k in sorted(picks)]
 
 
 def _round_div(a: int, b: int) -> int:
@@ -134,8 +106,8 @@ def _cycle_edges(n, edges):
         parent = list(range(n))
         for m, (a, b) in enumerate(edges):
             if m != k:
-                parent[_find(parent, a)] = _find(parent, b)
-        if _find(parent, i) == _find(parent, j):
+                parent[find_root(parent, a)] = find_root(parent, b)
+        if find_root(parent, i) == find_root(parent, j):
             on_cycle.append((i, j))
     return on_cycle
 
@@ -205,7 +177,7 @@ def _attempt(seed: int, attempt: int, map_name: str) -> V2Map | None:
     rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, attempt, MAP_NAMES.index(map_name)])))
     anchors = default_points(map_name)
     nodes = _place_nodes(rng, anchors)
-    tree, loops = _plan_edges(rng, nodes)
+    tree, loops = plan_edges(rng, nodes, LOOP_COUNT_RANGE, LOOP_CANDIDATES)
     edges = tree + loops
     grid, segments = _carve(rng, nodes, edges)
     grid[:2, :] = grid[-2:, :] = False

@@ -14,19 +14,16 @@ import multiprocessing as mp
 import os
 import queue
 import shlex
-import shutil
 import signal
 import socket
-import sys
 import time
-from collections import deque
 from dataclasses import dataclass, field
 
 import psutil
 from loguru import logger
-from tqdm import tqdm
 
 from workflow.config import AppConfig
+from workflow.supervision.console import Progress, console, status_fields
 from workflow.supervision.processes import FORK_SERVER_PRELOAD, ChildContext, run_child
 from workflow.checkpoints.runs import RunPaths
 
@@ -39,7 +36,6 @@ LEARNER_STOP_GRACE_S = 120.0
 MAX_BACKOFF_S = 60.0
 RSS_POLL_S = 2.0
 STARTUP_GRACE_S = 180.0  # a child that has not reported yet is still importing (TensorFlow, torch)
-PLAIN_STATUS_EVERY_S = 30.0  # without a terminal: one status line (stderr and launcher.log) this often
 
 def resume_command(args: argparse.Namespace, paths: RunPaths) -> str:
     parts = ["./train.sh"]
@@ -79,43 +75,6 @@ class Child:
 
     def hung(self, now: float, timeout_s: float) -> bool:
         return self.silent_for(now) > (timeout_s if self.reported else max(timeout_s, STARTUP_GRACE_S))
-
-
-class Progress:
-    """One line: env steps, SPS, episodes, mean score, model version, buffer fill."""
-
-    def __init__(self, total: int | None):
-        bar_format = ("{desc}{percentage:3.0f}%|{bar:20}| {n_fmt}/{total_fmt} env steps [{elapsed}<{remaining}]{postfix}"
-                      if total else "{desc}{n_fmt} env steps [{elapsed}]{postfix}")
-        width = shutil.get_terminal_size(fallback=(120, 24)).columns
-        self.bar = tqdm(total=total or None, unit_scale=True, bar_format=bar_format, ncols=width if width > 0 else 120,
-                        disable=not sys.stderr.isatty())
-        self.history: deque[tuple[float, int]] = deque(maxlen=64)
-        self.last_plain = 0.0
-
-    def sps(self, env_steps: int) -> float:
-        now = time.monotonic()
-        self.history.append((now, env_steps))
-        while len(self.history) > 2 and now - self.history[0][0] > 10.0:
-            self.history.popleft()
-        (t0, s0), (t1, s1) = self.history[0], self.history[-1]
-        return (s1 - s0) / (t1 - t0) if t1 > t0 else 0.0
-
-    def update(self, env_steps: int, fields: dict) -> None:
-        sps = self.sps(env_steps)
-        text = f"{sps:,.0f} sps " + " ".join(f"{k} {v}" for k, v in fields.items())
-        if not self.bar.disable:
-            self.bar.n = env_steps
-            self.bar.set_postfix_str(text, refresh=False)
-            self.bar.refresh()
-        elif time.monotonic() - self.last_plain >= PLAIN_STATUS_EVERY_S:
-            self.last_plain = time.monotonic()
-            line = f"progress: {env_steps} env steps, {text}"
-            logger.info(line)
-            print(line, file=sys.stderr, flush=True)  # no terminal (a pipe, CI, nohup): a line every so often
-
-    def close(self) -> None:
-        self.bar.close()
 
 
 class Supervisor:
@@ -393,37 +352,11 @@ class Supervisor:
         os.replace(tmp, path)
 
     def show_progress(self) -> None:
-        if self.learner is not None:
-            s = self.learner.status
-            score = s.get("mean_score")
-            self.progress.update(int(s.get("env_steps", 0)), {
-                "ep": s.get("episodes", 0),
-                "score": f"{score:.1f}" if score is not None else "-",
-                "ver": s.get("model_version", 0),
-                "buf": f"{s.get('buffer_size', 0)}/{s.get('buffer_capacity', self.app.replay_buffer_capacity)}",
-                "step": s.get("train_step", 0),
-                **self.evaluation_fields(),
-                **self.placement_fields(),
-            })
-        else:
-            statuses = [c.status for c in self.aisrv]
-            self.progress.update(sum(int(s.get("env_steps", 0)) for s in statuses), {
-                "ep": sum(int(s.get("episodes", 0)) for s in statuses),
-                "ver": max((int(s.get("model_version", 0)) for s in statuses), default=0),
-                "aisrv": sum(1 for c in self.aisrv if c.process is not None and c.process.is_alive()),
-            })
-
-    def evaluation_fields(self) -> dict:
-        """The evaluation curve's newest point and its best, beside the training score:
-        `eval 0.912@40 best 0.950@30` (ratio to the planner, else the score, at a train step)."""
-        s = self.evaluator.status if self.evaluator is not None else {}
-        if "train_step" not in s:
-            return {"eval": "-"} if self.evaluator is not None else {}
-
-        def point(value, score, step) -> str:
-            return f"{value:.3f}@{step}" if value is not None else f"{score:.1f}@{step}"
-        return {"eval": point(s.get("ratio"), s["score"], s["train_step"]),
-                "best": point(s.get("best_ratio"), s["best_score"], s["best"])}
+        aisrv = [(c.status, c.process is not None and c.process.is_alive()) for c in self.aisrv]
+        fields = status_fields(self.learner.status if self.learner is not None else None, aisrv,
+                               self.evaluator.status if self.evaluator is not None else None,
+                               self.app.replay_buffer_capacity)
+        self.progress.update(fields.pop("env_steps"), {**fields, **self.placement_fields()})
 
     def placement_stats(self) -> dict:
         """Extra process_stats.json entries on where the processes run (one machine: none)."""
@@ -506,13 +439,3 @@ class Supervisor:
             steps = sum(int(c.status.get("env_steps", 0)) for c in self.aisrv)
             console(f"aisrv stopped: {steps} env steps in this session. Logs: {self.paths.log}")
         return EXIT_OK
-
-
-def console(message: str, error: bool = False) -> None:
-    """A line for the person at the terminal (kept clear of the progress bar), also logged.
-    Errors reach the terminal through the launcher's warning sink."""
-    if error:
-        logger.error(message)
-    else:
-        logger.info(message)
-        tqdm.write(message, file=sys.stderr)

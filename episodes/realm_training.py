@@ -1,0 +1,30 @@
+"""Back to the Realm's part of the training episodes (episodes.training.GameEpisodes): episodes
+from the curriculum ([curriculum], feature.curriculum), the reward of feature.reward over the
+step views of feature.unpack, the chests an episode had in its report."""
+from __future__ import annotations
+
+import numpy as np
+
+from feature.curriculum import CurriculumSampler
+from feature.reward import reward_shaping
+from feature.unpack import step_view
+
+
+class RealmEpisodes:
+    def __init__(self, settings, kaiwu_version: str | None = None):
+        """`settings`: the package's (reads .reward, .curriculum); `kaiwu_version` as episodes.runner's."""
+        self.kaiwu_version = kaiwu_version
+        self.reward_cfg = settings.reward
+        self.curriculum = CurriculumSampler(settings.curriculum, seed=int(np.random.randint(0, 2**31 - 1)))
+
+    def usr_conf(self, finished: int, samples_learned: int) -> dict:
+        return self.curriculum.sample(finished, samples_learned)
+
+    def view(self, obs, t=None):
+        return step_view(obs) if t is None else step_view(t.obs, t.score, t.env_info, t.terminated, t.truncated)
+
+    def shape(self, before, after, action: int) -> tuple[float, dict[str, float]]:
+        return reward_shaping(before, after, action, self.reward_cfg)
+
+    def report(self, usr_conf: dict) -> dict[str, float]:
+        return {"chests_total": float(len(usr_conf["diy"]["treasure_id"]))}
