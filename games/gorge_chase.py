@@ -6,8 +6,8 @@ An evaluation episode is (usr_conf, seed) with one map: the env draws spawns fro
 reset, and each episode's usr_conf names the single map it plays (the env's own map cycling
 would give a process's episodes different maps by the order they come in). A checkpoint plays
 with its package's own `exploit` on the raw env_obs; the reference is the simulator's
-full-information policy; pictures show the map with the hero's route, the monsters' and the
-chests, and the hero's 21×21 view step by step.
+full-information policy; pictures are the simulator's (the map with the routes) and the hero's
+21×21 view step by step.
 """
 from __future__ import annotations
 
@@ -89,14 +89,27 @@ class AgentPolicy:
 
 
 class ReferencePolicy:
-    """The simulator's full-information reference policy on the same episodes."""
+    """The simulator's full-information reference policy (realm.gorge_chase.reference), seeded
+    with the episode seed, on the same episodes."""
 
     name = "planner"
 
     def play(self, env, usr_conf: dict, seed: int, on_step=None) -> GorgeEpisode:
-        from realm.gorge_chase.reference import reference_action
+        from realm.gorge_chase.reference import ReferencePolicy as Reference
 
-        return play(env, usr_conf, seed, lambda env_obs: reference_action(env), on_step)
+        reference = Reference(seed=seed)
+        return play(env, usr_conf, seed, lambda env_obs: reference.act(env), on_step)
+
+
+class Replay:
+    """Plays a finished episode's actions again (the env repeats an episode for its seed), as the
+    simulator's pictures (realm.gorge_chase.render.record_episode) ask a policy: `act(env)`."""
+
+    def __init__(self, actions: list):
+        self._actions = iter(actions)
+
+    def act(self, env) -> int:
+        return next(self._actions)
 
 
 class GorgeChase(Game):
@@ -107,15 +120,9 @@ class GorgeChase(Game):
     map_animation = False
 
     def presets(self) -> dict[str, dict]:
-        """realm/gorge_chase/presets.py's table; until the simulator has one, the official
-        defaults as "gorge-default"."""
-        try:
-            from realm.gorge_chase.presets import GORGE_PRESETS
-        except ImportError:
-            from realm.gorge_chase.usr_conf import default_usr_conf
+        from realm.gorge_chase.presets import PRESETS
 
-            return {"gorge-default": default_usr_conf()}
-        return GORGE_PRESETS
+        return PRESETS
 
     def check_usr_conf(self, usr_conf: dict) -> None:
         from realm.gorge_chase.usr_conf import validate_usr_conf
@@ -178,39 +185,35 @@ class GorgeChase(Game):
     # --- pictures ---------------------------------------------------------------------------------
 
     def render(self, env, policy, usr_conf: dict, seed: int, title: str, options) -> Rendering:
-        """The map with the hero's route (blue), the monsters' (red), flashes and the chests (PNG);
-        the hero's 21×21 views with the monsters and items in them (GIF)."""
+        """The simulator's picture of the episode's end (realm.gorge_chase.render: the map, the
+        hero's trail, the monsters' paths, flashes, chests and buffs) as the PNG; the hero's 21×21
+        views with the monsters and items in them as the GIF frames."""
+        import tempfile
+
+        from PIL import Image
+
+        from realm.gorge_chase.render import record_episode, render_png
+
         views = []
         record = policy.play(env, usr_conf, seed,
                              on_step=(lambda env_obs, act: views.append(env_obs)) if options.gif else None)
-        png = map_picture(env, options.scale)
+        states = record_episode(env, Replay(record.actions), usr_conf, seed=seed)
+        with tempfile.TemporaryDirectory() as folder:
+            path = f"{folder}/episode.png"
+            render_png(states, path)
+            png = np.asarray(Image.open(path).convert("RGB"))
         frames = [view_picture(views[i], options.view_scale * 3)
                   for i in frame_indices(len(views), options.frame_stride, options.max_frames)]
         return Rendering(record, png, frames)
 
 
 ROAD, WALL = (225, 220, 205), (60, 60, 60)
-HERO, MONSTER, CHEST, TAKEN, BUFF = (40, 90, 220), (220, 40, 40), (240, 180, 20), (150, 130, 90), (40, 180, 80)
+HERO, MONSTER, CHEST, BUFF = (40, 90, 220), (220, 40, 40), (240, 180, 20), (40, 180, 80)
 
 
 def _cells(image: np.ndarray, cells, colour, scale: int) -> None:
     for x, z in cells:
         image[z * scale:(z + 1) * scale, x * scale:(x + 1) * scale] = colour
-
-
-def map_picture(env, scale: int) -> np.ndarray:
-    """The whole map after an episode: roads, walls, the route of each monster and the hero, the
-    chests (taken ones dimmed) and the buffs."""
-    walkable = env.map.walkable
-    image = np.where(walkable[..., None], np.array(ROAD, np.uint8), np.array(WALL, np.uint8)).astype(np.uint8)
-    image = image.repeat(scale, 0).repeat(scale, 1)
-    for monster in env.monsters:
-        _cells(image, monster.path, MONSTER, scale)
-    _cells(image, env.hero_path, HERO, scale)
-    for _, x, z, alive in env.treasures:
-        _cells(image, [(x, z)], CHEST if alive else TAKEN, scale)
-    _cells(image, [(b[1], b[2]) for b in env.buffs], BUFF, scale)
-    return image
 
 
 def view_picture(env_obs: dict, scale: int) -> np.ndarray:

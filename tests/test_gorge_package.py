@@ -169,12 +169,14 @@ def test_a_checkpoint_is_evaluated_and_rendered_with_its_own_exploit(trained, tm
     assert result.returncode == 0, result.stderr
     ckpt = ckpt_dir(runs) / "model.ckpt-1.pkl"
     out = tool("tools/evaluate.py", "--package", str(package), "--ckpt", str(ckpt), "--episodes", "2",
-               "--usr-conf", SHORT, "--no-planner", "--quiet", "--out", str(tmp_path / "eval"))
+               "--usr-conf", SHORT, "--quiet", "--out", str(tmp_path / "eval"))
     assert out.returncode == 0, out.stdout + out.stderr
     rows = (tmp_path / "eval" / "episodes.csv").read_text().splitlines()
-    assert len(rows) == 1 + 2 and "ckpt 1" in out.stdout and "gorge_chase" in out.stdout
+    assert len(rows) == 1 + 2 * 2 and "ckpt 1" in out.stdout and "gorge_chase" in out.stdout
+    summary = (tmp_path / "eval" / "summary.csv").read_text().splitlines()
+    assert summary[2].startswith("planner,") and float(summary[2].split(",")[3]) > 0  # the reference scores
     episodes = json.loads((tmp_path / "eval" / "results.json").read_text())["episodes"]
-    maps = [episode["usr_conf"]["env_conf"]["map"] for episode in episodes]
+    maps = [episode["usr_conf"]["env_conf"]["map"] for episode in episodes if episode["policy"] != "planner"]
     assert maps == [[1], [2]]  # one map per episode, in the list's order
     picture, gif = tmp_path / "episode.png", tmp_path / "episode.gif"
     out = tool("tools/render.py", "--package", str(package), "--ckpt", str(ckpt), "--usr-conf", SHORT,

@@ -107,7 +107,7 @@ class Platform15(PlatformVersion):
     platform_root = PLATFORM_ROOT
     runs_in_package_dir = True  # its workflow opens agent_<algo>/conf/train_env_conf.toml
     game = PROJECT_CODE
-    eval_preset = "gorge-default"
+    eval_preset = "gorge-open"  # maps 1-10: official files ([env] gorge_maps) or generated
     export = dataclasses.replace(AGENT_FOLDER_EXPORT, kaiwu_json_version="15.0.1-comp-normal-lite.26comp",
                                  app_keys={"app": PROJECT_CODE})
     #: kaiwu.json majors of this game's packages
