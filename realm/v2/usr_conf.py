@@ -272,6 +272,20 @@ def resolve_episode(usr_conf, game_map, rng: np.random.Generator) -> Episode:
     """
     conf = validate_usr_conf(usr_conf)
     where = _where_of(usr_conf)
+    fixed = _fixed_points(conf)
+    _check_fixed_cells(fixed, conf, game_map, where)
+    obstacle_ids = _choose_obstacles(conf, fixed, game_map, rng, where)
+    points = _RandomPoints(game_map, obstacle_ids, [p for ps in fixed.values() for p in ps], rng, where)
+    start, reach = points.start(conf)
+    end = points.draw(reach) if conf.end_random else conf.end
+    buff = points.draw(reach) if conf.buff_random else conf.buff
+    treasures = ([points.draw(reach) for _ in range(conf.treasure_count)] if conf.treasure_random
+                 else list(conf.treasure_pos))
+    return Episode(conf, start, end, buff, treasures, obstacle_ids)
+
+
+def _fixed_points(conf) -> dict[str, list]:
+    """The usr_conf's fixed points by key (start, end, buff, treasure_pos)."""
     fixed = {}
     if not conf.start_random:
         fixed["start"] = [conf.start]
@@ -281,11 +295,34 @@ def resolve_episode(usr_conf, game_map, rng: np.random.Generator) -> Episode:
         fixed["buff"] = [conf.buff]
     if not conf.treasure_random:
         fixed["treasure_pos"] = list(conf.treasure_pos)
+    return fixed
+
+
+def _shown(key: str, conf, x: int, z: int):
+    """What an error shows of a fixed point's key: the whole chest list, else the point."""
+    return [list(p) for p in conf.treasure_pos] if key == "treasure_pos" else [x, z]
+
+
+def _check_fixed_cells(fixed: dict, conf, game_map, where) -> None:
+    """Every fixed point on a passable cell, all of them reachable from the first."""
     for key, points in fixed.items():
         for x, z in points:
             if not game_map.is_passable(x, z):
-                shown = [list(p) for p in conf.treasure_pos] if key == "treasure_pos" else [x, z]
-                raise where.fail(key, shown, f"cell [{x}, {z}] is a wall of map {game_map.name}")
+                raise where.fail(key, _shown(key, conf, x, z), f"cell [{x}, {z}] is a wall of map {game_map.name}")
+    fixed_points = [p for points in fixed.values() for p in points]
+    if not fixed_points:
+        return
+    reach = game_map.reachable_from(*fixed_points[0])
+    for key, points in fixed.items():
+        for x, z in points:
+            if not reach[z, x]:
+                raise where.fail(key, _shown(key, conf, x, z),
+                                 f"cell [{x}, {z}] is cut off from {list(fixed_points[0])} on map {game_map.name}")
+
+
+def _choose_obstacles(conf, fixed: dict, game_map, rng: np.random.Generator, where) -> list[int]:
+    """The episode's active obstacles: a random one that covers no fixed point and keeps them
+    connected, or the usr_conf's own, checked the same way."""
     fixed_points = [p for points in fixed.values() for p in points]
 
     def connected(obstacle_ids) -> bool:
@@ -294,63 +331,60 @@ def resolve_episode(usr_conf, game_map, rng: np.random.Generator) -> Episode:
         reach = game_map.reachable_from(*fixed_points[0], obstacle_ids)
         return all(reach[z, x] for x, z in fixed_points)
 
-    if fixed_points:
-        reach = game_map.reachable_from(*fixed_points[0])
-        for key, points in fixed.items():
-            for x, z in points:
-                if not reach[z, x]:
-                    shown = [list(p) for p in conf.treasure_pos] if key == "treasure_pos" else [x, z]
-                    raise where.fail(key, shown, f"cell [{x}, {z}] is cut off from {list(fixed_points[0])} on map {game_map.name}")
-
     if conf.obstacle_random:
         candidates = [oid for oid in sorted(game_map.obstacles)
                       if not any(oid in game_map.obstacle_at(x, z) for x, z in fixed_points) and connected([oid])]
-        obstacle_ids = [int(candidates[int(rng.integers(len(candidates)))])] if candidates else []
-    else:
-        obstacle_ids = list(conf.obstacle_id)
-        for oid in obstacle_ids:
-            if oid not in game_map.obstacles:
-                raise where.fail("obstacle_id", list(conf.obstacle_id),
-                                 f"map {game_map.name} has obstacles {sorted(game_map.obstacles) or 'none'}")
-        for key, points in fixed.items():
-            for x, z in points:
-                covering = [oid for oid in game_map.obstacle_at(x, z) if oid in obstacle_ids]
-                if covering:
-                    raise where.fail("obstacle_id", list(conf.obstacle_id), f"obstacle {covering[0]} covers the {key} [{x}, {z}]")
-        if not connected(obstacle_ids):
-            raise where.fail("obstacle_id", list(conf.obstacle_id), "these obstacles cut the fixed points "
-                             f"{[list(p) for p in fixed_points]} apart on map {game_map.name}")
-    grid = game_map.grid_with(obstacle_ids)
+        return [int(candidates[int(rng.integers(len(candidates)))])] if candidates else []
+    obstacle_ids = list(conf.obstacle_id)
+    for oid in obstacle_ids:
+        if oid not in game_map.obstacles:
+            raise where.fail("obstacle_id", list(conf.obstacle_id),
+                             f"map {game_map.name} has obstacles {sorted(game_map.obstacles) or 'none'}")
+    for key, points in fixed.items():
+        for x, z in points:
+            covering = [oid for oid in game_map.obstacle_at(x, z) if oid in obstacle_ids]
+            if covering:
+                raise where.fail("obstacle_id", list(conf.obstacle_id), f"obstacle {covering[0]} covers the {key} [{x}, {z}]")
+    if not connected(obstacle_ids):
+        raise where.fail("obstacle_id", list(conf.obstacle_id), "these obstacles cut the fixed points "
+                         f"{[list(p) for p in fixed_points]} apart on map {game_map.name}")
+    return obstacle_ids
 
-    placed = list(fixed_points)
-    reach = None if conf.start_random else game_map.reachable_from(*conf.start, obstacle_ids)
 
-    def draw(pool_grid) -> tuple[int, int]:
+class _RandomPoints:
+    """Draws an episode's random points, each at Chebyshev distance >= RANDOM_MIN_SPACING from
+    every point placed before it (the fixed ones first)."""
+
+    def __init__(self, game_map, obstacle_ids: list[int], fixed_points: list, rng: np.random.Generator, where):
+        self.game_map, self.obstacle_ids, self.rng, self.where = game_map, obstacle_ids, rng, where
+        self.fixed_points = fixed_points
+        self.placed = list(fixed_points)
+        self.grid = game_map.grid_with(obstacle_ids)
+
+    def draw(self, pool_grid) -> tuple[int, int]:
         pool = pool_grid.copy()
-        for x, z in placed:
+        for x, z in self.placed:
             r = RANDOM_MIN_SPACING - 1
             pool[max(z - r, 0): z + r + 1, max(x - r, 0): x + r + 1] = False
         zs, xs = np.nonzero(pool)
         if len(xs) == 0:
-            raise UsrConfV2Error(f"{where.prefix}: no free cell left for a random point on map {game_map.name}")
-        k = int(rng.integers(len(xs)))
+            raise UsrConfV2Error(f"{self.where.prefix}: no free cell left for a random point on map {self.game_map.name}")
+        k = int(self.rng.integers(len(xs)))
         point = (int(xs[k]), int(zs[k]))
-        placed.append(point)
+        self.placed.append(point)
         return point
 
-    if conf.start_random:
-        start = draw(grid)
-        reach = game_map.reachable_from(*start, obstacle_ids)
-        if fixed_points and not all(reach[z, x] for x, z in fixed_points):
+    def start(self, conf) -> tuple[tuple[int, int], np.ndarray]:
+        """(the start, the cells it reaches): fixed, or drawn where the fixed points are reachable."""
+        if not conf.start_random:
+            return conf.start, self.game_map.reachable_from(*conf.start, self.obstacle_ids)
+        start = self.draw(self.grid)
+        reach = self.game_map.reachable_from(*start, self.obstacle_ids)
+        if self.fixed_points and not all(reach[z, x] for x, z in self.fixed_points):
             # ▶ a random start is drawn where the fixed points are reachable
-            placed.pop()
-            start = draw(grid & game_map.reachable_from(*fixed_points[0], obstacle_ids))
-            reach = game_map.reachable_from(*start, obstacle_ids)
-    else:
-        start = conf.start
-    end = draw(reach) if conf.end_random else conf.end
-    buff = draw(reach) if conf.buff_random else conf.buff
-    treasures = [draw(reach) for _ in range(conf.treasure_count)] if conf.treasure_random else list(conf.treasure_pos)
-    return Episode(conf, start, end, buff, treasures, obstacle_ids)
+            self.placed.pop()
+            start = self.draw(self.grid & self.game_map.reachable_from(*self.fixed_points[0], self.obstacle_ids))
+            reach = self.game_map.reachable_from(*start, self.obstacle_ids)
+        return start, reach
 
 
