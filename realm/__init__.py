@@ -7,7 +7,7 @@ from pathlib import Path
 from realm.env import EpisodeOverError, RealmEnv
 from realm.env18 import MAP_WINDOWS, RealmEnv18
 from realm.generator import generate_map, validate_map
-from realm.gorge import HostedGorgeChaseEnv
+from realm.gorge_chase.hosted import HostedGorgeChaseEnv
 from realm.maps import Map, MapError, load_official_map, load_official_map_cached
 from realm.usr_conf import UsrConfError, did_you_mean
 from realm.v2.env import RealmEnvV2
