@@ -24,6 +24,8 @@ class Game:
     map_companion: str = ""
     #: whether render draws the whole map step by step (a hero that sees part of the map)
     map_animation: bool = False
+    #: how an episode ended, for messages: (won, lost)
+    outcomes: tuple[str, str] = ("won", "timed out")
 
     # --- episodes ---------------------------------------------------------------------------------
 

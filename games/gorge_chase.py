@@ -117,6 +117,7 @@ class GorgeChase(Game):
     title = "gorge_chase (2026)"
     policy_modes = ("greedy",)  # the platform evaluates exploit
     map_companion = "positions_file"  # refused with a hint: gorge maps are a folder, [env] gorge_maps
+    outcomes = ("survived", "caught")
     map_animation = False
 
     def presets(self) -> dict[str, dict]:

@@ -133,7 +133,7 @@ def render(args: argparse.Namespace) -> int:
     out_dir = REPO_ROOT / "out" / "render"
     png = save_png(drawn.png, args.png or out_dir / f"{name}.png")
     print(f"score {record.total_score:.1f}, steps {record.steps}, chests {record.chests}/{record.chests_available}, "
-          f"{'won' if record.won else 'timed out'}")
+          f"{game.outcomes[0] if record.won else game.outcomes[1]}")
     print(f"wrote {png}")
     if drawn.frames:
         gif = write_gif(args.gif or out_dir / f"{name}.gif", drawn.frames, args.fps)
