@@ -1,6 +1,6 @@
 """Evaluation episodes of back_to_the_realm_v2 packages: a checkpoint plays with the package's
 own `exploit`, the full-information planner (realm/v2/planner.py) plays the same episodes for
-scale. tools/evaluate.py and tools/render.py use these for a v2 `--package`.
+scale: games.back_to_the_realm_v2 plays and draws a v2 checkpoint with these.
 
 An episode is (usr_conf, seed) on one env: `env.reset(usr_conf, seed)` draws the random points
 and the obstacle, so the agent and the planner meet the same episode. Before each episode the
@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from workflow.platforms.v2 import PLATFORM as V2_PLATFORM
 
 #: What an episode record holds, as a CSV row (tools/evaluate.py's EPISODE_FIELDS).
 RECORD_FIELDS = ("seed", "total_score", "won", "chests", "steps", "buff_count", "flash_count", "usr_conf")
@@ -111,34 +109,6 @@ class PlannerPolicyV2:
 
     def play(self, env, usr_conf: dict, seed: int) -> EpisodeV2:
         return play_planner(env, usr_conf, seed)
-
-
-def env_kwargs_v2(run_config: Path | None, map_file: Path | None = None, obstacles_file: Path | None = None,
-                  map_seed: int | None = None) -> dict:
-    """realm.make_env arguments for a v2 evaluation: the command line's map (a map_data json with
-    its obstacles, or a generated map's seed), else the [env] of the checkpoint's run, else the
-    generated map of seed 0. Raises ValueError naming what is wrong."""
-    from workflow.config import EnvConfig
-    from workflow.schema import ConfigError, build
-
-    name = V2_PLATFORM.name  # both families meet the same env
-    if map_file is not None:
-        section = {"map_file": str(map_file), "obstacles_file": None if obstacles_file is None else str(obstacles_file)}
-    elif obstacles_file is not None:
-        raise ValueError("--obstacles-file goes with --map-file (a map_data/<name>.json)")
-    elif map_seed is not None:
-        section = {"map_seed": int(map_seed)}
-    elif run_config is not None:
-        import toml
-
-        section = toml.loads(Path(run_config).read_text(encoding="utf-8")).get("env", {})
-    else:
-        section = {}
-    section = {key: value for key, value in section.items() if value is not None}
-    try:
-        return build(EnvConfig, section, "env").make_kwargs(name)
-    except ConfigError as e:
-        raise ValueError(str(e)) from None
 
 
 def replay(env, episode: EpisodeV2, on_step=None) -> EpisodeV2:
