@@ -85,6 +85,8 @@ def _tables():
 
 _BUCKET, _DIRECTION = _tables()
 _OFFSET0 = (GRID_SIZE - 1) * _SPAN + GRID_SIZE - 1
+_LEGAL_READY = [True] * NUM_ACTIONS
+_LEGAL_COOLING = [True] * 8 + [False] * (NUM_ACTIONS - 8)
 
 
 def _num(value: float):
@@ -329,9 +331,11 @@ class GorgeChaseEnv:
     def _spawn_item(self, placed, min_distance: float, strict: bool):
         """A chest / buff cell: 200 random tries (x, z in 5..123) keeping the distance to the
         items placed before, then 50 tries on walkability alone (None if all fail)."""
-        rnd, w = self._random, self._w
+        w = self._w
+        below = self._random._randbelow  # the draws of randint(SPAWN_MIN, SPAWN_MAX), without its checks
+        span = SPAWN_MAX - SPAWN_MIN + 1
         for _ in range(SPAWN_TRIES):
-            x, z = rnd.randint(SPAWN_MIN, SPAWN_MAX), rnd.randint(SPAWN_MIN, SPAWN_MAX)
+            x, z = SPAWN_MIN + below(span), SPAWN_MIN + below(span)
             if w[z * GRID_SIZE + x]:
                 ok = True
                 for px, pz in placed:
@@ -342,7 +346,7 @@ class GorgeChaseEnv:
                 if ok:
                     return x, z
         for _ in range(SPAWN_FALLBACK_TRIES):
-            x, z = rnd.randint(SPAWN_MIN, SPAWN_MAX), rnd.randint(SPAWN_MIN, SPAWN_MAX)
+            x, z = SPAWN_MIN + below(span), SPAWN_MIN + below(span)
             if w[z * GRID_SIZE + x]:
                 return x, z
         return None
@@ -471,20 +475,10 @@ class GorgeChaseEnv:
                         return
 
     def _distance_lookup(self):
-        """d(flat cell) -> distance from that cell to the hero under the monster_distance option."""
+        """d(flat cell) -> distance from that cell to the hero under a heuristic monster_distance
+        ('chebyshev', 'manhattan'; the bfs metrics read the hero's distance field directly)."""
         hx, hz = self.hero_x, self.hero_z
-        metric = self.monster_distance
-        if metric in ("bfs4", "bfs8"):
-            field = self.map.distance_field(hz * GRID_SIZE + hx, metric)
-            row, grow, index = field.dist, field.grow, self._index
-
-            def lookup(c):
-                i = index[c]
-                d = row[i]
-                return d if d != UNREACHABLE or field.done else grow(i)
-
-            return lookup
-        if metric == "chebyshev":
+        if self.monster_distance == "chebyshev":
             return lambda c: max(abs(c % GRID_SIZE - hx), abs(c // GRID_SIZE - hz))
         return lambda c: abs(c % GRID_SIZE - hx) + abs(c // GRID_SIZE - hz)
 
@@ -497,9 +491,18 @@ class GorgeChaseEnv:
             return
         hero = self.hero_z * GRID_SIZE + self.hero_x
         occupied = {m.z * GRID_SIZE + m.x: m.monster_id for m in monsters}
-        dist = self._distance_lookup()
+        metric = self.monster_distance
+        if metric in ("bfs4", "bfs8"):
+            field = self.map.distance_field(hero, metric)
+            row, grow, index = field.dist, field.grow, self._index
+
+            def dist(c):
+                i = index[c]
+                d = row[i]
+                return d if d != UNREACHABLE or field.done else grow(i)
+        else:
+            dist = self._distance_lookup()
         orth = self._orth
-        rnd = self._random
         for m in monsters:
             cur = m.z * GRID_SIZE + m.x
             occupied[cur] = m.monster_id
@@ -511,28 +514,27 @@ class GorgeChaseEnv:
             mid = m.monster_id
             for _ in range(m.speed):
                 best_score = None
-                best = []
+                best = None
                 prev, last_axis = m.prev, m.last_axis
                 for n, axis in orth[cur]:
                     holder = occupied.get(n)
                     if holder is not None and holder != mid:
                         continue
-                    d = dist(n)
-                    if d == UNREACHABLE:
+                    score = dist(n)
+                    if score == UNREACHABLE:
                         continue
-                    score = d
                     if n == prev:
                         score += BACK_STEP_PENALTY
                     if axis == last_axis:
                         score += SAME_AXIS_PENALTY
                     if best_score is None or score < best_score - TIE_EPS:
                         best_score = score
-                        best = [(n, axis)]
-                    elif abs(score - best_score) < TIE_EPS:
-                        best.append((n, axis))
-                if not best:
+                        best = (n, axis)
+                    elif score - best_score < TIE_EPS:  # an exact tie (score >= best - eps here)
+                        best = [best, (n, axis)] if type(best) is tuple else best + [(n, axis)]
+                if best is None:
                     break  # the path's next cell is held by the other monster: stop
-                n, axis = best[0] if len(best) == 1 else rnd.choice(best)
+                n, axis = best if type(best) is tuple else self._random.choice(best)
                 m.prev, m.last_axis = cur, axis
                 del occupied[cur]
                 occupied[n] = mid
@@ -597,76 +599,82 @@ class GorgeChaseEnv:
         hx, hz = self.hero_x, self.hero_z
         step = self.step_no
         step_score = _num(step * STEP_SCORE)
-        treasure_score = self.treasures_collected * TREASURE_SCORE
+        collected = self.treasures_collected
+        treasure_score = collected * TREASURE_SCORE
         total = _num(step_score + treasure_score)
         self._total = total
         base = _OFFSET0 - hx * _SPAN - hz
         bucket, direction = _BUCKET, _DIRECTION
         shown_interval = self._shown_interval
-
-        def hero_dict():
-            return {"buff_remaining_time": self.buff_remaining, "flash_cooldown": self.flash_cooldown,
-                    "hero_id": self.hero_id, "pos": {"x": hx, "z": hz}, "step_score": step_score,
-                    "treasure_collected_count": self.treasures_collected, "treasure_score": treasure_score}
+        buff_remaining, flash_cooldown, hero_id = self.buff_remaining, self.flash_cooldown, self.hero_id
+        lo_x, hi_x, lo_z, hi_z = hx - VIEW_RADIUS, hx + VIEW_RADIUS, hz - VIEW_RADIUS, hz + VIEW_RADIUS
 
         obs_monsters, all_monsters = [], []
         for m in self.monsters:
-            o = base + m.x * _SPAN + m.z
+            mx, mz = m.x, m.z
+            o = base + mx * _SPAN + mz
             b, d = bucket[o], direction[o]
             all_monsters.append({"hero_l2_distance": b, "hero_relative_direction": d, "monster_id": m.monster_id,
-                                 "monster_interval": shown_interval, "pos": {"x": m.x, "z": m.z}, "speed": m.speed,
+                                 "monster_interval": shown_interval, "pos": {"x": mx, "z": mz}, "speed": m.speed,
                                  "start_pos": {"x": m.start_x, "z": m.start_z}})
-            if abs(m.x - hx) <= VIEW_RADIUS and abs(m.z - hz) <= VIEW_RADIUS:
+            if lo_x <= mx <= hi_x and lo_z <= mz <= hi_z:
                 obs_monsters.append({"hero_l2_distance": b, "hero_relative_direction": d, "monster_id": m.monster_id,
-                                     "monster_interval": shown_interval, "pos": {"x": m.x, "z": m.z},
+                                     "monster_interval": shown_interval, "pos": {"x": mx, "z": mz},
                                      "speed": m.speed, "is_in_view": 1})
             else:
                 obs_monsters.append({"hero_l2_distance": b, "hero_relative_direction": d, "monster_id": m.monster_id,
                                      "monster_interval": shown_interval, "pos": {"x": -1, "z": -1}, "speed": -1,
                                      "is_in_view": 0})
         obs_organs, all_organs = [], []
+        add_all, add_seen = all_organs.append, obs_organs.append
         for t in self.treasures:
             if t[3]:
                 x, z = t[1], t[2]
                 o = base + x * _SPAN + z
                 organ = {"config_id": t[0], "hero_l2_distance": bucket[o], "hero_relative_direction": direction[o],
                          "pos": {"x": x, "z": z}, "status": STATUS_AVAILABLE, "sub_type": SUB_TYPE_TREASURE}
-                all_organs.append(organ)
-                if abs(x - hx) <= VIEW_RADIUS and abs(z - hz) <= VIEW_RADIUS:
-                    obs_organs.append(organ)
+                add_all(organ)
+                if lo_x <= x <= hi_x and lo_z <= z <= hi_z:
+                    add_seen(organ)
         for b_ in self.buffs:
             x, z = b_[1], b_[2]
             o = base + x * _SPAN + z
             organ = {"config_id": b_[0], "hero_l2_distance": bucket[o], "hero_relative_direction": direction[o],
                      "pos": {"x": x, "z": z}, "status": STATUS_AVAILABLE if b_[3] else STATUS_REFRESHING,
                      "sub_type": SUB_TYPE_BUFF}
-            all_organs.append(organ)
-            if abs(x - hx) <= VIEW_RADIUS and abs(z - hz) <= VIEW_RADIUS:
-                obs_organs.append(organ)
+            add_all(organ)
+            if lo_x <= x <= hi_x and lo_z <= z <= hi_z:
+                add_seen(organ)
         env_info = {
             "buff_refresh_time": self.buff_cooldown, "flash_cooldown_max": self.talent_cooldown,
             "flash_count": self.flash_count, "max_step": self.max_step, "monster_init_speed": MONSTER_SPEED,
             "monster_interval": shown_interval, "monster_speed_boost_step": self._shown_speedup,
             "pos": {"x": hx, "z": hz}, "step_no": step, "step_score": step_score, "total_buff": len(self.buffs),
-            "total_score": total, "total_treasure": len(self.treasures), "treasure_id": list(self._remaining_ids),
-            "treasure_score": treasure_score, "treasures_collected": self.treasures_collected,
+            "total_score": total, "total_treasure": len(self.treasures), "treasure_id": self._remaining_ids[:],
+            "treasure_score": treasure_score, "treasures_collected": collected,
             "collected_buff": self.collected_buff,
         }
-        flash_ok = self.flash_cooldown == 0
-        window = self.map.view_window(hx, hz)
         return {
             "env_id": self.env_id,
             "frame_no": step,
             "observation": {
                 "step_no": step,
-                "frame_state": {"heroes": hero_dict(), "monsters": obs_monsters, "organs": obs_organs},
+                "frame_state": {
+                    "heroes": {"buff_remaining_time": buff_remaining, "flash_cooldown": flash_cooldown,
+                               "hero_id": hero_id, "pos": {"x": hx, "z": hz}, "step_score": step_score,
+                               "treasure_collected_count": collected, "treasure_score": treasure_score},
+                    "monsters": obs_monsters, "organs": obs_organs},
                 "env_info": env_info,
-                "map_info": [row[:] for row in window],
-                "legal_action": [True] * 8 + [flash_ok] * 8,
+                "map_info": [*map(list.copy, self.map.view_window(hx, hz))],
+                "legal_action": (_LEGAL_READY if flash_cooldown == 0 else _LEGAL_COOLING)[:],
             },
             "extra_info": {
-                "frame_state": {"frame_no": step, "heroes": hero_dict(), "monsters": all_monsters,
-                                "organs": all_organs},
+                "frame_state": {
+                    "frame_no": step,
+                    "heroes": {"buff_remaining_time": buff_remaining, "flash_cooldown": flash_cooldown,
+                               "hero_id": hero_id, "pos": {"x": hx, "z": hz}, "step_score": step_score,
+                               "treasure_collected_count": collected, "treasure_score": treasure_score},
+                    "monsters": all_monsters, "organs": all_organs},
                 "map_id": self.map_id,
                 "result_code": 0,
                 "result_message": message,

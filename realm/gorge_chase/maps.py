@@ -173,16 +173,17 @@ class GorgeMap:
 class DistanceField:
     """Breadth-first distances from one source, grown only as far as queries need: a monster
     near the hero costs a few hundred cells, not the whole map. `dist[i]` (compact index) is
-    exact wherever it is not UNREACHABLE; `get(i)` grows the search until i is reached."""
+    exact wherever it is not UNREACHABLE; `get(i)` grows the search until i is reached. The
+    search runs level by level (the frontier of the cells at distance `level`)."""
 
-    __slots__ = ("dist", "adj", "queue", "head", "done")
+    __slots__ = ("dist", "adj", "frontier", "level", "done")
 
     def __init__(self, adj: list, source: int, size: int):
         self.adj = adj
         self.dist = array("H", _unreached(size))
         self.dist[source] = 0
-        self.queue = [source]
-        self.head = 0
+        self.frontier = [source]
+        self.level = 0
         self.done = False
 
     def get(self, i: int) -> int:
@@ -192,25 +193,23 @@ class DistanceField:
         return self.grow(i)
 
     def grow(self, target: int = -1) -> int:
-        """Expand until `target` has its distance (or everything reachable has)."""
-        dist, adj, queue = self.dist, self.adj, self.queue
-        head = self.head
-        n = len(queue)
-        while head < n:
-            u = queue[head]
-            head += 1
-            du = dist[u] + 1
-            for v in adj[u]:
-                if dist[v] == UNREACHABLE:
-                    dist[v] = du
-                    queue.append(v)
-                    n += 1
+        """Expand whole levels until `target` has its distance (or everything reachable has)."""
+        dist, adj = self.dist, self.adj
+        frontier, d = self.frontier, self.level
+        while frontier:
+            d += 1
+            nxt = []
+            add = nxt.append
+            for u in frontier:
+                for v in adj[u]:
+                    if dist[v] == UNREACHABLE:
+                        dist[v] = d
+                        add(v)
+            frontier = nxt
             if target >= 0 and dist[target] != UNREACHABLE:
-                self.head = head
-                return dist[target]
-        self.head = head
-        self.done = True
-        self.queue = None
+                self.frontier, self.level = frontier, d
+                return d
+        self.frontier, self.level, self.done = None, d, True
         return dist[target] if target >= 0 else UNREACHABLE
 
     def complete(self) -> None:
@@ -373,6 +372,7 @@ class MapFolder:
         if not self.folder.is_dir():
             raise GorgeMapError(f"map folder {str(self.folder)!r} does not exist or is not a folder")
         self.name = f"folder:{self.folder}"
+        self._loaded: dict[int, GorgeMap] = {}
 
     def path(self, map_id: int) -> Path:
         for pattern in (MAP_FILE_PATTERN, GRID_FILE_PATTERN):
@@ -383,7 +383,10 @@ class MapFolder:
                             f"{GRID_FILE_PATTERN.format(id=map_id)} in {str(self.folder)!r}")
 
     def get(self, map_id: int) -> GorgeMap:
-        return load_map_cached(str(self.path(map_id).resolve()))
+        game_map = self._loaded.get(map_id)
+        if game_map is None:  # resolved once per id: a reset does not touch the file system
+            game_map = self._loaded[map_id] = load_map_cached(str(self.path(map_id).resolve()))
+        return game_map
 
     def ids(self) -> list[int]:
         """The map ids with a file in the folder."""
