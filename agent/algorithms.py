@@ -23,6 +23,8 @@ ALGORITHMS: dict[str, dict[str, str]] = {
                  "workflow": "episodes.dqn_workflow"},
     "ppo_v2": {"config": "agent.ppo_v2_config", "definition": "feature.definition_v2", "agent": "agent.ppo_v2_agent",
                "workflow": "episodes.ppo_v2_workflow"},
+    "ppo_gorge": {"config": "agent.ppo_gorge_config", "definition": "feature.gorge_chase.definition",
+                  "agent": "agent.ppo_gorge_agent", "workflow": "episodes.ppo_gorge_workflow"},
 }
 DEFAULT_ALGORITHM = "ppo"
 
@@ -30,4 +32,4 @@ DEFAULT_ALGORITHM = "ppo"
 #: the newest platform version of that game that hosts the project's agents
 #: (workflow.platforms.project); an algorithm not named here plays DEFAULT_GAME.
 DEFAULT_GAME = "back_to_the_realm"
-GAMES: dict[str, str] = {"ppo_v2": "back_to_the_realm_v2"}
+GAMES: dict[str, str] = {"ppo_v2": "back_to_the_realm_v2", "ppo_gorge": "gorge_chase"}

@@ -19,6 +19,10 @@ speak it): `env.reset(usr_conf={"env_conf": ...})` returns `(obs, extra_info)` a
 `(step_no, obs, terminated, truncated, extra_info)`, obs and extra_info plain dicts. Its
 usr_conf is the package's own (feature.curriculum_v2), not a 2024 one; its view keeps the
 episode's memory (feature.observation_v2.V2View) and hands it on as the observation.
+gorge_chase (code package 15.0.1, version name "15"): `env.reset(usr_conf)` returns the env_obs
+(a dict holding observation, extra_info, terminated and truncated) and `env.step(act)`
+`(env_reward, env_obs)`; its usr_conf is the package's own (feature.gorge_chase.curriculum) and
+its view keeps the episode's memory (feature.gorge_chase.observation.GorgeView).
 This module is package code (it ships inside exported packages), so it answers for the episode
 loops on its own; the training system's platform versions are workflow.platforms.
 """
@@ -28,6 +32,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from feature.curriculum import env_conf
+from feature.gorge_chase.observation import GorgeView
 from feature.observation18 import Realm18View
 from feature.observation_v2 import V2View
 
@@ -57,6 +62,15 @@ def _step_v2(result) -> tuple:
     return obs, score, terminated, truncated, extra_info
 
 
+def _step_gorge(result) -> tuple:
+    """(env_obs, score, terminated, truncated, None) of a 15.0.1 step, its score read from env_info."""
+    _, env_obs = result
+    info = env_obs["observation"]["env_info"]
+    score = Score(float(info["total_score"]), int(info["treasures_collected"]), int(info["collected_buff"]),
+                  int(info["flash_count"]))
+    return env_obs, score, bool(env_obs["terminated"]), bool(env_obs["truncated"]), None
+
+
 @dataclass(frozen=True)
 class EnvProtocol:
     """How an episode loop meets an env of one protocol."""
@@ -79,12 +93,15 @@ def _as_given(usr_conf: dict | None) -> dict | None:
 
 #: The v2 protocol, under both names of its platform versions.
 V2 = EnvProtocol("v2", _as_given, V2View, _step_v2, info_at_reset=True)
+#: gorge_chase's 15.0.1 protocol, under its platform version's name and its env's.
+GORGE = EnvProtocol("15", _as_given, GorgeView, _step_gorge)
 PROTOCOLS = {protocol.name: protocol for protocol in (
     EnvProtocol("2024", _as_given),
     EnvProtocol("18", env_conf, Realm18View),
     V2,
+    GORGE,
 )}
-PROTOCOLS.update({"v2-24": V2, "v2-28": V2})
+PROTOCOLS.update({"v2-24": V2, "v2-28": V2, "gorge": GORGE})
 KAIWU_VERSIONS = tuple(PROTOCOLS)
 
 #: The protocol of the envs this package is given, unless an env says otherwise.

@@ -18,6 +18,9 @@ A v2 env (back_to_the_realm_v2) resets to `(obs, extra_info)` and steps to five 
 `translate` its view (the episode's memory, feature.observation_v2.V2View) is what
 `observation_process` and the Transitions see as the observation.
 
+A gorge_chase env (15.0.1) resets to the env_obs and steps to `(env_reward, env_obs)`; with
+`translate` its view (feature.gorge_chase.observation.GorgeView) keeps the episode's memory.
+
 Either protocol (episodes.protocol): a 2025 (18.0.2) env gets a 2024 usr_conf as env_conf
 (whether an env speaks 2025 is settled before its first reset: episodes.protocol
 .env_protocol), and predict's `(list, model_version)` is unpacked. Its observations reach
@@ -139,6 +142,9 @@ class EpisodeRunner:
             if self.translate and slot.protocol.view is not None:
                 slot.view = slot.protocol.view()
                 result = slot.view.reset(result[0])[0]
+        elif result is not None and self.translate and slot.protocol.view is not None:  # 15.0.1: the env_obs
+            slot.view = slot.protocol.view()
+            result = slot.view.reset(result)[0]
         if result is None:
             return None
         slot.obs_data = self.observation_process(result, None)

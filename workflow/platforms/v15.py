@@ -102,7 +102,7 @@ class Platform15(PlatformVersion):
     name = "15"
     title = "15.0.1 (gorge_chase, 2026)"
     env_protocol = "gorge"
-    hosts_project_agents = False
+    hosts_project_agents = True  # agent.algorithms.GAMES: ppo_gorge
     flash_rule = "nearest"  # unused by the gorge env: its flash lands on the farthest free cell of its range
     platform_root = PLATFORM_ROOT
     runs_in_package_dir = True  # its workflow opens agent_<algo>/conf/train_env_conf.toml
@@ -177,7 +177,10 @@ class Platform15(PlatformVersion):
 
     def sample_rows(self, protocols: dict, config_class) -> tuple[dict, int]:
         """SampleData2NumpyData / NumpyData2SampleData made from SampleData's declared widths,
-        and their sum as the row width."""
+        and their sum as the row width; a package that registers its own converters (the
+        project's gorge_chase agents) keeps them, with its Config.SAMPLE_DIM."""
+        if protocols.get("SampleData2NumpyData") and protocols.get("NumpyData2SampleData"):
+            return protocols, getattr(config_class, "SAMPLE_DIM", None)
         sample_class = protocols.get("SampleData")
         dims = getattr(sample_class, "FIELD_DIMS", None)
         if not dims:

@@ -1,0 +1,73 @@
+"""The gorge_chase PPO package's Agent (`agent_<algo>/agent.py`): the PPO Agent (agent.ppo_agent:
+the ActorCritic, the update on the learner, checkpoints) over gorge_chase's observation
+(feature.gorge_chase), and the calls the 15.0.1 platform makes:
+
+- `reset(env_obs)` before an episode, then `exploit(env_obs)` -> the int action, as its
+  evaluation calls it on the raw env_obs: the agent keeps that episode's memory
+  (feature.gorge_chase.memory) and, with a recurrent core, its state. A list of ObsData (the
+  project's own loops, which keep one memory per env) gets the list of ActData.
+- `observation_process(env_obs)` -> (ObsData, None) and `action_process(act_data)`, on that
+  same per-episode memory (a frame with step_no 0 starts a new one).
+"""
+from __future__ import annotations
+
+from agent.ppo_agent import Agent as PPOAgent
+from agent.ppo_gorge_config import Settings, load_settings
+from feature.gorge_chase.definition import SAMPLE_ROWS
+from feature.gorge_chase.layout import MAP_SHAPE, STATE_DIM, earlier_visits
+from feature.gorge_chase.observation import GorgeView, ObsData, action_process, observation_process
+from kaiwu_agent.agent.base_agent import exploit_wrapper
+from kaiwu_agent.utils.common_func import attached
+
+
+@attached
+class Agent(PPOAgent):
+    sample_rows = SAMPLE_ROWS
+    input_shape = (MAP_SHAPE[0], MAP_SHAPE[1], STATE_DIM)
+
+    def __init__(self, agent_type="player", device=None, logger=None, monitor=None, *,
+                 settings: Settings | None = None, seed: int | None = None):
+        super().__init__(agent_type, device, logger, monitor, settings=settings, seed=seed)
+        self._view: GorgeView | None = None  # the episode exploit / observation_process are handed
+        self._core_state = None
+
+    @staticmethod
+    def _load_settings() -> Settings:
+        return load_settings()
+
+    @staticmethod
+    def _earlier_visits(obs_data: ObsData) -> int:
+        return earlier_visits(obs_data.state)
+
+    def reset(self, env_obs=None) -> None:
+        """A new episode for exploit / observation_process (the platform's workflows call it)."""
+        self._view = None
+        self._core_state = None
+
+    def observation_process(self, env_obs, extra_info=None):
+        """The 15.0.1 call: (ObsData, None) from the raw env_obs, on the episode's memory."""
+        step_no = (env_obs.get("observation") or env_obs).get("step_no", 0)
+        if self._view is None or step_no == 0:
+            self._view = GorgeView()
+            memory, _ = self._view.reset(env_obs)
+            self._core_state = None
+        else:
+            memory, _ = self._view.step(env_obs)
+        obs_data = observation_process(memory)
+        obs_data.core_state = self._core_state
+        return obs_data, None
+
+    def action_process(self, act_data) -> int:
+        self._core_state = getattr(act_data, "core_state", None)
+        return action_process(act_data)
+
+    @exploit_wrapper
+    def exploit(self, observation):
+        """The raw env_obs (the platform's evaluation) -> the int action; an ObsData (what the
+        evaluation's observation_process made) -> the int action; a list of ObsData -> the list
+        of ActData (PPOAgent.exploit)."""
+        if isinstance(observation, dict) and "observation" in observation:
+            observation, _ = self.observation_process(observation)
+        if isinstance(observation, (list, tuple)):
+            return PPOAgent.exploit.__wrapped__(self, observation)
+        return self.action_process(PPOAgent.exploit.__wrapped__(self, [observation])[0])

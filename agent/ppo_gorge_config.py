@@ -1,0 +1,52 @@
+"""`agent_<algo>/conf/conf.py` of the gorge_chase PPO package (`ppo_gorge`): the platform's
+`Config`, and the sections the agent, the reward and the episode loop read: [model] and [ppo]
+(the PPO package's classes), [reward_gorge] (feature.gorge_chase.reward) and [curriculum_gorge]
+(feature.gorge_chase.curriculum, the game's train_env_conf keys). Where they come from:
+agent.settings.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agent.model_options import ModelConfig
+from agent.ppo_options import PPOConfig
+from agent.settings import SETTINGS_FILE, PackageSettings, PlatformConfig, read_settings
+from feature.gorge_chase.curriculum import CurriculumConfig, probe_usr_confs
+from feature.gorge_chase.definition import CORE_STATE_DIM, SAMPLE_DIM
+from feature.gorge_chase.layout import MAP_SHAPE, STATE_DIM
+from feature.gorge_chase.reward import RewardConfig
+
+
+class Config(PlatformConfig):
+    """The platform's per-algorithm constants, with gorge_chase's observation sizes."""
+
+    DESC_OBS_SPLIT = [STATE_DIM, MAP_SHAPE]
+    OBSERVATION_SHAPE = STATE_DIM + MAP_SHAPE[0] * MAP_SHAPE[1] * MAP_SHAPE[2]
+    SAMPLE_DIM = SAMPLE_DIM
+
+
+@dataclass
+class Settings(PackageSettings):
+    """[model] [ppo] [reward_gorge] [curriculum_gorge]."""
+
+    model: ModelConfig = field(default_factory=ModelConfig)
+    ppo: PPOConfig = field(default_factory=PPOConfig)
+    reward_gorge: RewardConfig = field(default_factory=RewardConfig)
+    curriculum_gorge: CurriculumConfig = field(default_factory=CurriculumConfig)
+
+    def validate(self) -> None:
+        model = self.model
+        if model.core_state_size > CORE_STATE_DIM:
+            raise ValueError(f"model.core = {model.core!r} with model.core_size {model.core_size} makes a state of "
+                             f"{model.core_state_size} numbers; a sample row has room for {CORE_STATE_DIM}")
+        if model.burn_in >= self.ppo.num_steps:
+            raise ValueError(f"model.burn_in ({model.burn_in}) must be < ppo.num_steps ({self.ppo.num_steps})")
+
+    def usr_confs_to_check(self, seed: int) -> list[tuple[str, str, dict]]:
+        return probe_usr_confs(self.curriculum_gorge)
+
+
+def load_settings() -> Settings:
+    """The gorge_chase PPO package's settings in this process (agent.settings.read_settings)."""
+    return read_settings(Settings, Path(__file__).with_name(SETTINGS_FILE))

@@ -1,0 +1,54 @@
+"""Kaiwu's data classes and protocol functions for the gorge_chase PPO package (`ppo_gorge`):
+the PPO package's (feature.definition: ActData, segments of up to SEGMENT_FRAMES frames valued on
+the learner, the row converters) over gorge_chase's observation (feature.gorge_chase.layout,
+.observation). The classes are made under the platform's names with `create_cls` and the
+protocol functions registered with `@attached`, as in any Kaiwu package.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from feature.definition import CORE_STATE_DIM, SEGMENT_FIELDS, ActData, segment_rows, segment_samples  # noqa: F401
+from feature.gorge_chase.layout import MAP_SHAPE, NUM_ACTIONS, STATE_DIM
+from feature.gorge_chase.observation import ObsData, action_process, observation_process  # noqa: F401
+from feature.rows import RowLayout, protocol_converters
+from kaiwu_agent.utils.common_func import Frame, attached, create_cls
+
+
+
+class SegmentRows(RowLayout):
+    """The segment layout whose `stack` also takes samples as the 15.0.1 framework rebuilds them
+    from its rows: each field flat (its declared width), maybe a torch tensor."""
+
+    def stack(self, samples: Sequence) -> dict[str, np.ndarray]:
+        def array(value, shape):
+            detach = getattr(value, "detach", None)
+            value = detach().cpu().numpy() if callable(detach) else value
+            return np.asarray(value, dtype=np.float32).reshape(shape)
+
+        return {name: np.stack([array(getattr(s, name), shape) for s in samples]) for name, shape in self.fields}
+
+
+_ROWS = segment_rows(MAP_SHAPE, STATE_DIM, NUM_ACTIONS)
+SAMPLE_ROWS = SegmentRows(_ROWS.fields, int_fields=("action", "burn_in"))
+SAMPLE_DIM: int = SAMPLE_ROWS.dim
+#: A segment of one env's episode (fields as feature.definition's SampleData), gorge_chase's
+#: shapes; FIELD_DIMS declares each field's width as 15.0.1's create_cls does, so the
+#: platform's framework packs a segment into the same row as SampleData2NumpyData below.
+SampleData = create_cls("SampleData", **dict.fromkeys(SEGMENT_FIELDS))
+SampleData.FIELD_DIMS = {name: int(np.prod(shape, dtype=np.int64)) for name, shape in SAMPLE_ROWS.fields}
+
+observation_process = attached(observation_process)
+action_process = attached(action_process)
+
+
+@attached
+def sample_process(list_game_data: Sequence[Frame], next_obs: ObsData, burn_in: int = 0) -> list:
+    """Consecutive frames of one env's episode and the observation after the last one -> [one
+    SampleData segment] (feature.definition.sample_process's rules)."""
+    return segment_samples(list_game_data, next_obs, burn_in, SampleData, MAP_SHAPE, STATE_DIM)
+
+
+SampleData2NumpyData, NumpyData2SampleData = (attached(f) for f in protocol_converters(SAMPLE_ROWS, SampleData))

@@ -1,0 +1,45 @@
+"""gorge_chase's observation as the network sees it: `observation_process(memory)` fills ObsData
+(feature.observation's class: map, state, legal, core_state) from the episode's GorgeMemory
+following feature.gorge_chase.layout's tables. The episode loops keep one memory per env and
+episode (`GorgeView`, episodes.protocol's gorge view); an Agent acting on the raw env_obs keeps
+its own (agent.ppo_gorge_agent).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from feature.gorge_chase.layout import MAP_LAYOUT, MAP_SHAPE, STATE_DIM, STATE_LAYOUT, STATE_SLICES, legal_mask
+from feature.gorge_chase.memory import GorgeMemory
+from feature.observation import ObsData, action_process  # noqa: F401 (the protocol's names)
+
+
+def observation_process(memory: GorgeMemory, extra_info=None) -> ObsData:
+    """The episode's memory after a step (or the reset) -> ObsData."""
+    map_tensor = np.empty(MAP_SHAPE, dtype=np.float32)
+    for i, channel in enumerate(MAP_LAYOUT):
+        map_tensor[i] = channel.fill(memory)
+    state = np.empty(STATE_DIM, dtype=np.float32)
+    for block in STATE_LAYOUT:
+        values = np.asarray(block.fill(memory), dtype=np.float32).reshape(-1)
+        if values.size != block.size:
+            raise ValueError(f"state block {block.name!r} filled {values.size} numbers, declared {block.size}")
+        state[STATE_SLICES[block.name]] = values
+    return ObsData(map=map_tensor, state=state, legal=legal_mask(memory))
+
+
+class GorgeView:
+    """An episode's memory as the episode loop hands observations on: `reset(env_obs)` and
+    `step(env_obs)` return (memory, None); the memory keeps the last env_obs as `.env_obs`."""
+
+    def __init__(self):
+        self.memory = GorgeMemory()
+
+    def reset(self, env_obs, extra_info=None):
+        self.memory = GorgeMemory().update(env_obs)
+        self.memory.env_obs = env_obs
+        return self.memory, None
+
+    def step(self, env_obs, extra_info=None):
+        self.memory.update(env_obs)
+        self.memory.env_obs = env_obs
+        return self.memory, None
