@@ -25,7 +25,8 @@ import torch
 from agent.checkpoint_io import CheckpointError, read_torch, train_state_file
 from episodes.runner import EpisodeRunner
 from realm.planner import run_planner
-from realm.protocol import EpisodeConfig
+from games.back_to_the_realm import resolve_episodes, resolved_usr_conf  # noqa: F401 (evaluation's names)
+from games.base import Episode  # noqa: F401
 from workflow.checkpoints.ckpt_files import parse_ckpt_id, run_dir_of
 from workflow import platforms
 from workflow.host.kaiwu_package import PROJECT_ALGO, PROJECT_ALGORITHMS, KaiwuPackage, config_file, detect_kaiwu_version
@@ -40,15 +41,6 @@ class LoadedAgent:
     action_process: Callable
     kaiwu_version: str = platforms.PROJECT.name  # its platform version's name: it meets episodes in that protocol
     map_window: str = "hero"  # a 2025 agent's map_info window (realm.env18)
-
-
-@dataclass(frozen=True)
-class Episode:
-    """One evaluation episode: a usr_conf whose chests are already drawn, and its reset seed."""
-
-    index: int
-    seed: int
-    usr_conf: dict
 
 
 @dataclass
@@ -74,29 +66,6 @@ class EpisodeRecord:
         row.pop("actions")
         row["usr_conf"] = json.dumps(self.usr_conf, sort_keys=True)
         return row
-
-
-def resolved_usr_conf(episode: EpisodeConfig) -> dict:
-    """An EpisodeConfig as the usr_conf that replays it exactly (chests listed, none random)."""
-    return {"diy": {
-        "start": episode.start,
-        "end": episode.end,
-        "treasure_random": 0,
-        "treasure_id": list(episode.treasure_id),
-        "max_step": episode.max_step,
-        "talent_type": episode.talent_type,
-    }}
-
-
-def resolve_episodes(env, usr_conf: dict | None, count: int, base_seed: int = 0) -> list[Episode]:
-    """`count` episodes of `usr_conf` with seeds base_seed, base_seed+1, ...; random chests are
-    drawn here, exactly as `env.reset` would draw them with that seed. Raises UsrConfError."""
-    episodes = []
-    for i in range(count):
-        seed = base_seed + i
-        env.reset(usr_conf=usr_conf, seed=seed)
-        episodes.append(Episode(i, seed, resolved_usr_conf(env.episode)))
-    return episodes
 
 
 def record_from(stats, won: bool, usr_conf: dict, seed: int, actions: list[int]) -> EpisodeRecord:

@@ -4,11 +4,13 @@ line (PNG), and each step's 51×51 local view with the action chosen (GIF frames
 games.back_to_the_realm draws with these for tools/render.py."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
+from games.base import Rendering, frame_indices
 from realm.constants import VIEW_SIZE
 from realm.render import COLORS, render_episode, render_local_view, world_to_pixel
 
@@ -134,3 +136,20 @@ def gif_frame_size(view_scale: int) -> tuple[int, int]:
     """(height, width) of a GIF frame."""
     side = VIEW_SIZE * view_scale
     return side + CAPTION_HEIGHT, side
+
+
+def play_and_draw(game, env, policy, usr_conf: dict, seed: int, title: str, options) -> Rendering:
+    """The policy plays, then the episode is replayed from its actions through the episode
+    runner (the env is deterministic for a seed), so the planner and checkpoints draw alike."""
+    episode = game.episodes(env, usr_conf, 1, seed)[0]
+    record = policy.play(env, episode.usr_conf, episode.seed)
+    rec = replay(env, episode.usr_conf, episode.seed, record.actions)
+    if not math.isclose(rec.total_score, record.total_score, abs_tol=1e-6) or rec.steps != record.steps:
+        raise RuntimeError(f"replaying the episode gave score {rec.total_score} in {rec.steps} steps, the policy "
+                           f"got {record.total_score} in {record.steps}: the env is not deterministic for this seed")
+    png = draw_map(env, rec, title, options.scale)
+    frames = []
+    if options.gif:
+        picked = frame_indices(len(rec.frames), options.frame_stride, options.max_frames)
+        frames = [draw_view(rec.frames[i], options.view_scale) for i in picked]
+    return Rendering(record, png, frames)

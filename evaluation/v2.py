@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from games.base import Rendering, frame_indices
+
 
 #: What an episode record holds, as a CSV row (tools/evaluate.py's EPISODE_FIELDS).
 RECORD_FIELDS = ("seed", "total_score", "won", "chests", "steps", "buff_count", "flash_count", "usr_conf")
@@ -130,3 +132,23 @@ def replay(env, episode: EpisodeV2, on_step=None) -> EpisodeV2:
         raise ValueError(f"replaying seed {episode.seed} gave score {again.total_score} in {again.steps} steps, the "
                          f"episode {episode.total_score} in {episode.steps}: the env is not deterministic for it")
     return again
+
+
+def play_and_draw(game, env, policy, usr_conf: dict, seed: int, title: str, options) -> Rendering:
+    """The map with the route, jumps and the end, the unexplored cells dimmed (PNG); the 11×11
+    views with each action (GIF); with options.map_gif the whole map step by step."""
+    from realm.v2.render import explored_cells, render_v2_episode, render_v2_replay, render_v2_view
+
+    episode = policy.play(env, usr_conf, seed)
+    views = []
+    record = replay(env, episode, on_step=(lambda obs, act: views.append((obs, act))) if options.gif else None)
+    png = render_v2_episode(env, scale=options.scale, trail=record.trail, jumps=record.jumps, show_end="always",
+                            explored=explored_cells(record.trail))
+    frames = [render_v2_view(views[i][0], views[i][1], scale=options.view_scale * 3)
+              for i in frame_indices(len(views), options.frame_stride, options.max_frames)]
+    map_frames = []
+    if options.map_gif:
+        picked = frame_indices(record.steps, options.frame_stride, options.max_frames)
+        map_frames = render_v2_replay(env, episode.usr_conf, episode.seed, episode.actions, picked,
+                                      scale=options.scale)
+    return Rendering(record, png, frames, map_frames)

@@ -4,9 +4,31 @@ as reference, the chests of an evaluation episode drawn up front, and its pictur
 platform's eval_episode (realm/env18.py)."""
 from __future__ import annotations
 
-import math
+from games.base import Episode, Game
+from realm.protocol import EpisodeConfig
 
-from games.base import Game, Rendering, frame_indices
+
+def resolved_usr_conf(episode: EpisodeConfig) -> dict:
+    """An EpisodeConfig as the usr_conf that replays it exactly (chests listed, none random)."""
+    return {"diy": {
+        "start": episode.start,
+        "end": episode.end,
+        "treasure_random": 0,
+        "treasure_id": list(episode.treasure_id),
+        "max_step": episode.max_step,
+        "talent_type": episode.talent_type,
+    }}
+
+
+def resolve_episodes(env, usr_conf: dict | None, count: int, base_seed: int = 0) -> list[Episode]:
+    """`count` episodes of `usr_conf` with seeds base_seed, base_seed+1, ...; random chests are
+    drawn here, exactly as `env.reset` would draw them with that seed. Raises UsrConfError."""
+    episodes = []
+    for i in range(count):
+        seed = base_seed + i
+        env.reset(usr_conf=usr_conf, seed=seed)
+        episodes.append(Episode(i, seed, resolved_usr_conf(env.episode)))
+    return episodes
 
 
 class BackToTheRealm(Game):
@@ -14,6 +36,9 @@ class BackToTheRealm(Game):
     title = "Back to the Realm (2024 game)"
     policy_modes = ("greedy", "sample")
     map_companion = "positions_file"
+    agent_policy_entry = "evaluation.episodes:AgentPolicy"
+    reference_policy_entry = "evaluation.episodes:PlannerPolicy"
+    render_entry = "evaluation.pictures:play_and_draw"
     eval_workflows = "kaiwu_agent.back_to_the_realm.{algo}"
     policy_extras = {"state": "conf.back_to_the_realm_state.BackToTheRealmState",
                      "action": "conf.back_to_the_realm_action.BackToTheRealmAction"}
@@ -31,8 +56,6 @@ class BackToTheRealm(Game):
     def episodes(self, env, usr_conf: dict, count: int, base_seed: int = 0) -> list:
         """Random chests drawn here (each seed's draw made explicit), so every policy plays the
         same chests."""
-        from evaluation.episodes import resolve_episodes
-
         return resolve_episodes(env, usr_conf, count, base_seed)
 
     def env_kwargs(self, env_config, platform) -> dict:
@@ -62,34 +85,6 @@ class BackToTheRealm(Game):
         return {"env_conf": drawn}, ("# the episodes of the run's curriculum at its last stage; the package's own "
                                      "train workflow draws\n# its episodes from the curriculum (conf/settings.json), "
                                      "the platform's eval workflows read their own\n")
-
-    def agent_policy(self, loaded, name: str, mode: str):
-        from evaluation.episodes import AgentPolicy
-
-        return AgentPolicy(loaded, name=name, mode=mode)
-
-    def reference_policy(self):
-        from evaluation.episodes import PlannerPolicy
-
-        return PlannerPolicy()
-
-    def render(self, env, policy, usr_conf: dict, seed: int, title: str, options) -> Rendering:
-        """The policy plays, then the episode is replayed from its actions through the episode
-        runner (the env is deterministic for a seed), so the planner and checkpoints draw alike."""
-        from evaluation.pictures import draw_map, draw_view, replay
-
-        episode = self.episodes(env, usr_conf, 1, seed)[0]
-        record = policy.play(env, episode.usr_conf, episode.seed)
-        rec = replay(env, episode.usr_conf, episode.seed, record.actions)
-        if not math.isclose(rec.total_score, record.total_score, abs_tol=1e-6) or rec.steps != record.steps:
-            raise RuntimeError(f"replaying the episode gave score {rec.total_score} in {rec.steps} steps, the policy "
-                               f"got {record.total_score} in {record.steps}: the env is not deterministic for this seed")
-        png = draw_map(env, rec, title, options.scale)
-        frames = []
-        if options.gif:
-            picked = frame_indices(len(rec.frames), options.frame_stride, options.max_frames)
-            frames = [draw_view(rec.frames[i], options.view_scale) for i in picked]
-        return Rendering(record, png, frames)
 
 
 GAME = BackToTheRealm()

@@ -4,7 +4,7 @@ and obstacle the env draws from the seed, a checkpoint played by its package's o
 (evaluation/v2.py), and its pictures (realm/v2/render.py). Packages 24.x and 28.x play it."""
 from __future__ import annotations
 
-from games.base import Game, Rendering, frame_indices
+from games.base import Episode, Game
 
 
 class BackToTheRealmV2(Game):
@@ -13,6 +13,9 @@ class BackToTheRealmV2(Game):
     policy_modes = ("greedy",)  # the platform evaluates exploit; a v2 package's predict takes its own batches
     map_companion = "obstacles_file"
     map_animation = True
+    agent_policy_entry = "evaluation.v2:AgentPolicyV2"
+    reference_policy_entry = "evaluation.v2:PlannerPolicyV2"
+    render_entry = "evaluation.v2:play_and_draw"
 
     def presets(self) -> dict[str, dict]:
         from realm.v2.presets import V2_PRESETS
@@ -25,8 +28,6 @@ class BackToTheRealmV2(Game):
     def episodes(self, env, usr_conf: dict, count: int, base_seed: int = 0) -> list:
         """The env draws an episode's random points and obstacle at reset from its seed, so the
         usr_conf stands as it is; one reset checks it (realm.UsrConfError)."""
-        from evaluation.episodes import Episode
-
         env.reset(usr_conf=usr_conf, seed=base_seed)
         return [Episode(i, base_seed + i, usr_conf) for i in range(count)]
 
@@ -46,36 +47,6 @@ class BackToTheRealmV2(Game):
             raise ValueError(f"the run's [curriculum_v2] gives no valid train_env_conf.toml: {e}") from e
         return usr_conf, ("# the run's [curriculum_v2]: the package's own train workflow reads it from "
                           "conf/settings.json,\n# the platform's eval workflows read this file\n")
-
-    def agent_policy(self, loaded, name: str, mode: str):
-        from evaluation.v2 import AgentPolicyV2
-
-        return AgentPolicyV2(loaded, name=name, mode=mode)
-
-    def reference_policy(self):
-        from evaluation.v2 import PlannerPolicyV2
-
-        return PlannerPolicyV2()
-
-    def render(self, env, policy, usr_conf: dict, seed: int, title: str, options) -> Rendering:
-        """The map with the route, jumps and the end, the unexplored cells dimmed (PNG); the 11×11
-        views with each action (GIF); with options.map_gif the whole map step by step."""
-        from evaluation.v2 import replay
-        from realm.v2.render import explored_cells, render_v2_episode, render_v2_replay, render_v2_view
-
-        episode = policy.play(env, usr_conf, seed)
-        views = []
-        record = replay(env, episode, on_step=(lambda obs, act: views.append((obs, act))) if options.gif else None)
-        png = render_v2_episode(env, scale=options.scale, trail=record.trail, jumps=record.jumps, show_end="always",
-                                explored=explored_cells(record.trail))
-        frames = [render_v2_view(views[i][0], views[i][1], scale=options.view_scale * 3)
-                  for i in frame_indices(len(views), options.frame_stride, options.max_frames)]
-        map_frames = []
-        if options.map_gif:
-            picked = frame_indices(record.steps, options.frame_stride, options.max_frames)
-            map_frames = render_v2_replay(env, episode.usr_conf, episode.seed, episode.actions, picked,
-                                          scale=options.scale)
-        return Rendering(record, png, frames, map_frames)
 
 
 GAME = BackToTheRealmV2()

@@ -9,8 +9,28 @@ one module beside back_to_the_realm.py, registered in games/__init__.py (docs/08
 from __future__ import annotations
 
 import copy
+import importlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+
+@dataclass(frozen=True)
+class Episode:
+    """One evaluation episode: the usr_conf it plays (random draws made explicit where the game
+    draws them up front) and its reset seed; every policy plays exactly these."""
+
+    index: int
+    seed: int
+    usr_conf: dict
+
+
+def entry(spec: str):
+    """The object a "module:name" entry names, imported when first asked: a game's evaluation side
+    (its policies and pictures, in evaluation/) stands above the game, as gymnasium's entry points
+    stand above its registry."""
+    module, _, name = spec.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 class Game:
@@ -55,16 +75,23 @@ class Game:
         run's [env] (workflow.config.EnvConfig), in the protocol the game's evaluation speaks."""
         raise NotImplementedError
 
-    # --- policies ---------------------------------------------------------------------------------
+    # --- policies and pictures: the game's evaluation side, by entry ---------------------------------
+
+    #: "module:Class" of a checkpoint's policy: Class(loaded, name=, mode=) with `play(env, usr_conf,
+    #: seed)` -> a record (total_score, won, chests, chests_available, steps, buff_count,
+    #: flash_count, usr_conf, seed, actions)
+    agent_policy_entry: str = ""
+    #: "module:Class" of the full-information reference (the planner) on the same episodes
+    reference_policy_entry: str = ""
+    #: "module:function" drawing one episode: function(game, env, policy, usr_conf, seed, title, options)
+    render_entry: str = ""
 
     def agent_policy(self, loaded, name: str, mode: str):
-        """A checkpoint's policy (`play(env, usr_conf, seed)` -> a record with total_score, won,
-        chests, chests_available, steps, buff_count, flash_count, usr_conf, seed, actions)."""
-        raise NotImplementedError
+        self.check_policy_mode(mode)
+        return entry(self.agent_policy_entry)(loaded, name=name, mode=mode)
 
     def reference_policy(self):
-        """The full-information reference (the planner) on the same episodes."""
-        raise NotImplementedError
+        return entry(self.reference_policy_entry)()
 
     def check_policy_mode(self, mode: str) -> None:
         if mode not in self.policy_modes:
@@ -96,12 +123,10 @@ class Game:
                     "policies": {"train_one": {"policy_builder": "kaiwudrl.server.aisrv.async_policy.AsyncBuilder",
                                                "algo": algo, **self.policy_extras}}}})}
 
-    # --- pictures ---------------------------------------------------------------------------------
-
     def render(self, env, policy, usr_conf: dict, seed: int, title: str, options: "RenderOptions") -> "Rendering":
         """Play one episode with `policy` and draw it: the map with the route (PNG) and, unless
         options.gif is off, the hero's views (GIF frames)."""
-        raise NotImplementedError
+        return entry(self.render_entry)(self, env, policy, usr_conf, seed, title, options)
 
 
 class RenderOptions:
