@@ -65,6 +65,17 @@ def test_the_simulator_imports_nothing_of_the_project():
             assert top == "realm" or top not in PROJECT, f"{file.relative_to(ROOT)} imports {name}"
 
 
+def test_the_games_stand_on_the_simulator_and_the_package_code_alone():
+    """games/ is content the training system, evaluation and the tools ask (workflow.config's
+    presets, the evaluation pool): it imports the simulators and package code, never a floor
+    above; a game's evaluation side is named by entry (games.base.entry)."""
+    for file in files("games"):
+        for name in imports(file):
+            top = name.split(".")[0]
+            assert top in ("games", "realm", *PACKAGE_FOLDERS) or top not in PROJECT + ("games",), \
+                f"{file.relative_to(ROOT)} imports {name}"
+
+
 def test_the_training_system_reaches_package_code_only_through_its_entry_points():
     for file in files("workflow"):
         for name in imports(file):
