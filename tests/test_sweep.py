@@ -1,0 +1,194 @@
+"""tools/sweep.py: a bad sweep file is refused before anything starts; the median over seeds is
+reported only at steps every run has passed; a killed sweep's running trial is never counted; and
+end to end, a tiny sweep through the real launcher prunes the worse trial from the runs' own
+evaluations, survives a SIGKILL mid-trial, and its best.toml trains."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+
+sys.path.insert(0, str(REPO_ROOT / "tools"))
+import sweep  # noqa: E402
+
+SHORT = "eval.usr_conf={diy={start=2,end=1,treasure_random=1,treasure_num=2,max_step=100,talent_type=1}}"
+TINY = f"""
+[sweep]
+name = "tiny"
+config = "{REPO_ROOT / 'conf' / 'smoke.toml'}"
+set = ["app.aisrv_num=1", "eval.every_train_steps=5", "eval.episodes=2", "{SHORT}"]
+trials = 3
+seeds = 2
+budget_env_steps = 1500
+enqueue = [{{ "eval.usr_conf.diy.max_step" = 40 }}, {{ "eval.usr_conf.diy.max_step" = 100 }},
+           {{ "eval.usr_conf.diy.max_step" = 40 }}]
+
+[sweep.objective]
+metric = "eval/steps"
+direction = "minimize"
+reduce = "last"
+
+[sweep.pruner]
+type = "median"
+step = "evaluation"
+n_startup_trials = 1
+
+[sweep.params]
+"eval.usr_conf.diy.max_step" = {{ distribution = "categorical", choices = [40, 100] }}
+"ppo.learning_rate" = {{ distribution = "log_uniform", low = 1e-4, high = 1e-3 }}
+"""
+
+
+def write(tmp_path, text: str):
+    path = tmp_path / "tiny.toml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("change, named", [
+    (('"ppo.learning_rate" = {', '"ppo.learning_rat" = {'), "ppo.learning_rat"),
+    (('"ppo.learning_rate" = {', '"nosection.key" = {'), "nosection.key"),
+    (("low = 1e-4, high = 1e-3", "low = 1e-3, high = 1e-4"), "low = 0.001 > high = 0.0001"),
+    (("low = 1e-4, high = 1e-3", "low = 0.0, high = 1e-3"), "a log scale needs low > 0"),
+    (("low = 1e-4, high = 1e-3", "low = -1.0, high = 1e-3"), "a log scale needs low > 0"),
+    (('metric = "eval/steps"', 'metric = "eval/return"'), "metric = 'eval/return'"),
+    (('direction = "minimize"', 'direction = "down"'), "direction = 'down'"),
+    (("seeds = 2", "seeds = 2\nbudget = 3"), "[sweep] budget: unknown key"),
+    (('type = "median"', 'type = "hyperband"'), "type = 'hyperband'"),
+    (("choices = [40, 100]", "choices = [40, -5]"), "eval.usr_conf.diy.max_step"),
+    (('"eval.every_train_steps=5", ', ""), "[eval] is off"),
+    (("budget_env_steps = 1500", ""), "a budget is needed"),
+    (('"app.aisrv_num=1"', '"app.seed=3"'), "the sweep sets app.seed itself"),
+])
+def test_a_bad_sweep_exits_2_naming_it_and_starts_nothing(tmp_path, capsys, change, named):
+    path = write(tmp_path, TINY.replace(*change))
+    assert TINY.replace(*change) != TINY
+    out = tmp_path / "out"
+    assert sweep.main([str(path), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert named in err, err
+    assert not out.exists()  # no study, no run directory
+
+
+def test_the_command_line_exit_code_of_a_bad_sweep_is_2(tmp_path):
+    path = write(tmp_path, TINY.replace('"ppo.learning_rate" = {', '"ppo.lr" = {'))
+    result = subprocess.run([sys.executable, "tools/sweep.py", str(path), "--out", str(tmp_path / "out")],
+                            cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and "ppo.lr" in result.stderr and "unknown key" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_median_over_seeds_is_reported_at_steps_every_run_has_passed():
+    a = [(5.0, 10.0), (10.0, 30.0), (15.0, 20.0)]
+    b = [(5.0, 20.0), (10.0, 10.0)]
+    # step 15: b has not passed it and is still training
+    assert sweep.ready_steps([a, b], [False, False], float("-inf"), "last", True) == [
+        (5.0, 15.0, [10.0, 20.0]), (10.0, 20.0, [30.0, 10.0])]
+    assert sweep.ready_steps([a, b], [False, True], 10.0, "best", True) == [(15.0, 25.0, [30.0, 20.0])]
+    late = [(10.0, 1.0)]  # its first evaluation came at 10: step 5 has no value of it, and is passed over
+    assert sweep.ready_steps([a, late], [False, False], float("-inf"), "last", True) == [(10.0, 15.5, [30.0, 1.0])]
+    assert sweep.reduce(a, "best", False) == 10.0 and sweep.reduce([], "last", True) is None
+
+
+def test_a_trial_left_running_is_failed_and_enqueued_again_never_counted(tmp_path):
+    import optuna
+    from optuna.trial import TrialState
+
+    study = optuna.create_study(storage=f"sqlite:///{tmp_path / 'study.db'}", study_name="s")
+    done = study.ask()
+    done.suggest_float("x", 0, 1)
+    study.tell(done, 1.0)
+    left = study.ask()  # the killed sweep's trial
+    x = left.suggest_float("x", 0, 1)
+    left.report(0.5, 1)
+    assert sweep.counted(study) == 1
+    assert sweep.recover(study) == [left.number]
+    trials = study.get_trials()
+    assert trials[left.number].state == TrialState.FAIL and trials[left.number].user_attrs["interrupted"]
+    again = study.ask()
+    assert again.suggest_float("x", 0, 1) == x and again.user_attrs["retry_of"] == left.number
+    assert sweep.counted(study) == 1  # the interrupted one does not count; the retry is running
+
+
+def trials_of(db):
+    import optuna
+
+    return optuna.load_study(study_name="tiny", storage=f"sqlite:///{db}").get_trials()
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return not open(f"/proc/{pid}/stat").read().split(") ")[1].startswith("Z")
+
+
+def launcher_pids(out, number: int) -> list[int]:
+    locks = [out / "runs" / f"trial-{number:04d}-seed{s}" / "launcher.lock" for s in (0, 1)]
+    return [int(p.read_text()) for p in locks if p.is_file() and p.read_text().strip()]
+
+
+@pytest.mark.slow
+def test_a_tiny_sweep_prunes_the_worse_trial_resumes_after_a_kill_and_its_best_toml_trains(tmp_path):
+    """3 trials x 2 seeds on the smoke config, the evaluation episodes' step limit searched
+    (40 or 100: an untrained agent walks to it) and eval/steps minimized: trial 1 (100) is pruned
+    by the median pruner at its first real evaluation against trial 0 (40). The sweep is killed
+    (SIGKILL) during trial 2: its runs stop with it; the resumed sweep marks trial 2 failed and
+    reruns its parameters as trial 3, counting 3 finished trials, never 2 as complete."""
+    from optuna.trial import TrialState
+
+    path, out = write(tmp_path, TINY), tmp_path / "out" / "tiny"
+    cmd = [sys.executable, "tools/sweep.py", str(path), "--out", str(tmp_path / "out")]
+    first = subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:  # trial 2 has reported an evaluation: it is mid-run
+            assert first.poll() is None, first.stdout.read()
+            trials = trials_of(out / "study.db") if (out / "study.db").exists() else []
+            if len(trials) == 3 and trials[2].state == TrialState.RUNNING and trials[2].intermediate_values:
+                break
+            time.sleep(0.3)
+        killed = launcher_pids(out, 2)
+        first.kill()
+        first.wait()
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert len(killed) == 2
+    deadline = time.monotonic() + 120
+    while any(pid_alive(p) for p in killed) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not any(pid_alive(p) for p in killed)  # the orphaned runs stopped with their sweep
+
+    resumed = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True, timeout=400)
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    assert "trial(s) 2 were interrupted" in resumed.stdout
+    trials = trials_of(out / "study.db")
+    assert [t.state for t in trials] == [TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL, TrialState.COMPLETE]
+    assert trials[0].value == 40.0 and trials[0].user_attrs["seed_values"] == [40.0, 40.0]
+    assert trials[1].params["eval.usr_conf.diy.max_step"] == 100 and trials[1].user_attrs["pruned_at"] == 1
+    for seed in (0, 1):  # stopped early, cleanly, before the budget
+        log = (out / "runs" / f"trial-0001-seed{seed}" / "log" / "launcher.log").read_text()
+        assert "learner stopped (stop requested)" in log and "max_env_steps" not in log.split("learner stopped")[-1]
+    assert trials[2].user_attrs["interrupted"] and trials[3].user_attrs["retry_of"] == 2
+    assert trials[3].params == trials[2].params
+    rows = (out / "trials.csv").read_text().splitlines()
+    assert len(rows) == 5 and rows[0].startswith("number,state,value,worst,seed0,seed1,")
+    assert {p.name for p in (out / "plots").iterdir()} >= {"history.png", "slice.png", "importance.png"}
+
+    best = out / "best.toml"
+    run = subprocess.run([sys.executable, "-m", "workflow.launcher", "--config", str(best),
+                          "--set", f"app.run_dir={json.dumps(str(tmp_path / 'best'))}", "--set", 'app.run_name="b"',
+                          "--set", "app.max_train_steps=3"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    effective = (tmp_path / "best" / "b" / "log" / "effective_config.toml").read_text()
+    assert "max_step = 40" in effective
+    assert f"learning_rate = {trials[0].params['ppo.learning_rate']!r}" in effective
