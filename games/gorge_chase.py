@@ -60,10 +60,15 @@ class GorgeChase(Game):
     # --- export -----------------------------------------------------------------------------------
 
     def train_env_conf(self, settings) -> tuple[dict, str]:
-        """The official defaults (the project trains no gorge_chase agent of its own yet)."""
-        from realm.gorge_chase.usr_conf import default_usr_conf
+        """The run's [curriculum_gorge] (the project's ppo_gorge), else the official defaults."""
+        from realm.gorge_chase.usr_conf import default_usr_conf, validate_usr_conf
 
-        return default_usr_conf(), "# the official defaults (realm.gorge_chase.usr_conf.default_usr_conf)\n"
+        curriculum = getattr(settings, "curriculum_gorge", None)
+        if curriculum is None:
+            return default_usr_conf(), "# the official defaults (realm.gorge_chase.usr_conf.default_usr_conf)\n"
+        usr_conf = curriculum.usr_conf()
+        validate_usr_conf(usr_conf)
+        return usr_conf, "# the run's [curriculum_gorge] (feature/gorge_chase/curriculum.py)\n"
 
     def registration_files(self, settings, algo: str, folder: str) -> dict[str, tuple[str, dict]]:
         """15.0.1's registration: agents under actor_agent / learner_agent / aisrv_agent, the

@@ -211,6 +211,10 @@ def export(ckpt: Path, out: Path, algo: str | None, config: Path | None, kaiwu_v
             (staging / directory.format(algo=algo)).mkdir(parents=True, exist_ok=True)
             (staging / directory.format(algo=algo) / "__init__.py").write_text("")
         for place, text in texts.items():
+            for folder_path in reversed((staging / place).relative_to(staging).parents[:-1]):  # a game's subfolder
+                if not (staging / folder_path).is_dir():
+                    (staging / folder_path).mkdir()
+                    (staging / folder_path / "__init__.py").write_text("")
             (staging / place).write_text(text)
         (staging / config_place).with_name("settings.json").write_text(
             json.dumps(settings.to_dict(), indent=1, sort_keys=True) + "\n")
