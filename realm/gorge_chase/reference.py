@@ -1,31 +1,104 @@
 """A full-information reference policy: it reads the env's true state (the map, both monsters'
-cells and speeds, the chests, the buffs, its cooldowns), not the observation, so its scores are
-an upper reference for agents that see only the 21x21 view.
+cells and speeds, the step of the speed-up and of monster 2's spawn, the chests, the buffs, its
+cooldowns), not the observation, so its scores are an upper reference for agents that see only
+the 21x21 view.
 
-How it plays, each step:
-- every move and (when ready) every flash is scored by where it leaves the hero: its safety is
-  the least shortest-path distance from a monster to the landing cell minus that monster's speed
-  (the monsters chase by shortest paths), refined by a two-step look-ahead (the best safety of
-  the cells one further move away, against monsters one step nearer), and by an escape term
-  (road cells nearby, so it does not run into a dead end);
-- while it is safe (safety above `SAFE`), it walks the shortest path to the nearest chest or
-  available buff instead, if that step keeps it safe;
-- a flash is taken only when it improves the safety clearly over the best move (cornered).
+How it plays, each step. Every move and (when ready) every flash is a candidate; for each:
+
+1. one step is simulated exactly: the hero's path (walls, the diagonal rule, the buff's second
+   cell, chests and buffs picked up on the way), then the monsters' moves with the env's own
+   rule (least shortest-path distance to the hero, the back-step and same-axis penalties; a tie
+   taken as the first candidate); a candidate that ends in the monsters' 3x3 is discarded (unless
+   the step limit is reached on that step);
+2. the landing cell is scored by a race: the hero's arrival time at every road cell (8-connected
+   path length, halved while boosted) against the earliest time any monster can come within
+   reach of that cell (4-connected path length from its cell, at its speed now and after the
+   speed-up; monster 2 from its known spawn cell once the hero's cell of 10 steps before the
+   spawn is fixed). The cells the hero reaches first are its refuge; the latest monster arrival
+   over the refuge (`margin`, in steps, capped at the steps left) is how long it can stay safe
+   without a flash, and the refuge's size breaks ties (room and loops rather than dead ends);
+3. while the margin covers the rest of the episode or is comfortable (`SAFE` steps), the hero
+   walks the shortest path to the nearest chest (or, unboosted, buff) that it reaches before the
+   monsters, among the candidates that keep that margin; otherwise it takes the largest margin.
+   A flash is charged `FLASH_COST` steps of margin while it may still be needed later (it is
+   kept for after the speed-up) and is taken only when it pays more.
+
+All the distances are the map's shared rows (`GorgeMap.distance_row`: bfs8 for the hero, bfs4
+for the monsters), vectorised with numpy; the per-step cost is a few numpy passes over the road
+cells per candidate (see docs/GORGE_RULES.md for the measured figures).
 
 `evaluate(...)` plays episodes with it (or with a random legal policy) and sums them up.
 """
 from __future__ import annotations
 
 import random
+import weakref
 from dataclasses import dataclass
 
-from realm.gorge_chase.constants import BUFF_EXTRA_SPEED, DIRECTIONS, GRID_SIZE, HERO_SPEED, NUM_ACTIONS
+import numpy as np
+
+from realm.gorge_chase.constants import (
+    BACK_STEP_PENALTY,
+    BUFF_DURATION,
+    BUFF_EXTRA_SPEED,
+    DIRECTIONS,
+    GRID_SIZE,
+    HERO_SPEED,
+    MONSTER2_HISTORY_STEPS,
+    NO_SECOND_MONSTER,
+    NUM_ACTIONS,
+    SAME_AXIS_PENALTY,
+    TIE_EPS,
+)
 from realm.gorge_chase.env import GorgeChaseEnv, flash_target, walk_path
 from realm.gorge_chase.maps import UNREACHABLE
 
-SAFE = 8  # safety above which chests are worth a detour
-FLASH_GAIN = 4  # a flash must improve the safety by this much over the best move
-ESCAPE_RADIUS = 3
+SAFE = 60  # a margin (steps) that allows detours for chests
+FLASH_PENALTY = 0.5  # a flash now against an equal plan that keeps it
+BUFF_GAIN = 40  # margin a buff's boosted moves are worth (they hold the monsters' pace)
+ROOM_WEIGHT = 0.05  # per refuge cell: room (loops, open ground) against dead ends
+TARGETS_TRIED = 4  # the nearest items checked for a safe detour each step
+BUFFER = 6  # steps a monster needs to reach the landing cell for a detour towards a chest
+LOCAL_WEIGHT, LOCAL_CAP = 1.0, 3  # the landing cell's own time before a monster reaches it, capped
+REACH = 2  # a monster within this 4-connected distance of a cell threatens it (the 3x3 capture)
+
+
+def _row(game_map, cell: int, metric: str) -> np.ndarray:
+    """The map's complete distance row from flat cell `cell` as a uint16 view (no copy)."""
+    return np.frombuffer(game_map.distance_row(cell, metric), dtype=np.uint16)
+
+
+def _arrival(need: np.ndarray, s1: int, s2: int, slow_steps: int) -> np.ndarray:
+    """Steps a monster needs to cover `need` cells moving s1 cells per step for `slow_steps`
+    steps, then s2 per step."""
+    if slow_steps <= 0 or s1 == s2:
+        s = s2 if slow_steps <= 0 else s1
+        return (need + (s - 1)) // s if s > 0 else np.where(need > 0, 1 << 20, 0)
+    first = slow_steps * s1
+    if s1 <= 0:
+        slow = np.where(need > 0, 1 << 20, 0)
+    else:
+        slow = (need + (s1 - 1)) // s1
+    return np.where(need <= first, slow, slow_steps + (need - first + (s2 - 1)) // s2)
+
+
+_FLASH_TABLES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _flash_table(game_map) -> np.ndarray:
+    """[direction, compact index] -> compact index where a flash from that road cell lands
+    (the cell itself when nothing is in range); per map, built once."""
+    table = _FLASH_TABLES.get(game_map)
+    if table is None:
+        w, index = game_map.walkable_flat, game_map.index
+        table = np.empty((8, game_map.num_road), dtype=np.int64)
+        for i, c in enumerate(game_map.road_cells):
+            x, z = c % GRID_SIZE, c // GRID_SIZE
+            for d in range(8):
+                fx, fz, _ = flash_target(w, x, z, d)
+                table[d, i] = index[fz * GRID_SIZE + fx]
+        _FLASH_TABLES[game_map] = table
+    return table
 
 
 class ReferencePolicy:
@@ -33,91 +106,232 @@ class ReferencePolicy:
 
     def __init__(self, seed: int | None = 0):
         self._random = random.Random(seed)
-        self._room: dict = {}
 
-    def _field(self, env, x, z):
-        return env.map.distance_field(z * GRID_SIZE + x, "bfs4")
+    # ---- the race: when can a monster reach each cell ----------------------------------------
 
-    def _room_around(self, env, c: int) -> int:
-        """Road cells within ESCAPE_RADIUS moves of c (cached per map and cell)."""
-        key = (env.map.name, c)
-        room = self._room.get(key)
-        if room is None:
-            moves8 = env.map.moves8()
-            seen = {c}
-            frontier = [c]
-            for _ in range(ESCAPE_RADIUS):
-                nxt = []
-                for u in frontier:
-                    for v in moves8[u]:
-                        if v not in seen:
-                            seen.add(v)
-                            nxt.append(v)
-                frontier = nxt
-            room = self._room[key] = len(seen)
-        return room
+    def _monster_arrival(self, env) -> np.ndarray:
+        """Steps from the next state on until the first monster comes within REACH of each road
+        cell, pessimistic by this step's monster moves (taken as made towards every cell)."""
+        game_map = env.map
+        step = env.step_no + 1  # the state scored is after this step
+        speedup = env.monster_speedup
+        best = None
+        threats = []
+        for m in env.monsters:
+            boosted_now = env.boosted or step >= speedup  # the speed-up applies after this step's moves
+            s_now = m.speed
+            s_later = m.speed + (0 if env.boosted else 1)
+            threats.append((m.z * GRID_SIZE + m.x, s_now, s_later, 0, boosted_now))
+        if not env.second_spawned and env.monster_interval != NO_SECOND_MONSTER:
+            spawn_step = env.monster_interval
+            wait = spawn_step - step
+            if wait <= MONSTER2_HISTORY_STEPS:  # its cell is the hero's of step spawn_step - 10, known (or now)
+                target = spawn_step - MONSTER2_HISTORY_STEPS
+                cell = None
+                for s, x, z in env.history:
+                    if s == target:
+                        cell = z * GRID_SIZE + x
+                if cell is None:
+                    cell = env.hero_z * GRID_SIZE + env.hero_x
+                base = env._monster_base_speed
+                s_now = base + (1 if env.boosted else 0)
+                threats.append((cell, s_now, base + 1, max(wait, 0), env.boosted))
+        for cell, s_now, s_later, wait, _ in threats:
+            d = _row(game_map, cell, "bfs4").astype(np.int32)
+            # the moves of this step (s_now) are taken as done towards every cell: pessimistic
+            need = d - REACH - (s_now if wait == 0 else 0)
+            np.maximum(need, 0, out=need)
+            slow = max(speedup - step, 0) if not env.boosted else 0
+            slow = max(slow - wait, 0)
+            t = _arrival(need, s_now, s_later, slow) + wait
+            best = t if best is None else np.minimum(best, t)
+        return best
+
+    # ---- the policy ---------------------------------------------------------------------------
 
     def act(self, env: GorgeChaseEnv) -> int:
-        w = env.map.walkable_flat
-        index = env.map.index
+        game_map = env.map
+        w = game_map.walkable_flat
+        index = game_map.index
         hx, hz = env.hero_x, env.hero_z
-        monsters = [(self._field(env, m.x, m.z), m.speed) for m in env.monsters]
-        moves8 = env.map.moves8()
+        step = env.step_no + 1
+        left = env.max_step - step  # steps after this one
+        arrival = self._monster_arrival(env)
+        flash_land = _flash_table(game_map)
+        # per cell: the best monster arrival time at the landing of a flash from it
+        flash_best = arrival[flash_land].max(axis=0)
+        boosted = env.buff_remaining > 0
+        cells = HERO_SPEED + env.hero_move_bonus + (BUFF_EXTRA_SPEED if boosted else 0)
+        buffs = [(b[2] * GRID_SIZE + b[1], 0 if b[3] else b[4]) for b in env.buffs]
+        buff_cells = {c for c, wait in buffs if wait == 0}
+        chest_cells = {t[2] * GRID_SIZE + t[1] for t in env.treasures if t[3]}
 
-        def safety(c: int, extra: int = 0) -> float:
-            i = index[c]
-            worst = 1e9
-            for field, speed in monsters:
-                d = field.get(i)
-                if d == UNREACHABLE:
-                    continue
-                worst = min(worst, d - speed * (1 + extra))
-            return worst
-
-        def value(c: int) -> float:
-            now = safety(c)
-            ahead = max((safety(n, 1) for n in moves8[c]), default=now - 2)
-            return min(now, ahead + 1) * 10 + min(now, 40) * 0.5 + self._room_around(env, c) * 0.05
-
-        cells = HERO_SPEED + env.hero_move_bonus + (BUFF_EXTRA_SPEED if env.buff_remaining > 0 else 0)
-        options = []  # (value, safety, action, cell)
+        candidates = []  # (action, landing flat cell, path cells)
+        seen = set()
         for a in range(8):
             path = walk_path(w, hx, hz, a, cells, env.diagonal_rule)
             x, z = path[-1] if path else (hx, hz)
             c = z * GRID_SIZE + x
-            options.append((value(c), safety(c), a, c))
-        best_move = max(options)
-        # chests / buffs while safe
-        if best_move[1] > SAFE:
-            target = self._target(env)
-            if target is not None:
-                tfield = self._field(env, *target)
-                here = tfield.get(index[hz * GRID_SIZE + hx])
-                toward = [o for o in options if tfield.get(index[o[3]]) < here and o[1] > SAFE - 2]
-                if toward:
-                    return max(toward, key=lambda o: (-tfield.get(index[o[3]]), o[0]))[2]
-        if env.flash_cooldown == 0 and best_move[1] <= SAFE // 2:
-            flashes = []
+            if (c, len(path)) in seen:
+                continue
+            seen.add((c, len(path)))
+            candidates.append((a, c, path))
+        cooldown_after = max(env.flash_cooldown - 1, 0)
+        scored = [self._score(env, a, c, path, arrival, flash_best, buffs, buff_cells, chest_cells, cooldown_after, left)
+                  for a, c, path in candidates]
+        scored = [s for s in scored if s is not None]
+        calm = any(s[0] >= min(left, SAFE) and s[6] >= min(BUFFER, left) for s in scored)
+        if env.flash_cooldown == 0 and not calm:  # flashes are weighed only when the moves leave it in danger
             for d in range(8):
-                x, z, _ = flash_target(w, hx, hz, d)
+                x, z, k = flash_target(w, hx, hz, d)
                 c = z * GRID_SIZE + x
-                flashes.append((value(c), safety(c), 8 + d, c))
-            best_flash = max(flashes)
-            if best_flash[1] >= best_move[1] + FLASH_GAIN:
-                return best_flash[2]
-        ties = [o for o in options if o[0] == best_move[0]]
+                if k == 0 or (c, -1) in seen:
+                    continue
+                seen.add((c, -1))
+                dx, dz = DIRECTIONS[d]
+                path = [(hx + dx * i, hz + dz * i) for i in range(1, k + 1)]
+                scored_flash = self._score(env, 8 + d, c, path, arrival, flash_best, buffs, buff_cells, chest_cells,
+                                           cooldown_after, left)
+                if scored_flash is not None:
+                    scored.append(scored_flash)
+        return self._choose(env, scored, arrival, left, boosted, buff_cells, chest_cells)
+
+    def _score(self, env, a, c, path, arrival, flash_best, buffs, buff_cells, chest_cells, cooldown_after, left):
+        """(margin, room, action, landing, -, chests picked up, local) of one candidate, None if
+        the monsters' moves of this step catch the hero there."""
+        game_map = env.map
+        index = game_map.index
+        if not self._survives(env, c, left):
+            return None
+        flat_path = [z * GRID_SIZE + x for x, z in path] if path else [c]
+        chests = sum(1 for p in flat_path if p in chest_cells)
+        picks_buff = any(p in buff_cells for p in flat_path)
+        boost = BUFF_DURATION - 1 if picks_buff else max(env.buff_remaining - 1, 0)
+        row8 = _row(game_map, c, "bfs8").astype(np.int32)
+        hero_t = row8 if boost == 0 else np.where(row8 <= 2 * boost, (row8 + 1) // 2, row8 - boost)
+        refuge = hero_t < arrival
+        margin = int(arrival[refuge].max()) if refuge.any() else 0
+        room = int(np.count_nonzero(refuge))
+        # a flash from a refuge cell once it is ready (the hero waits there if it must)
+        ready = env.talent_cooldown - 1 if a >= 8 else cooldown_after
+        when = np.maximum(hero_t, ready)
+        usable = (arrival > when) & (flash_best > when + 1)
+        if usable.any():
+            margin = max(margin, int(flash_best[usable].max()))
+        # a buff it reaches first: no ground lost for its boosted moves
+        if boost == 0:
+            for b, wait in buffs:
+                i = index[b]
+                if hero_t[i] < arrival[i] and hero_t[i] >= wait:
+                    margin = max(margin, int(arrival[i]) + BUFF_GAIN)
+        margin = min(margin, left)
+        local = min(int(arrival[index[c]]), left)  # steps before a monster can reach the landing cell
+        return margin, room, a, c, None, chests, local
+
+    def _choose(self, env, scored, arrival, left, boosted, buff_cells, chest_cells) -> int:
+        if not scored:  # caught whatever it does
+            return self._random.randrange(8)
+        game_map = env.map
+        index = game_map.index
+        hx, hz = env.hero_x, env.hero_z
+        best_margin = max(s[0] for s in scored)
+
+        # chests (and buffs) while the margin allows
+        need = min(left, SAFE)
+        if best_margin >= need:
+            pool = [s for s in scored if s[0] >= need and s[6] >= min(BUFFER, left)]
+            targets = list(chest_cells)
+            if not boosted:
+                targets += list(buff_cells)
+            if targets and pool:
+                hero = index[hz * GRID_SIZE + hx]
+                target = self._safe_target(game_map, targets, hero, arrival, need)
+                if target is not None:
+                    to_target = _row(game_map, target, "bfs8")
+                    now = int(to_target[hero])
+                    closer = [s for s in pool if s[5] > 0 or int(to_target[index[s[3]]]) < now]
+                    if closer:
+                        def key(s):
+                            return (s[5] > 0, -int(to_target[index[s[3]]]), s[2] < 8, s[0], s[1])
+
+                        return max(closer, key=key)[2]
+
+        def value(s):
+            return s[0] + LOCAL_WEIGHT * min(s[6], LOCAL_CAP) + ROOM_WEIGHT * s[1] - (FLASH_PENALTY if s[2] >= 8 else 0)
+
+        top = max(value(s) for s in scored)
+        ties = [s for s in scored if value(s) >= top - 1e-9]
         return self._random.choice(ties)[2]
 
-    def _target(self, env):
-        """The nearest chest or available buff (by path from the hero), as (x, z)."""
-        items = [(t[1], t[2]) for t in env.treasures if t[3]]
-        if env.buff_remaining == 0:
-            items += [(b[1], b[2]) for b in env.buffs if b[3]]
-        if not items:
-            return None
-        hero_field = self._field(env, env.hero_x, env.hero_z)
-        index = env.map.index
-        return min(items, key=lambda p: hero_field.get(index[p[1] * GRID_SIZE + p[0]]))
+    def _safe_target(self, game_map, targets, hero: int, arrival, need: int):
+        """The nearest item (flat cell) the hero reaches before the monsters and from which it
+        still has a refuge of at least `need` steps (no chest at the end of a closing dead end)."""
+        index = game_map.index
+        here = _row(game_map, game_map.road_cells[hero], "bfs8")
+        order = sorted(targets, key=lambda t: here[index[t]])
+        for t in order[:TARGETS_TRIED]:
+            i = index[t]
+            reach = int(here[i])
+            if arrival[i] <= reach + 1:
+                continue
+            after = _row(game_map, t, "bfs8").astype(np.int32)
+            after += reach
+            refuge = after < arrival
+            if refuge.any() and int(arrival[refuge].max()) >= need:
+                return t
+        return None
+
+    def _survives(self, env, hero: int, left: int) -> bool:
+        """The monsters' moves of this step (the env's rule, ties taken as the first) against
+        the hero on `hero`: not in any monster's capture square afterwards (or the step limit)."""
+        if left <= 0:
+            return True
+        game_map = env.map
+        field = game_map.distance_field(hero, "bfs4") if env.monster_distance == "bfs4" else None
+        if field is None:
+            return True
+        orth = game_map.orthogonal_neighbours()
+        index = game_map.index
+        occupied = {m.z * GRID_SIZE + m.x: m.monster_id for m in env.monsters}
+        hx, hz = hero % GRID_SIZE, hero // GRID_SIZE
+        r = env.capture_radius
+        step = env.step_no + 1
+        for m in env.monsters:
+            cur = m.z * GRID_SIZE + m.x
+            prev, last_axis = m.prev, m.last_axis
+            if cur != hero:
+                for _ in range(m.speed):
+                    best_score, best = None, None
+                    for n, axis in orth[cur]:
+                        holder = occupied.get(n)
+                        if holder is not None and holder != m.monster_id:
+                            continue
+                        score = field.get(index[n])
+                        if score == UNREACHABLE:
+                            continue
+                        if n == prev:
+                            score += BACK_STEP_PENALTY
+                        if axis == last_axis:
+                            score += SAME_AXIS_PENALTY
+                        if best_score is None or score < best_score - TIE_EPS:
+                            best_score, best = score, (n, axis)
+                    if best is None:
+                        break
+                    n, axis = best
+                    prev, last_axis = cur, axis
+                    del occupied[cur]
+                    occupied[n] = m.monster_id
+                    cur = n
+            mx, mz = cur % GRID_SIZE, cur // GRID_SIZE
+            if abs(mx - hx) <= r and abs(mz - hz) <= r:
+                return False
+        # monster 2 appears this step (it does not move on its spawn step)
+        if not env.second_spawned and env.monster_interval != NO_SECOND_MONSTER and step >= env.monster_interval:
+            target = step - MONSTER2_HISTORY_STEPS
+            for s, x, z in env.history:
+                if s == target and abs(x - hx) <= r and abs(z - hz) <= r:
+                    return False
+        return True
 
 
 class RandomLegalPolicy:
