@@ -62,7 +62,7 @@ agent.load_model(path=package + "/ckpt", id="latest")
 import_module(algo + ".train_workflow")
 inside = [m.__file__ for m in list(sys.modules.values())
           if getattr(m, "__file__", None) and toolkit(m.__file__)
-          and not m.__file__.startswith((repo + "/kaiwu_agent", repo + "/kaiwudrl"))]
+          and not m.__file__.startswith(repo + "/kaiwu_platform")]
 print(json.dumps({"sample_dim": config.Config.SAMPLE_DIM, "win": agent.settings.reward.win,
                   "hidden": agent.settings.model.hidden_size, "toolkit_modules": inside}))
 """
@@ -108,7 +108,7 @@ def import_alone(out: Path, algo: str, tmp_path: Path) -> dict:
     platform = tmp_path / "platform"  # the platform's modules alone, as the platform would provide them
     platform.mkdir()
     for name in ("kaiwu_agent", "kaiwudrl"):
-        (platform / name).symlink_to(REPO_ROOT / name)
+        (platform / name).symlink_to(REPO_ROOT / "kaiwu_platform" / "base" / name)
     blocked = json.dumps(list(PACKAGE_FOLDERS) + ["realm", "workflow", "tools"])
     result = run_tool("-c", IMPORT_CHECK, str(out), str(platform), str(REPO_ROOT), algo, blocked)
     assert result.returncode == 0, result.stderr
@@ -250,7 +250,7 @@ action = agent.action_process(act_data[0])
 feature = remain_info[0].feature
 inside = [m.__file__ for m in list(sys.modules.values())
           if getattr(m, "__file__", None) and toolkit(m.__file__)
-          and not m.__file__.startswith((repo + "/kaiwu_agent", repo + "/kaiwudrl", repo + "/kaiwu18"))]
+          and not m.__file__.startswith(repo + "/kaiwu_platform")]
 
 BLOCKED.discard("realm")  # the simulator plays the env the platform would
 sys.path.insert(3, repo)
@@ -329,7 +329,7 @@ def test_the_18_packages_train_env_conf_is_valid_for_the_simulator_and_the_platf
     assert env_conf["max_step"] == 60 and env_conf["treasure_count"] == 1  # the run's [curriculum]
     validate_env_conf({"env_conf": env_conf})
     spec = importlib.util.spec_from_file_location("train_env_conf_validate",
-                                                  REPO_ROOT / "kaiwu18" / "tools" / "train_env_conf_validate.py")
+                                                  REPO_ROOT / "kaiwu_platform" / "v18" / "tools" / "train_env_conf_validate.py")
     checker = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(checker)
     logger = logging.getLogger("test")
@@ -341,9 +341,9 @@ def test_the_18_package_imports_only_the_platform_and_plays_the_2025_protocol(ex
     platform = tmp_path / "platform"
     platform.mkdir()
     for name in ("kaiwu_agent", "kaiwudrl"):
-        (platform / name).symlink_to(REPO_ROOT / name)
+        (platform / name).symlink_to(REPO_ROOT / "kaiwu_platform" / "base" / name)
     blocked = json.dumps(list(PACKAGE_FOLDERS) + ["realm", "workflow"])
-    result = run_tool("-c", IMPORT_CHECK_18, str(exported18), str(REPO_ROOT / "kaiwu18"), str(platform),
+    result = run_tool("-c", IMPORT_CHECK_18, str(exported18), str(REPO_ROOT / "kaiwu_platform" / "v18"), str(platform),
                       str(REPO_ROOT), "ppo", blocked)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout.strip().splitlines()[-1])

@@ -19,7 +19,7 @@ from kaiwudrl.common.config.config_control import CONFIG
 from tests.conftest import REPO_ROOT
 from workflow.metrics import MetricsWriter
 
-KAIWU18 = REPO_ROOT / "kaiwu18"
+KAIWU18 = REPO_ROOT / "kaiwu_platform" / "v18"
 SHARED18 = REPO_ROOT.parent / "shared" / "kaiwu18"
 PACKAGE18 = SHARED18 / "package"
 PLATFORM18 = SHARED18 / "platform"

@@ -71,9 +71,9 @@ def test_the_export_loads_and_plays_alone_on_either_platform(trained, tmp_path):
     platform = tmp_path / "platform"
     platform.mkdir()
     for name in ("kaiwu_agent", "kaiwudrl"):
-        (platform / name).symlink_to(REPO_ROOT / name)
+        (platform / name).symlink_to(REPO_ROOT / "kaiwu_platform" / "base" / name)
     blocked = json.dumps(["feature", "agent", "episodes", "realm", "workflow"])
-    played = run_tool("-c", IMPORT_CHECK_18, str(out18), str(REPO_ROOT / "kaiwu18"), str(platform), str(REPO_ROOT),
+    played = run_tool("-c", IMPORT_CHECK_18, str(out18), str(REPO_ROOT / "kaiwu_platform" / "v18"), str(platform), str(REPO_ROOT),
                       "ppo", blocked)
     assert played.returncode == 0, played.stderr
     report = json.loads(played.stdout.strip().splitlines()[-1])

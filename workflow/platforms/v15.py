@@ -5,8 +5,8 @@ Package: `agent_<algo>/agent.py`, `agent_<algo>/conf/conf.py`, `agent_<algo>/fea
 registered in `conf/algo_conf_gorge_chase.toml` (keys `aisrv_agent`, `train_workflow`), the
 algorithm to train in `conf/app_conf_gorge_chase.toml`; kaiwu.json's `project_code` is
 "gorge_chase". The platform's root modules these import (`common_python.utils.*`, `tools.*`)
-come from `kaiwu_gorge/`; `kaiwudrl.interface.agent.BaseAgent` (no decorators: the class routes
-the five methods) and the other `kaiwudrl` modules from the project's `kaiwudrl/`.
+come from `kaiwu_platform/v15/`; `kaiwudrl.interface.agent.BaseAgent` (no decorators: the class routes
+the five methods) and the other `kaiwudrl` modules from the project's `kaiwu_platform/base/kaiwudrl/`.
 
 Env (realm/gorge_chase): `env_obs = env.reset(usr_conf)`, `env_reward, env_obs = env.step(act)`,
 the end flags inside env_obs. The workflow hands samples over with `agent.send_sample_data(list)`;
@@ -31,7 +31,7 @@ PROJECT_CODE = "gorge_chase"
 ALGO_CONF = Path("conf") / "algo_conf_gorge_chase.toml"
 APP_CONF = Path("conf") / "app_conf_gorge_chase.toml"
 #: The platform's root-level modules a 15.0.1 package imports.
-PLATFORM_ROOT = REPO_ROOT / "kaiwu_gorge"
+PLATFORM_ROOT = REPO_ROOT / "kaiwu_platform" / "v15"
 #: The algo_conf keys naming the agent class and the train workflow.
 AGENT_KEY, WORKFLOW_KEY = "aisrv_agent", "train_workflow"
 

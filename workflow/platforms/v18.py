@@ -3,7 +3,7 @@
 Package: `agent_<algo>/agent.py`, `agent_<algo>/conf/conf.py`, `agent_<algo>/feature/definition.py`,
 `agent_<algo>/workflow/train_workflow.py`, `agent_<algo>/conf/train_env_conf.toml`, the
 algorithm registered in `conf/algo_conf_back_to_the_realm.toml`; kaiwu.json's version 18 or
-later. The platform's root modules these import (`arena_proto`, `tools.*`) come from `kaiwu18/`.
+later. The platform's root modules these import (`arena_proto`, `tools.*`) come from `kaiwu_platform/v18/`.
 Env: `reset(usr_conf={"env_conf": ...})` returns `(obs, state)`; the aisrv's predict / exploit
 return `(list of ActData, model_version)`; the learner hands NumpyData2SampleData float32 torch
 tensors on its device; the package's workflow opens its train_env_conf.toml from the package's
@@ -22,7 +22,7 @@ REQUIRED_FILES = ("agent.py", "conf/conf.py", "feature/definition.py", "workflow
                   "conf/train_env_conf.toml")
 ALGO_CONF = Path("conf") / "algo_conf_back_to_the_realm.toml"
 #: The 2025 platform's root-level modules (arena_proto, tools.train_env_conf_validate, tools.metrics_utils).
-PLATFORM_ROOT = REPO_ROOT / "kaiwu18"
+PLATFORM_ROOT = REPO_ROOT / "kaiwu_platform" / "v18"
 #: What the platform's 2025 workflows import from `agent_<algo>/feature/preprocessor.py`.
 PREPROCESSOR_SHIM = ('"""The per-episode Preprocessor the platform\'s 2025 workflows import from here, handing it to\n'
                      '`agent.observation_process(obs, preprocessor, state)` (feature.observation18)."""\n'

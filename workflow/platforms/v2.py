@@ -4,7 +4,7 @@ Package: `agent_<algo>/agent.py`, `agent_<algo>/conf/conf.py`, `agent_<algo>/fea
 `agent_<algo>/workflow/train_workflow.py`, `agent_<algo>/conf/train_env_conf.toml`, the algorithm
 registered in `conf/algo_conf_back_to_the_realm_v2.toml`; kaiwu.json's `project_code` is
 "back_to_the_realm_v2". The platform's root modules these import (`arena_proto.back_to_the_realm_v2`,
-`tools.train_env_conf_validate`, `tools.metrics_utils`) come from `kaiwu_v2/`.
+`tools.train_env_conf_validate`, `tools.metrics_utils`) come from `kaiwu_platform/v2/`.
 Env: the v2 simulator (realm/v2, docs/V2_RULES.md): `obs, extra_info = env.reset(usr_conf=...)`
 with the train_env_conf.toml tree as parsed, `step_no, obs, terminated, truncated, extra_info =
 env.step(act)`. The learner hands NumpyData2SampleData float32 torch tensors on its device (the
@@ -35,7 +35,7 @@ PROJECT_CODE = "back_to_the_realm_v2"
 ALGO_CONF = Path("conf") / "algo_conf_back_to_the_realm_v2.toml"
 APP_CONF = Path("conf") / "app_conf_back_to_the_realm_v2.toml"
 #: The platform's root-level modules a v2 package imports.
-PLATFORM_ROOT = REPO_ROOT / "kaiwu_v2"
+PLATFORM_ROOT = REPO_ROOT / "kaiwu_platform" / "v2"
 #: Algorithms only a 24.x package registers (28.1.1 ships dqn and diy).
 ONLY_24 = ("ppo", "target_dqn")
 #: [app] keys an export adds to configure_app.toml (the official packages', platform bookkeeping

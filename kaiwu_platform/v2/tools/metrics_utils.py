@@ -6,7 +6,7 @@ buff_random, obstacle_count, obstacle_random; a name the run's metrics do not ca
 an absent metric does on the platform).
 
 It is read from this run's metrics.csv (`CONFIG.metrics_file`) by the same reader as the 2025
-(18.0.2) platform's module, kaiwu18/tools/metrics_utils.py, loaded from its file under a name of
+(18.0.2) platform's module, kaiwu_platform/v18/tools/metrics_utils.py, loaded from its file under a name of
 its own with the v2 names.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 from kaiwudrl.common.config.config_control import CONFIG
 from workflow.metrics_keys import EPISODE_PREFIX, EPISODE_SCORE_KEY
 
-_READER_FILE = Path(__file__).resolve().parents[2] / "kaiwu18" / "tools" / "metrics_utils.py"
+_READER_FILE = Path(__file__).resolve().parents[2] / "v18" / "tools" / "metrics_utils.py"
 _spec = importlib.util.spec_from_file_location("kaiwu_v2_metrics_reader", _READER_FILE)
 _reader = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_reader)
