@@ -34,9 +34,12 @@ class GorgeChase(Game):
         return PRESETS
 
     def check_usr_conf(self, usr_conf: dict) -> None:
+        """Keys, types and ranges; map ids as far as a generated source answers them (the
+        held-out generated maps are 11..): the env checks them against its own maps at reset."""
+        from realm.gorge_chase.maps import GENERATED_IDS
         from realm.gorge_chase.usr_conf import validate_usr_conf
 
-        validate_usr_conf(usr_conf)
+        validate_usr_conf(usr_conf, map_ids=GENERATED_IDS)
 
     def episodes(self, env, usr_conf: dict, count: int, base_seed: int = 0) -> list:
         """Episode i plays one map of the usr_conf's list: in turn (map_random false, the
@@ -55,7 +58,7 @@ class GorgeChase(Game):
         return episodes
 
     def env_kwargs(self, env_config, platform) -> dict:
-        return env_config.make_kwargs(platform.name)
+        return env_config.make_kwargs(platform)
 
     # --- export -----------------------------------------------------------------------------------
 

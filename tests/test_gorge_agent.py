@@ -1,0 +1,200 @@
+"""The project's gorge_chase package (ppo_gorge): its numbers against the simulator's, the
+15.0.1 protocol in the episode runner, the memory's moves and flashes against the env's rules,
+the reward terms, the agent acting on the raw env_obs, one local training step; and the
+commands: `./train.sh --config conf/gorge_chase.toml`, tools/evaluate.py on its checkpoint,
+tools/export_kaiwu.py --kaiwu-version 15 --algo diy, the export's train test and its evaluation."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import toml
+
+from episodes.protocol import GORGE, env_protocol
+from episodes.runner import EpisodeRunner
+from feature.gorge_chase import constants as ours
+from feature.gorge_chase.curriculum import CurriculumConfig
+from feature.gorge_chase.layout import MAP_SHAPE, NUM_ACTIONS, STATE_DIM, legal_mask
+from feature.gorge_chase.memory import UNREACHED, GorgeMemory, path_field
+from feature.gorge_chase.observation import GorgeView, action_process, observation_process
+from feature.gorge_chase.reward import TERMS, RewardConfig, reward_shaping, step_view
+from realm import make_env
+from realm.gorge_chase import constants as theirs
+from realm.gorge_chase.env import flash_target, walk_path
+from tests.conftest import REPO_ROOT
+from workflow import platforms
+
+CONF = REPO_ROOT / "conf" / "gorge_chase.toml"
+ONE_MONSTER = CurriculumConfig(map=[1], monster_interval=-2, treasure_count=3, buff_count=1, max_step=60)
+
+
+def test_the_features_numbers_are_the_simulators():
+    for name in ("GRID_SIZE", "VIEW_RADIUS", "VIEW_SIZE", "NUM_ACTIONS", "NUM_MOVES", "DIRECTIONS", "FLASH_RANGE",
+                 "FLASH_RANGE_DIAGONAL", "DISTANCE_BUCKETS", "SUB_TYPE_TREASURE", "SUB_TYPE_BUFF", "BUFF_DURATION"):
+        assert getattr(ours, name) == getattr(theirs, name), name
+    assert ours.MAX_CHESTS == theirs.TREASURE_COUNT_RANGE[1] and ours.MAX_MONSTERS == theirs.MONSTER_COUNT
+
+
+def test_the_15_protocol_is_named_by_its_version_and_its_env():
+    env = make_env(protocol="gorge", seed=0)
+    assert env_protocol(env, "15") is env_protocol(env, "gorge") is GORGE
+    runner = EpisodeRunner([env], lambda obs: [type("A", (), {"action": 0})() for _ in obs], observation_process,
+                           action_process, GORGE.name, translate=True)
+    memory = runner.reset(0, ONE_MONSTER.usr_conf())
+    assert isinstance(memory, GorgeMemory) and memory.step_no == 0
+    obs_data = runner.obs_data(0)
+    assert obs_data.map.shape == MAP_SHAPE and obs_data.state.shape == (STATE_DIM,)
+    assert obs_data.legal.shape == (NUM_ACTIONS,)
+    (t,) = runner.step()
+    assert t.error is None and t.obs is memory and memory.step_no == 1
+    assert t.score.total_score == 1.5 and t.ended == (t.terminated or t.truncated)
+
+
+def test_moves_flashes_and_monster_distances_follow_the_envs_rules():
+    env = make_env(protocol="gorge", seed=3)
+    view = GorgeView()
+    memory, _ = view.reset(env.reset(ONE_MONSTER.usr_conf(), seed=3))
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        x, z = memory.hero
+        w = env.map.walkable_flat
+        for d in range(ours.NUM_MOVES):  # a move is open exactly when the env's walk enters a cell
+            assert (memory.move_cell(d) is not None) == bool(walk_path(w, x, z, d, 1)), (x, z, d)
+            fx, fz, k = flash_target(w, x, z, d)
+            c, r, kk = memory.flash_cell(d)
+            assert (kk, c - ours.VIEW_RADIUS + x, r - ours.VIEW_RADIUS + z) == (k, fx, fz), (x, z, d)
+        mask = legal_mask(memory)
+        action = int(rng.choice(np.flatnonzero(mask)))
+        _, env_obs = env.step(action)
+        if env_obs["terminated"] or env_obs["truncated"]:
+            break
+        memory, _ = view.step(env_obs)
+    grid = np.ones((5, 5), dtype=bool)
+    grid[1:4, 2] = False  # a wall: the way round is longer
+    field = path_field(grid, [(0, 2)])
+    assert field[2, 0] == 0 and field[2, 4] == 8 and field[2, 2] == UNREACHED
+
+
+def test_the_memory_keeps_what_the_view_showed():
+    env = make_env(protocol="gorge", seed=0)
+    view = GorgeView()
+    memory, _ = view.reset(env.reset(ONE_MONSTER.usr_conf(), seed=0))
+    seen = memory.seen.sum()
+    assert seen == ours.VIEW_SIZE ** 2 and memory.visits.max() == pytest.approx(0.2)
+    for _ in range(8):
+        d = next(d for d in range(ours.NUM_MOVES) if memory.move_cell(d) is not None)
+        _, env_obs = env.step(d)
+        if env_obs["terminated"]:
+            break
+        memory, _ = view.step(env_obs)
+    assert memory.seen.sum() >= seen and memory.monsters[0].present
+
+
+def test_the_reward_terms_sum_and_a_capture_costs_its_weight():
+    weights = RewardConfig()
+    env = make_env(protocol="gorge", seed=0)
+    view = GorgeView()
+    memory, _ = view.reset(env.reset(ONE_MONSTER.usr_conf(), seed=0))
+    prev = step_view(memory)
+    _, env_obs = env.step(0)
+    cur = step_view(view.step(env_obs)[0], env_obs["terminated"], env_obs["truncated"])
+    total, terms = reward_shaping(prev, cur, 0, weights)
+    assert set(terms) == set(TERMS) and total == pytest.approx(sum(terms.values()))
+    caught = dataclasses.replace(cur, terminated=True)
+    _, terms = reward_shaping(prev, caught, 0, weights)
+    assert terms["caught"] == weights.caught and terms["survive"] == 0.0
+
+
+def test_the_agent_plays_the_raw_env_obs_as_the_platform_evaluates():
+    from agent.model import ModelConfig
+    from agent.ppo_gorge_agent import Agent
+    from agent.ppo_gorge_config import Settings
+
+    agent = Agent(settings=Settings(model=ModelConfig(channels=[4], kernel_sizes=[3], strides=[2], hidden_size=16)),
+                  seed=0)
+    env = make_env(protocol="gorge", seed=0)
+    env_obs = env.reset(ONE_MONSTER.usr_conf(), seed=0)
+    agent.reset(env_obs)
+    for _ in range(5):
+        act = agent.exploit(env_obs)
+        assert isinstance(act, int) and 0 <= act < NUM_ACTIONS
+        assert legal_mask(agent._view.memory)[act] == 1.0
+        _, env_obs = env.step(act)
+        if env_obs["terminated"]:
+            break
+
+
+def test_the_local_trainer_trains_the_gorge_package():
+    sys.path.insert(0, str(REPO_ROOT / "tools"))
+    import gorge_survival
+    from workflow.host.local_trainer import train_local
+
+    result = train_local(gorge_survival.survival_config(seed=0), max_updates=2)
+    assert len(result.updates) == 2 and result.stats.env_steps > 0
+    assert all(np.isfinite(v) for update in result.updates for v in update.values())
+
+
+def test_the_game_is_hosted_by_the_15_platform():
+    from workflow.platforms.project import PROJECT_ALGORITHMS, hosting_version
+
+    assert hosting_version("gorge_chase").name == "15"
+    assert PROJECT_ALGORITHMS["ppo_gorge"].layout.kaiwu_version == "15"
+    assert set(PROJECT_ALGORITHMS["ppo_gorge"].sections) == {"model", "ppo", "reward_gorge", "curriculum_gorge"}
+    from workflow.config import load_config
+
+    cfg = load_config(CONF)
+    assert cfg.app.algo == "ppo_gorge" and cfg.curriculum_gorge.map == list(range(1, 9))
+
+
+def _run(*args, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run(list(args), cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """A run of `./train.sh --config conf/gorge_chase.toml` (two small train steps, short episodes)
+    and its last checkpoint."""
+    root = tmp_path_factory.mktemp("gorge_agent")
+    result = _run("./train.sh", "--config", str(CONF), "--set", f'app.run_dir="{root}"', "--set", 'app.run_name="r"',
+                  "--set", "app.max_train_steps=2", "--set", "app.replay_buffer_capacity=8", "--set",
+                  "app.train_batch_size=4", "--set", "app.envs_per_aisrv=2", "--set", "curriculum_gorge.max_step=40",
+                  "--set", "model.hidden_size=32")
+    assert result.returncode == 0, result.stdout + result.stderr
+    ckpts = sorted((root / "r" / "ckpt").glob("*/model.ckpt-*.pkl"), key=lambda p: int(p.name.split("-")[1][:-4]))
+    return root, ckpts[-1]
+
+
+@pytest.mark.slow
+def test_train_evaluate_export_train_test_and_score_the_export(trained):
+    root, ckpt = trained
+    out = root / "eval"
+    result = _run(sys.executable, "tools/evaluate.py", "--ckpt", str(ckpt), "--preset", "gorge-generated-heldout",
+                  "--episodes", "1", "--no-planner", "--workers", "1", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert json.loads((out / "results.json").read_text())
+    package = root / "package"
+    result = _run(sys.executable, "tools/export_kaiwu.py", "--ckpt", str(ckpt), "--out", str(package),
+                  "--kaiwu-version", "15", "--algo", "diy")
+    assert result.returncode == 0, result.stderr
+    assert json.loads((package / "kaiwu.json").read_text())["project_code"] == "gorge_chase"
+    assert platforms.detect(package).name == "15"
+    conf = toml.loads((package / "agent_diy" / "conf" / "train_env_conf.toml").read_text())
+    assert conf["env_conf"]["max_step"] == 40 and conf["env_conf"]["map"] == list(range(1, 9))
+    assert (package / "agent_diy" / "feature" / "gorge_chase" / "memory.py").is_file()
+    sys.path.insert(0, str(REPO_ROOT / "tools"))
+    from export_kaiwu import foreign_imports
+
+    for file in package.rglob("*.py"):  # only the platform's modules, numpy, torch and the package
+        assert foreign_imports(file.read_text(), "agent_diy") == [], file
+    result = _run("./train.sh", "--package", str(package), "--train-test", "--set", f'app.run_dir="{root}"', "--set",
+                  'app.run_name="exported"', "--set", "app.max_train_steps=2", "--set", "app.replay_buffer_capacity=8",
+                  "--set", "app.train_batch_size=4")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "train test passed" in result.stderr
+    result = _run(sys.executable, "tools/evaluate.py", "--package", str(package), "--preset", "gorge-generated-heldout",
+                  "--episodes", "1", "--no-planner", "--workers", "1", "--out", str(root / "eval_package"))
+    assert result.returncode == 0, result.stderr
