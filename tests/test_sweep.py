@@ -131,6 +131,11 @@ def pid_alive(pid: int) -> bool:
     return not open(f"/proc/{pid}/stat").read().split(") ")[1].startswith("Z")
 
 
+def learner_started(out, number: int, seed: int) -> bool:
+    log = out / "runs" / f"trial-{number:04d}-seed{seed}" / "log" / "launcher.log"
+    return log.is_file() and "started learner" in log.read_text()
+
+
 def launcher_pids(out, number: int) -> list[int]:
     locks = [out / "runs" / f"trial-{number:04d}-seed{s}" / "launcher.lock" for s in (0, 1)]
     return [int(p.read_text()) for p in locks if p.is_file() and p.read_text().strip()]
@@ -150,12 +155,12 @@ def test_a_tiny_sweep_prunes_the_worse_trial_resumes_after_a_kill_and_its_best_t
     first = subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:  # trial 2 has reported an evaluation: it is mid-run
+        while time.monotonic() < deadline:  # trial 2's learners train: it is mid-run
             assert first.poll() is None, first.stdout.read()
-            trials = trials_of(out / "study.db") if (out / "study.db").exists() else []
-            if len(trials) == 3 and trials[2].state == TrialState.RUNNING and trials[2].intermediate_values:
+            if all(learner_started(out, 2, seed) for seed in (0, 1)):
                 break
             time.sleep(0.3)
+        assert trials_of(out / "study.db")[2].state == TrialState.RUNNING
         killed = launcher_pids(out, 2)
         first.kill()
         first.wait()
