@@ -39,7 +39,7 @@ class LoadedAgent:
     agent: Any
     observation_process: Callable
     action_process: Callable
-    kaiwu_version: str = platforms.PROJECT.name  # its platform version's name: it meets episodes in that protocol
+    platform: platforms.PlatformVersion = platforms.PROJECT  # its platform version: it meets episodes in its protocol
     map_window: str = "hero"  # a 2025 agent's map_info window (realm.env18)
 
 
@@ -113,7 +113,7 @@ class AgentPolicy:
         else:
             torch.manual_seed(int(seed))
         act = self.agent.predict if self.mode == "sample" else self.agent.exploit
-        played, conf = platforms.get(self.loaded.kaiwu_version).eval_episode(env, usr_conf, self.loaded.map_window)
+        played, conf = self.loaded.platform.eval_episode(env, usr_conf, self.loaded.map_window)
         runner = EpisodeRunner([played], act, self.loaded.observation_process, self.loaded.action_process)
         stats, actions = runner.play(conf, seed=seed, on_step=on_step)
         return record_from(stats, stats.win, usr_conf, seed, actions)
@@ -229,7 +229,7 @@ def load_agent(ckpt_file: str | Path, config_file_path: str | Path | None = None
             run_algo = (_read_toml(run_config).get("app") or {}).get("algo") if run_config else None
             algo = run_algo if isinstance(run_algo, str) and run_algo else package_algo(Path(package_dir))
             package = KaiwuPackage.load(package_dir, algo, {"app": "back_to_the_realm", "algo": algo, "svr_name": "eval"},
-                                        kaiwu_version=detect_kaiwu_version(package_dir))
+                                        platform=platforms.detect(package_dir))
         else:
             run_config = None
             algo = project_algo(ckpt_file, config_file_path)
@@ -245,4 +245,4 @@ def load_agent(ckpt_file: str | Path, config_file_path: str | Path | None = None
         raise CheckpointError(f"cannot load {ckpt_file}{where}: {type(e).__name__}: {e}") from e
     window = ((_read_toml(run_config).get("env") or {}).get("map_window", "hero")) if run_config else "hero"
     observation_process, action_process = package.platform.eval_protocol(agent, package)
-    return LoadedAgent(agent, observation_process, action_process, package.kaiwu_version, window)
+    return LoadedAgent(agent, observation_process, action_process, package.platform, window)

@@ -61,7 +61,7 @@ class BackToTheRealm(Game):
     def env_kwargs(self, env_config, platform) -> dict:
         """Always the 2024 protocol: an agent of a later version plays through its eval_episode;
         the flash rule stays its platform's."""
-        kwargs = env_config.make_kwargs(platform.name)
+        kwargs = env_config.make_kwargs(platform)
         kwargs.pop("protocol", None)
         kwargs.pop("map_window", None)  # the agent's window: load_agent reads it from the run's config
         return kwargs

@@ -32,7 +32,7 @@ class BackToTheRealmV2(Game):
         return [Episode(i, base_seed + i, usr_conf) for i in range(count)]
 
     def env_kwargs(self, env_config, platform) -> dict:
-        return env_config.make_kwargs(platform.name)
+        return env_config.make_kwargs(platform)
 
     def train_env_conf(self, settings) -> tuple[dict, str]:
         """The run's [curriculum_v2] as the parsed toml tree (`{"env_conf": {"map_name",

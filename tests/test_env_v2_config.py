@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO_ROOT
+from workflow import platforms
 
 
 def launch(run_dir: Path, *sets: str, config: str = "conf/ppo_v2.toml", timeout_s: float = 120,
@@ -103,7 +104,7 @@ def env_from_config(tmp_path: Path, *sets: str):
     map_file, obstacles = write_map(tmp_path, open_map())
     cfg = load_config(REPO_ROOT / "conf" / "configure_app.toml",
                       [f'env.map_file="{map_file}"', f'env.obstacles_file="{obstacles}"', *sets])
-    return make_env(**cfg.env.make_kwargs("v2-28"), seed=0)
+    return make_env(**cfg.env.make_kwargs(platforms.get("v2-28")), seed=0)
 
 
 def play(env, *acts):
@@ -215,7 +216,7 @@ def test_an_episode_plays_the_map_file_its_map_name_names_in_v2_maps(tmp_path):
 
     folder = maps_folder(tmp_path, "map_fish")
     cfg = load_config(REPO_ROOT / "conf" / "configure_app.toml", [f'env.v2_maps="{folder}"'])
-    env = make_env(**cfg.env.make_kwargs("v2-28"), seed=0)
+    env = make_env(**cfg.env.make_kwargs(platforms.get("v2-28")), seed=0)
     env.reset(usr_conf=usr_conf_of("map_fish"))
     assert (env.map.name, env.map.map_name, env.map_notes) == ("map_fish.json", "map_fish", [])
     assert env.map.num_passable == 126 * 126 and env.map.obstacles[1].tolist() == [[30, 10], [31, 10]]

@@ -145,3 +145,32 @@ def csv_rows(path):
 
     with open(path, newline="") as f:
         return list(csv.DictReader(f))
+
+
+@pytest.mark.slow
+def test_evaluating_a_v2_run_directory_scores_each_checkpoint_and_clean_ckpt_keeps_the_best(tmp_path):
+    """One evaluation path for every game: a v2 run's checkpoint directory gets the score-vs-step
+    plot and ckpt_scores.json beside its checkpoints, which clean_ckpt.py --keep-best reads."""
+    config = tmp_path / "run.toml"
+    config.write_text(v2_config())
+    settings = Settings.from_dict({k: v for k, v in toml.loads(config.read_text()).items() if k in Settings.sections()})
+    ckpt_dir = tmp_path / "ckpt"
+    for step, seed in ((2, 0), (4, 1), (6, 2)):  # three different networks
+        Agent(agent_type="learner", settings=settings, seed=seed).save_model(ckpt_dir, step)
+    episode = {"env_conf": {"map_name": "map_cherry", "map_cherry": {
+        "start": [111, 83], "end": [84, 95], "buff": [57, 68], "start_random": False, "end_random": False,
+        "buff_random": False, "treasure_random": True, "treasure_count": 2, "treasure_pos": [],
+        "obstacle_random": False, "obstacle_id": [], "max_step": 40, "buff_cooldown": 100, "talent_cooldown": 100}}}
+    result = subprocess.run([sys.executable, "tools/evaluate.py", "--ckpt", str(ckpt_dir), "--config", str(config),
+                             "--usr-conf", json.dumps(episode), "--episodes", "2", "--workers", "1", "--quiet",
+                             "--no-planner", "--out", str(tmp_path / "eval")], cwd=REPO_ROOT, capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "eval" / "score_vs_step.png").stat().st_size > 0
+    scores = json.loads((ckpt_dir / "ckpt_scores.json").read_text())["scores"]
+    assert sorted(int(k) for k in scores) == [2, 4, 6]
+    best = max(scores, key=lambda k: (scores[k], int(k)))
+    kept = subprocess.run([sys.executable, "tools/clean_ckpt.py", str(ckpt_dir), "--keep", "0", "--keep-best"],
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert kept.returncode == 0, kept.stderr
+    assert f"keeping [{int(best)}] (best {int(best)}:" in kept.stdout and "ckpt_scores.json" in kept.stdout

@@ -13,6 +13,7 @@ import pytest
 
 from tests.conftest import REPO_ROOT
 from tests.test_kaiwu_package import fingerprint, train
+from workflow import platforms
 from workflow.checkpoints import ckpt_files
 from workflow.host.kaiwu_package import KAIWU18_DIR, detect_kaiwu_version, package_layout
 from workflow.schema import ConfigError
@@ -182,10 +183,10 @@ def test_the_window_and_the_version_are_config_keys(tmp_path):
     from workflow.config import load_config
 
     cfg = load_config(REPO_ROOT / "conf" / "configure_app.toml", ['env.map_window="platform"'])
-    env = make_env(**cfg.env.make_kwargs("18"))
+    env = make_env(**cfg.env.make_kwargs(platforms.get("18")))
     assert isinstance(env, RealmEnv18) and env.map_window == "platform"
     assert env.flash_blocked == "nearest"  # flash_blocked = "auto": the 2025 guide's rule for a 2025 package
-    env_2024 = make_env(**cfg.env.make_kwargs("2024"))
+    env_2024 = make_env(**cfg.env.make_kwargs(platforms.get("2024")))
     assert not isinstance(env_2024, RealmEnv18) and env_2024.flash_blocked == "fail"
     with pytest.raises(ConfigError, match="map_window"):
         load_config(REPO_ROOT / "conf" / "configure_app.toml", ['env.map_window="centre"'])

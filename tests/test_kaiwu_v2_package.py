@@ -69,7 +69,7 @@ def test_predict_answers_and_the_env_as_each_family_expects():
     from workflow.config import load_config
 
     cfg = load_config(REPO_ROOT / "conf" / "configure_app.toml", ['env.reveal_end_pos="found"', "env.map_seed=2"])
-    env = make_env(**cfg.env.make_kwargs("v2-24"), seed=1)
+    env = make_env(**cfg.env.make_kwargs(platforms.get("v2-24")), seed=1)
     assert type(env).PROTOCOL == "v2" and env.reveal_end_pos == "found"
     obs, extra_info = env.reset()
     result = env.step(0)

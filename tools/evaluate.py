@@ -251,7 +251,7 @@ def evaluated_platform(args: argparse.Namespace):
             algo = project_algo(find_checkpoints(args.ckpt, 1)[0], args.config)
         except CheckpointError as e:
             raise InputError(str(e)) from e
-        return platforms.get(PROJECT_ALGORITHMS[algo].layout.kaiwu_version)
+        return PROJECT_ALGORITHMS[algo].layout.platform
     game = games.of_preset(args.preset) if args.preset else None
     if game is not None:
         family = [v for v in platforms.VERSIONS.values() if v.game == game.name]

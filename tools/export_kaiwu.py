@@ -181,7 +181,7 @@ def export(ckpt: Path, out: Path, algo: str | None, config: Path | None, kaiwu_v
     except ValueError as e:
         raise InputError(f"--{e}") from None
     target = platform.export
-    game = platforms.get(PROJECT_ALGORITHMS[project].layout.kaiwu_version).game
+    game = PROJECT_ALGORITHMS[project].layout.platform.game
     if platform.game != game:
         raise InputError(f"--kaiwu-version {kaiwu_version}: a {platform.game} package; the checkpoint is of "
                          f"{project}, which plays {game}")

@@ -176,9 +176,9 @@ def eval_env_kwargs(args: argparse.Namespace, game, platform, run_config: Path |
         raise InputError(f"map or env settings: {e}") from e
 
 
-def env_from_config(config: Path, kaiwu_version: str | None = None) -> dict:
-    """make_env arguments from a config file's [env] section (map and rules), for the 2024 env a
-    package of `kaiwu_version` plays through."""
+def env_from_config(config: Path) -> dict:
+    """make_env arguments from a config file's [env] section (map and rules), for the 2024 env the
+    project's agents play."""
     from workflow.config import EnvConfig
     from workflow.schema import ConfigError, build
 
@@ -187,7 +187,7 @@ def env_from_config(config: Path, kaiwu_version: str | None = None) -> dict:
     try:
         section = toml.loads(config.read_text()).get("env", {})
         env = build(EnvConfig, section, "env")
-        kwargs = env.make_kwargs(kaiwu_version) if kaiwu_version else env.make_kwargs()
+        kwargs = env.make_kwargs()
     except (toml.TomlDecodeError, ConfigError) as e:
         raise InputError(f"{config}: {e}") from e
     kwargs.pop("protocol", None)

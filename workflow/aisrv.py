@@ -124,7 +124,7 @@ def main(ctx: ChildContext) -> None:
                 f"(env seed {seed['env']})")
     ctx.paths = ctx.paths.absolute()  # a 2025 package's workflow runs in the package's directory (below)
     package = KaiwuPackage.of_run(cfg, "aisrv", ctx.paths)
-    envs = [make_env(**cfg.env.make_kwargs(package.kaiwu_version), seed=seed["env"] + i)
+    envs = [make_env(**cfg.env.make_kwargs(package.platform), seed=seed["env"] + i)
             for i in range(app.envs_per_aisrv)]
     if package.platform.runs_in_package_dir:  # e.g. a 2025 workflow opens agent_<algo>/conf/train_env_conf.toml
         os.chdir(package.root)

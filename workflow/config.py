@@ -161,20 +161,20 @@ class EnvConfig:
             raise ValueError(f"buff_step_length = {self.buff_step_length} is invalid: allowed "
                              f"{self.step_length}..{max(OPTIONS['buff_step_length'][1])} (at least step_length)")
 
-    def make_kwargs(self, kaiwu_version: str = platforms.PROJECT.name) -> dict:
-        """Arguments for realm.make_env: an env speaking the protocol of the platform version
-        named `kaiwu_version` (the hosted package's)."""
+    def make_kwargs(self, platform: platforms.PlatformVersion = platforms.PROJECT) -> dict:
+        """Arguments for realm.make_env: an env speaking the protocol of `platform` (the hosted
+        package's version)."""
         kwargs = dict(map_file=self.map_file, positions_file=self.positions_file, map_seed=self.map_seed,
-                      flash_blocked=self.flash_rule(kaiwu_version), step_jitter=self.step_jitter)
-        kwargs.update(platforms.get(kaiwu_version).env_kwargs(self))
+                      flash_blocked=self.flash_rule(platform), step_jitter=self.step_jitter)
+        kwargs.update(platform.env_kwargs(self))
         return kwargs
 
-    def flash_rule(self, kaiwu_version: str = platforms.PROJECT.name) -> str:
+    def flash_rule(self, platform: platforms.PlatformVersion = platforms.PROJECT) -> str:
         """flash_blocked with "auto" resolved: each platform version's own rule (2024 "fail", 2025
         "nearest", as the 2025 guide states)."""
         if self.flash_blocked != "auto":
             return self.flash_blocked
-        return platforms.get(kaiwu_version).flash_rule
+        return platform.flash_rule
 
 
 @dataclass

@@ -93,13 +93,13 @@ def load_run_config(args: argparse.Namespace) -> AppConfig:
     if stated:
         cfg = load_config(args.config or config_file(root), overrides + stated + list(args.overrides),
                           base=PACKAGE_DEFAULTS)
-    root, layout = package_layout(root, cfg.app.algo, platform.name)
+    root, layout = package_layout(root, cfg.app.algo, platform)
     env_conf = platform.env_conf_file(root, layout)
     if env_conf is not None:  # on the platform a bad one only shows as a reset that times out
         platform.check_env_conf_file(env_conf, cfg.env)
     try:
         KaiwuPackage.load(root, cfg.app.algo, platform_config(cfg, "launcher", locate_run(cfg.app, args.resume)),
-                          kaiwu_version=platform.name)
+                          platform=platform)
     except PackageError as e:
         raise ConfigError(str(e)) from e
     return cfg
@@ -131,9 +131,8 @@ def check_episode_settings(cfg: AppConfig) -> None:
     from workflow.host.kaiwu_package import PROJECT_ALGORITHMS
     from workflow.platforms.project import run_platform
 
-    version = run_platform(cfg.app).name
     try:
-        env = make_env(**cfg.env.make_kwargs(version))
+        env = make_env(**cfg.env.make_kwargs(run_platform(cfg.app)))
     except (ValueError, OSError, TypeError) as e:
         raise ConfigError(f"[env]: the simulator rejects it: {e}") from e
     if cfg.app.package:

@@ -50,22 +50,20 @@ def detect_kaiwu_version(package_dir: str | Path) -> str:
     return platforms.detect(package_dir).name
 
 
-def package_kaiwu_version(package_dir: str | Path, kaiwu_version: str) -> str:
-    """The version a run hosts the package with: app.kaiwu_version, or detected when "auto"."""
-    return platforms.of_package(package_dir, kaiwu_version).name
-
-
 def env_conf_file(root: Path, layout: Layout) -> Path | None:
     """The env settings file the package's workflow reads (a 2025 package's train_env_conf.toml)."""
-    return platforms.get(layout.kaiwu_version).env_conf_file(root, layout)
+    return layout.platform.env_conf_file(root, layout)
 
 
-def package_layout(package_dir: str | Path, algo: str, kaiwu_version: str = platforms.PROJECT.name) -> tuple[Path, Layout]:
-    """The package's root and the layout of `algo` in it, or ConfigError naming what is missing."""
+def package_layout(package_dir: str | Path, algo: str,
+                   platform: platforms.PlatformVersion | str = platforms.PROJECT) -> tuple[Path, Layout]:
+    """The package's root and the layout of `algo` in it, or ConfigError naming what is missing
+    (`platform`: the version, or its name as a user gives it)."""
     root = Path(package_dir).resolve()
     if not root.is_dir():
         raise ConfigError(f"--package {package_dir}: not a directory")
-    return root, platforms.get(kaiwu_version).package_layout(root, algo)
+    version = platforms.get(platform) if isinstance(platform, str) else platform
+    return root, version.package_layout(root, algo)
 
 
 def where_in_package(exc: BaseException, root: str | Path, code: tuple[str, ...] = ()) -> str | None:
@@ -128,20 +126,20 @@ class KaiwuPackage:
 
     @classmethod
     def load(cls, package_dir: str | Path, algo: str, config_values: dict[str, Any],
-             layout: Layout | None = None, kaiwu_version: str = platforms.PROJECT.name) -> "KaiwuPackage":
+             layout: Layout | None = None, platform: platforms.PlatformVersion = platforms.PROJECT) -> "KaiwuPackage":
         """Fill the platform's CONFIG, put the package on sys.path and import its algorithm
-        (`layout` given: the project's own, else the package's layout for `kaiwu_version`)."""
+        (`layout` given: the project's own, else the package's layout in `platform`)."""
         from kaiwudrl.common.config.config_control import CONFIG
 
         if layout is None:
-            root, layout = package_layout(package_dir, algo, kaiwu_version)
+            root, layout = package_layout(package_dir, algo, platform)
         else:
             root = Path(package_dir).resolve()
         CONFIG.load(config_values)
         allow_lazy_parameters_in_torch_load()
         if str(root) not in sys.path:
             sys.path.insert(0, str(root))
-        platform_root = platforms.get(layout.kaiwu_version).platform_root
+        platform_root = layout.platform.platform_root
         if platform_root is not None and str(platform_root) not in sys.path:
             sys.path.insert(sys.path.index(str(root)) + 1, str(platform_root))
         try:
@@ -157,7 +155,7 @@ class KaiwuPackage:
         workflow = _named(workflow_module, layout.workflow_function, layout.file("workflow", algo))
         config_class = _named(config, "Config", layout.file("config", algo))
         try:  # the platform version's converters and row width (15.0.1 packs SampleData itself)
-            protocols, sample_dim = platforms.get(layout.kaiwu_version).sample_rows(_protocols(definition), config_class)
+            protocols, sample_dim = layout.platform.sample_rows(_protocols(definition), config_class)
         except ValueError as e:
             raise PackageError(f"{layout.file('definition', algo)}: {e}") from None
         if not isinstance(sample_dim, numbers.Integral) or isinstance(sample_dim, bool) or sample_dim < 1:
@@ -172,7 +170,7 @@ class KaiwuPackage:
         values = platform_config(cfg, role, paths)
         if cfg.app.package:
             return cls.load(cfg.app.package, cfg.app.algo, values,
-                            kaiwu_version=package_kaiwu_version(cfg.app.package, cfg.app.kaiwu_version))
+                            platform=platforms.of_package(cfg.app.package, cfg.app.kaiwu_version))
         return cls.project(cfg.app.algo, values)
 
     @property
@@ -183,7 +181,7 @@ class KaiwuPackage:
     @property
     def platform(self) -> platforms.PlatformVersion:
         """Its platform version: what differs between versions is asked of it."""
-        return platforms.get(self.kaiwu_version)
+        return self.layout.platform
 
     @property
     def env_conf_file(self) -> Path | None:

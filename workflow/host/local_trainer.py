@@ -200,7 +200,7 @@ def train_local(config: AppConfig, max_env_steps: int | None = None, max_updates
                     or (stop_when is not None and stop_when(episode_log)))
 
     sink = _EpisodeSink(episode_log)
-    envs = [PlatformEnv(make_env(**config.env.make_kwargs(package.kaiwu_version), seed=app.seed * 1000 + i), stats,
+    envs = [PlatformEnv(make_env(**config.env.make_kwargs(package.platform), seed=app.seed * 1000 + i), stats,
                         sink, should_stop, package.platform)
             for i in range(app.envs_per_aisrv)]
     try:

@@ -152,7 +152,7 @@ class Trainee:
     def _rows_as_platform_hands_them(self, rows: np.ndarray):
         """What the package's platform version's learner hands NumpyData2SampleData (2024: numpy
         rows; 2025: float32 torch tensors on its device)."""
-        return platforms.get(self.package.kaiwu_version).learn_rows(rows, self.device)
+        return self.package.platform.learn_rows(rows, self.device)
 
     def non_finite_weights(self) -> list[str]:
         return non_finite_weights(self.agent)

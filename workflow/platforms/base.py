@@ -28,10 +28,15 @@ class Layout:
     workflow: str = "{algo}.train_workflow"
     #: what of the root is package code (where an error is reported as the package's); empty: all of it
     code: tuple[str, ...] = ()
-    #: the name of the platform version the package speaks (workflow.platforms.NAMES)
-    kaiwu_version: str = "2024"
+    #: the platform version the package speaks (None: the 2024 platform's, workflow.platforms.PROJECT)
+    platform: "PlatformVersion | None" = None
     agent_class: str = "Agent"
     workflow_function: str = "workflow"
+
+    @property
+    def kaiwu_version(self) -> str:
+        """The name of the platform version the package speaks (workflow.platforms.NAMES)."""
+        return self.platform.name if self.platform is not None else "2024"
 
     def module(self, part: str, algo: str) -> str:
         return getattr(self, part).format(algo=algo)

@@ -9,7 +9,7 @@ import importlib
 from dataclasses import dataclass
 
 from agent.algorithms import ALGORITHMS, DEFAULT_ALGORITHM, DEFAULT_GAME, GAMES, PACKAGE_FOLDERS
-from workflow.platforms import VERSIONS, get, of_package
+from workflow.platforms import VERSIONS, of_package
 from workflow.platforms.base import Layout, PlatformVersion
 
 #: What of this repository is package code (the rest is the simulator, the training system, tools).
@@ -44,7 +44,7 @@ def hosting_version(game: str) -> PlatformVersion:
 
 PROJECT_ALGORITHMS: dict[str, ProjectAlgorithm] = {
     algo: ProjectAlgorithm(Layout(**modules, code=PROJECT_CODE,
-                                  kaiwu_version=hosting_version(GAMES.get(algo, DEFAULT_GAME)).name))
+                                  platform=hosting_version(GAMES.get(algo, DEFAULT_GAME))))
     for algo, modules in ALGORITHMS.items()}
 PROJECT_ALGO = DEFAULT_ALGORITHM
 PROJECT_LAYOUT = PROJECT_ALGORITHMS[PROJECT_ALGO].layout
@@ -55,4 +55,4 @@ def run_platform(app) -> PlatformVersion:
     detected when "auto"), else the project algorithm's (app.algo)."""
     if app.package or app.algo not in PROJECT_ALGORITHMS:
         return of_package(app.package, app.kaiwu_version)
-    return get(PROJECT_ALGORITHMS[app.algo].layout.kaiwu_version)
+    return PROJECT_ALGORITHMS[app.algo].layout.platform

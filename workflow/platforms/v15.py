@@ -24,8 +24,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from workflow.platforms.base import REPO_ROOT, ConfigError, ExportLayout, Layout, PlatformVersion
-from workflow.platforms.v18 import AGENT_FOLDER_EXPORT, REQUIRED_FILES
+from workflow.platforms.base import REPO_ROOT, ConfigError, Layout, PlatformVersion
+from workflow.platforms.v18 import AGENT_FOLDER_EXPORT, REQUIRED_FILES, registered_layout
 
 PROJECT_CODE = "gorge_chase"
 ALGO_CONF = Path("conf") / "algo_conf_gorge_chase.toml"
@@ -34,32 +34,6 @@ APP_CONF = Path("conf") / "app_conf_gorge_chase.toml"
 PLATFORM_ROOT = REPO_ROOT / "kaiwu_platform" / "v15"
 #: The algo_conf keys naming the agent class and the train workflow.
 AGENT_KEY, WORKFLOW_KEY = "aisrv_agent", "train_workflow"
-
-
-def registered_layout(root: Path, algo: str, version: str) -> Layout:
-    """The layout of `algo` as conf/algo_conf_gorge_chase.toml registers it."""
-    import toml
-
-    where = Path(root) / ALGO_CONF
-    try:
-        table = toml.loads(where.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, toml.TomlDecodeError) as e:
-        raise ConfigError(f"{where}: cannot read it ({type(e).__name__}: {e})") from None
-    entry = table.get(algo)
-    if not isinstance(entry, dict):
-        registered = sorted(name for name, value in table.items() if isinstance(value, dict))
-        raise ConfigError(f"app.algo = {algo!r}: {where} registers {', '.join(registered) or 'no algorithm'}")
-    names = {}
-    for key in (AGENT_KEY, WORKFLOW_KEY):
-        value = entry.get(key)
-        if not isinstance(value, str) or value.count(".") < 1:
-            raise ConfigError(f"{where} [{algo}] {key}: expected a dotted name like \"agent_{algo}.agent.Agent\", "
-                              f"got {value!r}")
-        names[key] = value.rsplit(".", 1)
-    folder = names[AGENT_KEY][0].split(".")[0]
-    return Layout(config=f"{folder}.conf.conf", definition=f"{folder}.feature.definition",
-                  agent=names[AGENT_KEY][0], workflow=names[WORKFLOW_KEY][0], kaiwu_version=version,
-                  agent_class=names[AGENT_KEY][1], workflow_function=names[WORKFLOW_KEY][1])
 
 
 class SampleCodec:
@@ -123,7 +97,7 @@ class Platform15(PlatformVersion):
         return (Path(root) / ALGO_CONF).is_file() and any(p.is_dir() for p in Path(root).glob("agent_*"))
 
     def package_layout(self, root: Path, algo: str) -> Layout:
-        layout = registered_layout(root, algo, self.name)
+        layout = registered_layout(root, algo, self, ALGO_CONF, AGENT_KEY, WORKFLOW_KEY)
         folder = layout.agent.split(".")[0]
         missing = [f"{folder}/{name}" for name in REQUIRED_FILES if not (Path(root) / folder / name).is_file()]
         if missing:
@@ -171,7 +145,7 @@ class Platform15(PlatformVersion):
             if env_config is not None:
                 from realm import make_env
 
-                make_env(**env_config.make_kwargs(self.name), seed=0).reset(usr_conf)
+                make_env(**env_config.make_kwargs(self), seed=0).reset(usr_conf)
         except GorgeUsrConfError as e:
             raise ConfigError(f"{path}: {e}") from None
 

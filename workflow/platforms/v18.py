@@ -105,7 +105,7 @@ class Platform18(PlatformVersion):
         return (root / ALGO_CONF).is_file() and any(p.is_dir() for p in root.glob("agent_*"))
 
     def package_layout(self, root: Path, algo: str) -> Layout:
-        layout = registered_layout(root, algo, self.name)
+        layout = registered_layout(root, algo, self)
         folder = layout.agent.split(".")[0]
         missing = [f"{folder}/{name}" for name in REQUIRED_FILES if not (root / folder / name).is_file()]
         if missing:
@@ -161,8 +161,10 @@ class Platform18(PlatformVersion):
         return RealmEnv18(env, map_window=map_window), env_conf_of(usr_conf)
 
 
-def registered_layout(root: Path, algo: str, version: str, algo_conf: Path = ALGO_CONF) -> Layout:
-    """The layout of `algo` as `algo_conf` (conf/algo_conf_back_to_the_realm.toml) registers it."""
+def registered_layout(root: Path, algo: str, platform: PlatformVersion, algo_conf: Path = ALGO_CONF,
+                      agent_key: str = "aisrv_model", workflow_key: str = "train_workflow") -> Layout:
+    """The layout of `algo` as `algo_conf` (conf/algo_conf_back_to_the_realm.toml) registers it:
+    `agent_key` names the agent class, `workflow_key` the train workflow (dotted names)."""
     import toml
 
     where = root / algo_conf
@@ -175,16 +177,16 @@ def registered_layout(root: Path, algo: str, version: str, algo_conf: Path = ALG
         registered = sorted(name for name, value in table.items() if isinstance(value, dict))
         raise ConfigError(f"app.algo = {algo!r}: {where} registers {', '.join(registered) or 'no algorithm'}")
     names = {}
-    for key in ("aisrv_model", "train_workflow"):
+    for key in (agent_key, workflow_key):
         value = entry.get(key)
         if not isinstance(value, str) or value.count(".") < 1:
             raise ConfigError(f"{where} [{algo}] {key}: expected a dotted name like \"agent_{algo}.agent.Agent\", "
                               f"got {value!r}")
         names[key] = value.rsplit(".", 1)
-    folder = names["aisrv_model"][0].split(".")[0]
+    folder = names[agent_key][0].split(".")[0]
     return Layout(config=f"{folder}.conf.conf", definition=f"{folder}.feature.definition",
-                  agent=names["aisrv_model"][0], workflow=names["train_workflow"][0], kaiwu_version=version,
-                  agent_class=names["aisrv_model"][1], workflow_function=names["train_workflow"][1])
+                  agent=names[agent_key][0], workflow=names[workflow_key][0], platform=platform,
+                  agent_class=names[agent_key][1], workflow_function=names[workflow_key][1])
 
 
 PLATFORM = Platform18()

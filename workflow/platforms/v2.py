@@ -111,7 +111,7 @@ class PlatformV2(PlatformVersion):
         return any(algo in ONLY_24 for algo in registered_algorithms(root))
 
     def package_layout(self, root: Path, algo: str) -> Layout:
-        layout = registered_layout(root, algo, self.name, ALGO_CONF)
+        layout = registered_layout(root, algo, self, ALGO_CONF)
         folder = layout.agent.split(".")[0]
         missing = [f"{folder}/{name}" for name in REQUIRED_FILES if not (root / folder / name).is_file()]
         if missing:
@@ -163,7 +163,7 @@ class PlatformV2(PlatformVersion):
         from realm import make_env
 
         try:  # the run's [env] first: a bad map file is its fault, not the package's
-            env = make_env(**env_config.make_kwargs(self.name), seed=0)
+            env = make_env(**env_config.make_kwargs(self), seed=0)
         except (ValueError, OSError, TypeError) as e:
             raise ConfigError(f"[env]: the simulator rejects it: {e}") from None
         try:

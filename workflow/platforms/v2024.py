@@ -14,7 +14,6 @@ from pathlib import Path
 from workflow.platforms.base import ConfigError, ExportLayout, Layout, PlatformVersion
 
 REQUIRED_FILES = ("algorithm/agent.py", "feature/definition.py", "config.py", "train_workflow.py")
-PLATFORM_LAYOUT = Layout()
 
 
 class Platform2024(PlatformVersion):
@@ -48,3 +47,4 @@ class Platform2024(PlatformVersion):
 
 
 PLATFORM = Platform2024()
+PLATFORM_LAYOUT = Layout(platform=PLATFORM)
