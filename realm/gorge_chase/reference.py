@@ -56,10 +56,10 @@ from realm.gorge_chase.maps import UNREACHABLE
 SAFE = 60  # a margin (steps) that allows detours for chests
 FLASH_PENALTY = 0.5  # a flash now against an equal plan that keeps it
 BUFF_GAIN = 40  # margin a buff's boosted moves are worth (they hold the monsters' pace)
-ROOM_WEIGHT = 0.05  # per refuge cell: room (loops, open ground) against dead ends
+ROOM_WEIGHT = 0.002  # per refuge cell: room (loops, open ground) against dead ends
 TARGETS_TRIED = 4  # the nearest items checked for a safe detour each step
 BUFFER = 6  # steps a monster needs to reach the landing cell for a detour towards a chest
-LOCAL_WEIGHT, LOCAL_CAP = 1.0, 3  # the landing cell's own time before a monster reaches it, capped
+LOCAL_WEIGHT, LOCAL_CAP = 1.0, 10  # the landing cell's own time before a monster reaches it, capped
 REACH = 2  # a monster within this 4-connected distance of a cell threatens it (the 3x3 capture)
 
 
