@@ -265,7 +265,7 @@ def test_check_usr_conf_wants_exactly_an_env_conf():
 def metrics_file(tmp_path, monkeypatch):
     """CONFIG.metrics_file pointing at a fresh run's metrics.csv (not yet written)."""
     saved = CONFIG.to_dict()
-    monkeypatch.setattr(metrics_utils, "_tail", None)
+    monkeypatch.setattr(metrics_utils, "get_training_metrics", metrics_utils.metrics_reader(metrics_utils.AVERAGES))
     path = tmp_path / "run" / "metrics.csv"
     CONFIG.metrics_file = str(path)
     yield path
@@ -341,7 +341,7 @@ def test_get_training_metrics_counts_every_episode_but_parses_only_the_newest_ro
     metrics = metrics_utils.get_training_metrics()
     assert metrics["basic"]["episode_cnt"] == 50 and metrics["basic"]["train_global_step"] == 2
     assert metrics["env"]["total_score"] == 100.0 and metrics["env"]["finished_steps"] == 50.0
-    assert len(metrics_utils._tail.recent["episode/total_score"]) < 10
+    assert len(metrics_utils.get_training_metrics.tail[0].recent["episode/total_score"]) < 10
 
 
 def test_a_new_file_under_the_same_name_starts_over(metrics_file, tmp_path):

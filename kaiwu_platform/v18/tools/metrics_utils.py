@@ -33,15 +33,16 @@ AVERAGES = {
             "buff_cnt": EPISODE_PREFIX + "buff_count"},
     "diy": {f"diy_{i}": f"monitor/diy_{i}" for i in range(1, 6)},
 }
-AVERAGED_KEYS = {key for names in AVERAGES.values() for key in names.values() if key}
 
 
 class MetricsTail:
     """What one process has read of one metrics.csv: where it stopped, the episode count, the
     latest train step and the recent values of the keys the summary averages."""
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, averages: dict | None = None):
         self.path = path
+        self.averages = averages or AVERAGES  # category -> the platform's name -> the run's key
+        self.averaged_keys = {key for names in self.averages.values() for key in names.values() if key}
         self.file_id = None  # (device, inode) of the file read so far
         self.offset = 0  # bytes read, always at a line's end
         self.rows = 0
@@ -52,7 +53,7 @@ class MetricsTail:
     def update(self) -> None:
         stat = os.stat(self.path)
         if (stat.st_dev, stat.st_ino) != self.file_id or stat.st_size < self.offset:  # a new file
-            self.__init__(self.path)
+            self.__init__(self.path, self.averages)
             self.file_id = (stat.st_dev, stat.st_ino)
         newest, cut = b"", False
         with open(self.path, "rb") as f:
@@ -78,7 +79,7 @@ class MetricsTail:
             _, _, train_step, _, key, value = row
             try:
                 self.train_step = int(train_step)
-                if key in AVERAGED_KEYS:
+                if key in self.averaged_keys:
                     self.recent[key].append(float(value))
             except ValueError:
                 continue
@@ -87,7 +88,7 @@ class MetricsTail:
     def summary(self) -> dict:
         sums = {TRAIN_STEP: self.train_step, EPISODES: self.episodes}
         result = {"basic": {name: sums.get(key, 0) for name, key in SUMS.items()}}
-        for category, names in AVERAGES.items():
+        for category, names in self.averages.items():
             result[category] = {name: self._mean(key) for name, key in names.items()}
         return result
 
@@ -96,20 +97,26 @@ class MetricsTail:
         return round(sum(values) / len(values), 2) if values else 0
 
 
-_tail: MetricsTail | None = None
-
-
-def get_training_metrics():
-    """The run's metrics in the platform's shape, or False while there are none (no
+def metrics_reader(averages: dict):
+    """A `get_training_metrics()` over `averages` (a game's "env" names replace the 2025 game's):
+    the run's metrics in the platform's shape, or False while there are none (no
     CONFIG.metrics_file, no file yet, no row yet)."""
-    global _tail
-    path = CONFIG.metrics_file
-    if not path or not os.path.isfile(path):
-        return False
-    if _tail is None or _tail.path != path:
-        _tail = MetricsTail(path)
-    try:
-        _tail.update()
-    except OSError:
-        return False
-    return _tail.summary() if _tail.rows else False
+    tail: list[MetricsTail] = []
+
+    def get_training_metrics():
+        path = CONFIG.metrics_file
+        if not path or not os.path.isfile(path):
+            return False
+        if not tail or tail[0].path != path:
+            tail[:] = [MetricsTail(path, averages)]
+        try:
+            tail[0].update()
+        except OSError:
+            return False
+        return tail[0].summary() if tail[0].rows else False
+
+    get_training_metrics.tail = tail  # what it has read: [MetricsTail], once it has read a file
+    return get_training_metrics
+
+
+get_training_metrics = metrics_reader(AVERAGES)

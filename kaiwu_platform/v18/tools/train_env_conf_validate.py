@@ -3,10 +3,7 @@
 bad file stops the workflow with the key named instead of failing later inside the env."""
 from __future__ import annotations
 
-import os
-
-import toml
-
+from kaiwudrl.common.utils.env_conf_file import read_env_conf_file
 from realm.constants import VIEW_RADIUS
 
 INT_KEYS = ("start", "end", "treasure_count", "talent_type", "max_step", "view_size")
@@ -34,19 +31,10 @@ def _type_error(key: str, value) -> str | None:
 def read_usr_conf(usr_conf_file, logger):
     """The file's [env_conf] as {"env_conf": {...}} plus the env's view_size, or None after
     logging which file or key is wrong (missing, not TOML, no [env_conf], a value's type)."""
-    if not usr_conf_file or not os.path.isfile(usr_conf_file):
-        logger.error(f"usr_conf file {usr_conf_file!r} not found, please check")
+    loaded = read_env_conf_file(usr_conf_file, logger)
+    if loaded is None:
         return None
-    try:
-        with open(usr_conf_file, "r", encoding="utf-8") as file:
-            loaded = toml.load(file)
-    except Exception as e:  # toml 0.10 raises assorted errors (not only TomlDecodeError) on broken files
-        logger.error(f"usr_conf file {usr_conf_file} could not be read as TOML: {e}")
-        return None
-    env_conf = loaded.get("env_conf")
-    if not isinstance(env_conf, dict):
-        logger.error(f"usr_conf file {usr_conf_file} has no [env_conf] table, please check")
-        return None
+    env_conf = loaded["env_conf"]
     for key, value in env_conf.items():
         problem = _type_error(key, value)
         if problem:

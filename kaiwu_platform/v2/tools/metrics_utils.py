@@ -14,7 +14,6 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from kaiwudrl.common.config.config_control import CONFIG
 from workflow.metrics_keys import EPISODE_PREFIX, EPISODE_SCORE_KEY
 
 _READER_FILE = Path(__file__).resolve().parents[2] / "v18" / "tools" / "metrics_utils.py"
@@ -29,25 +28,5 @@ ENV_NAMES = ("total_score", "treasure_score", "max_steps", "finished_steps", "tr
 FROM_EPISODES = {"total_score": EPISODE_SCORE_KEY, "finished_steps": EPISODE_PREFIX + "steps",
                  "collected_treasures": EPISODE_PREFIX + "chests", "buff_cnt": EPISODE_PREFIX + "buff_count",
                  "talent_cnt": EPISODE_PREFIX + "flash_count"}
-_reader.AVERAGES = {**_reader.AVERAGES, "env": {name: FROM_EPISODES.get(name) for name in ENV_NAMES}}
-_reader.AVERAGED_KEYS = {key for names in _reader.AVERAGES.values() for key in names.values() if key}
-
-_tail = None
-
-
-def get_training_metrics():
-    """The run's metrics in the platform's shape, or False while there are none (no
-    CONFIG.metrics_file, no file yet, no row yet)."""
-    global _tail
-    import os
-
-    path = CONFIG.metrics_file
-    if not path or not os.path.isfile(path):
-        return False
-    if _tail is None or _tail.path != path:
-        _tail = _reader.MetricsTail(path)
-    try:
-        _tail.update()
-    except OSError:
-        return False
-    return _tail.summary() if _tail.rows else False
+get_training_metrics = _reader.metrics_reader({**_reader.AVERAGES,
+                                               "env": {name: FROM_EPISODES.get(name) for name in ENV_NAMES}})

@@ -4,25 +4,14 @@ bad file stops the workflow with the key named instead of failing later inside t
 rules are the simulator's (realm.v2.usr_conf.validate_usr_conf: the official keys and ranges)."""
 from __future__ import annotations
 
-import os
-
-import toml
+from kaiwudrl.common.utils.env_conf_file import read_env_conf_file
 
 
 def read_usr_conf(usr_conf_file, logger):
     """The file as parsed (`{"env_conf": {"map_name": ..., <map_name>: {...}}}`), the form the v2
     env's reset takes, or None after logging which file or key is wrong."""
-    if not usr_conf_file or not os.path.isfile(usr_conf_file):
-        logger.error(f"usr_conf file {usr_conf_file!r} not found, please check")
-        return None
-    try:
-        with open(usr_conf_file, "r", encoding="utf-8") as file:
-            usr_conf = toml.load(file)
-    except Exception as e:  # toml 0.10 raises assorted errors (not only TomlDecodeError) on broken files
-        logger.error(f"usr_conf file {usr_conf_file} could not be read as TOML: {e}")
-        return None
-    if not isinstance(usr_conf.get("env_conf"), dict):
-        logger.error(f"usr_conf file {usr_conf_file} has no [env_conf] table, please check")
+    usr_conf = read_env_conf_file(usr_conf_file, logger)
+    if usr_conf is None:
         return None
     if not check_usr_conf(usr_conf, logger, usr_conf_file):
         return None

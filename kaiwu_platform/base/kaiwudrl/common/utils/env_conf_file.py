@@ -1,0 +1,25 @@
+"""Reading a package's train_env_conf.toml, as every version's `tools.train_env_conf_validate`
+does before checking it by its game's rules: the file as parsed, or None after logging why."""
+from __future__ import annotations
+
+import os
+
+import toml
+
+
+def read_env_conf_file(usr_conf_file, logger):
+    """The TOML file as parsed when it exists, parses and holds an [env_conf] table; else None after
+    logging which file and what is wrong."""
+    if not usr_conf_file or not os.path.isfile(usr_conf_file):
+        logger.error(f"usr_conf file {usr_conf_file!r} not found, please check")
+        return None
+    try:
+        with open(usr_conf_file, "r", encoding="utf-8") as file:
+            loaded = toml.load(file)
+    except Exception as e:  # toml 0.10 raises assorted errors (not only TomlDecodeError) on broken files
+        logger.error(f"usr_conf file {usr_conf_file} could not be read as TOML: {e}")
+        return None
+    if not isinstance(loaded.get("env_conf"), dict):
+        logger.error(f"usr_conf file {usr_conf_file} has no [env_conf] table, please check")
+        return None
+    return loaded
