@@ -24,8 +24,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from workflow.platforms.base import REPO_ROOT, ConfigError, Layout, PlatformVersion
-from workflow.platforms.v18 import AGENT_FOLDER_EXPORT, REQUIRED_FILES, registered_layout
+from workflow.platforms.base import REPO_ROOT, ConfigError
+from workflow.platforms.agent_folders import AGENT_FOLDER_EXPORT, AgentFolderVersion
 
 PROJECT_CODE = "gorge_chase"
 ALGO_CONF = Path("conf") / "algo_conf_gorge_chase.toml"
@@ -70,7 +70,7 @@ def _numpy(value):
     return detach().cpu().numpy() if callable(detach) else value
 
 
-class Platform15(PlatformVersion):
+class Platform15(AgentFolderVersion):
     """gorge_chase, a 15.0.1 package."""
 
     name = "15"
@@ -81,6 +81,8 @@ class Platform15(PlatformVersion):
     platform_root = PLATFORM_ROOT
     runs_in_package_dir = True  # its workflow opens agent_<algo>/conf/train_env_conf.toml
     game = PROJECT_CODE
+    algo_conf, app_conf = ALGO_CONF, APP_CONF
+    agent_key, workflow_key = AGENT_KEY, WORKFLOW_KEY
     eval_preset = "gorge-open"  # maps 1-10: official files ([env] gorge_maps) or generated
     export = dataclasses.replace(AGENT_FOLDER_EXPORT, kaiwu_json_version="15.0.1-comp-normal-lite.26comp",
                                  app_keys={"app": PROJECT_CODE})
@@ -92,37 +94,6 @@ class Platform15(PlatformVersion):
     def claims_manifest(self, major: int, project_code: str) -> bool:
         low, high = self.majors
         return project_code == PROJECT_CODE and low <= major < high
-
-    def claims_layout(self, root: Path) -> bool:
-        return (Path(root) / ALGO_CONF).is_file() and any(p.is_dir() for p in Path(root).glob("agent_*"))
-
-    def package_layout(self, root: Path, algo: str) -> Layout:
-        layout = registered_layout(root, algo, self, ALGO_CONF, AGENT_KEY, WORKFLOW_KEY)
-        folder = layout.agent.split(".")[0]
-        missing = [f"{folder}/{name}" for name in REQUIRED_FILES if not (Path(root) / folder / name).is_file()]
-        if missing:
-            found = sorted(p.name for p in Path(root).glob("agent_*") if p.is_dir())
-            raise ConfigError(f"app.algo = {algo!r}: {root} lacks {', '.join(missing)} (agent_<algo> folders there: "
-                              f"{', '.join(found) or 'none'}; a {self.name} package)")
-        return layout
-
-    def app_defaults(self, root: Path) -> dict:
-        """`app` is the game; the algorithm is conf/app_conf_gorge_chase.toml's
-        `[gorge_chase.policies.train_one] algo` (15.0.1's configure_app.toml names neither)."""
-        import toml
-
-        defaults = {"app": PROJECT_CODE}
-        try:
-            table = toml.loads((Path(root) / APP_CONF).read_text(encoding="utf-8"))
-            algo = table[PROJECT_CODE]["policies"]["train_one"]["algo"]
-        except (OSError, UnicodeDecodeError, toml.TomlDecodeError, KeyError, TypeError):
-            return defaults
-        if isinstance(algo, str) and algo:
-            defaults["algo"] = algo
-        return defaults
-
-    def env_conf_file(self, root: Path, layout: Layout) -> Path | None:
-        return Path(root) / layout.agent.split(".")[0] / "conf" / "train_env_conf.toml"
 
     def check_env_conf_file(self, path: Path, env_config=None) -> None:
         """The file as the package's read_usr_conf hands it to env.reset passes the simulator's

@@ -16,10 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from workflow.platforms.base import REPO_ROOT, ConfigError, ExportLayout, Layout, PlatformVersion
+from workflow.platforms.agent_folders import AGENT_FOLDER_EXPORT, AgentFolderVersion
+from workflow.platforms.base import REPO_ROOT, ConfigError, Layout
 
-REQUIRED_FILES = ("agent.py", "conf/conf.py", "feature/definition.py", "workflow/train_workflow.py",
-                  "conf/train_env_conf.toml")
 ALGO_CONF = Path("conf") / "algo_conf_back_to_the_realm.toml"
 #: The 2025 platform's root-level modules (arena_proto, tools.train_env_conf_validate, tools.metrics_utils).
 PLATFORM_ROOT = REPO_ROOT / "kaiwu_platform" / "v18"
@@ -68,21 +67,9 @@ def env_conf_of(usr_conf: dict) -> dict:
                          "talent_type": int(diy.get("talent_type", 1)), "max_step": int(diy["max_step"])}}
 
 
-#: The 2025 packages' layout, agent_<algo>/ (18.0.2 and v2 alike), before a version's own keys.
-AGENT_FOLDER_EXPORT = ExportLayout(
-    folder="agent_{algo}",
-    modules={"config": "agent_{algo}/conf/conf.py", "definition": "agent_{algo}/feature/definition.py",
-             "agent": "agent_{algo}/agent.py", "workflow": "agent_{algo}/workflow/train_workflow.py"},
-    folders={"feature": "agent_{algo}/feature/", "agent": "agent_{algo}/algorithm/",
-             "episodes": "agent_{algo}/workflow/"},
-    model_file="agent_{algo}/model/model.py",
-    dirs=("agent_{algo}", "agent_{algo}/algorithm", "agent_{algo}/model", "agent_{algo}/feature",
-          "agent_{algo}/conf", "agent_{algo}/workflow"),
-    registers_algorithm=True,
-)
 
 
-class Platform18(PlatformVersion):
+class Platform18(AgentFolderVersion):
     name = "18"
     title = "18.0.2 (2025 course)"
     env_protocol = "18"
@@ -90,6 +77,7 @@ class Platform18(PlatformVersion):
     flash_rule = "nearest"
     platform_root = PLATFORM_ROOT
     runs_in_package_dir = True
+    algo_conf = ALGO_CONF
     export = dataclasses.replace(
         AGENT_FOLDER_EXPORT,
         kaiwu_json_version="18.0.2",
@@ -100,22 +88,6 @@ class Platform18(PlatformVersion):
 
     def claims_manifest(self, major: int, project_code: str) -> bool:
         return major >= 18
-
-    def claims_layout(self, root: Path) -> bool:
-        return (root / ALGO_CONF).is_file() and any(p.is_dir() for p in root.glob("agent_*"))
-
-    def package_layout(self, root: Path, algo: str) -> Layout:
-        layout = registered_layout(root, algo, self)
-        folder = layout.agent.split(".")[0]
-        missing = [f"{folder}/{name}" for name in REQUIRED_FILES if not (root / folder / name).is_file()]
-        if missing:
-            found = sorted(p.name for p in root.glob("agent_*") if p.is_dir())
-            raise ConfigError(f"app.algo = {algo!r}: {root} lacks {', '.join(missing)} (agent_<algo> folders there: "
-                              f"{', '.join(found) or 'none'}; a {self.name} package)")
-        return layout
-
-    def env_conf_file(self, root: Path, layout: Layout) -> Path | None:
-        return Path(root) / layout.agent.split(".")[0] / "conf" / "train_env_conf.toml"
 
     def check_env_conf_file(self, path: Path, env_config=None) -> None:
         """The file, as the package's workflow will hand it to env.reset (with the view_size the
@@ -159,34 +131,6 @@ class Platform18(PlatformVersion):
         from realm.env18 import RealmEnv18  # the same game, served in the 2025 protocol
 
         return RealmEnv18(env, map_window=map_window), env_conf_of(usr_conf)
-
-
-def registered_layout(root: Path, algo: str, platform: PlatformVersion, algo_conf: Path = ALGO_CONF,
-                      agent_key: str = "aisrv_model", workflow_key: str = "train_workflow") -> Layout:
-    """The layout of `algo` as `algo_conf` (conf/algo_conf_back_to_the_realm.toml) registers it:
-    `agent_key` names the agent class, `workflow_key` the train workflow (dotted names)."""
-    import toml
-
-    where = root / algo_conf
-    try:
-        table = toml.loads(where.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, toml.TomlDecodeError) as e:
-        raise ConfigError(f"{where}: cannot read it ({type(e).__name__}: {e})") from None
-    entry = table.get(algo)
-    if not isinstance(entry, dict):
-        registered = sorted(name for name, value in table.items() if isinstance(value, dict))
-        raise ConfigError(f"app.algo = {algo!r}: {where} registers {', '.join(registered) or 'no algorithm'}")
-    names = {}
-    for key in (agent_key, workflow_key):
-        value = entry.get(key)
-        if not isinstance(value, str) or value.count(".") < 1:
-            raise ConfigError(f"{where} [{algo}] {key}: expected a dotted name like \"agent_{algo}.agent.Agent\", "
-                              f"got {value!r}")
-        names[key] = value.rsplit(".", 1)
-    folder = names[agent_key][0].split(".")[0]
-    return Layout(config=f"{folder}.conf.conf", definition=f"{folder}.feature.definition",
-                  agent=names[agent_key][0], workflow=names[workflow_key][0], platform=platform,
-                  agent_class=names[agent_key][1], workflow_function=names[workflow_key][1])
 
 
 PLATFORM = Platform18()

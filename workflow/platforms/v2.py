@@ -28,8 +28,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from workflow.platforms.base import REPO_ROOT, ConfigError, ExportLayout, Layout, PlatformVersion
-from workflow.platforms.v18 import AGENT_FOLDER_EXPORT, REQUIRED_FILES, registered_layout
+from workflow.platforms.base import REPO_ROOT, ConfigError, ExportLayout
+from workflow.platforms.agent_folders import AGENT_FOLDER_EXPORT, AgentFolderVersion
 
 PROJECT_CODE = "back_to_the_realm_v2"
 ALGO_CONF = Path("conf") / "algo_conf_back_to_the_realm_v2.toml"
@@ -76,7 +76,7 @@ def registered_algorithms(root: Path) -> list[str]:
     return sorted(name for name, value in table.items() if isinstance(value, dict))
 
 
-class PlatformV2(PlatformVersion):
+class PlatformV2(AgentFolderVersion):
     """back_to_the_realm_v2, a 24.x package (predict answers `(actions, model_version)`)."""
 
     name = "v2-24"
@@ -87,6 +87,8 @@ class PlatformV2(PlatformVersion):
     platform_root = PLATFORM_ROOT
     runs_in_package_dir = True  # its workflow opens agent_<algo>/conf/train_env_conf.toml
     game = PROJECT_CODE
+    algo_conf = ALGO_CONF
+    app_conf = APP_CONF
     #: kaiwu.json majors of this family: [low, high)
     majors = (24, 28)
     kaiwu_json_version = "24.0.1"
@@ -104,39 +106,10 @@ class PlatformV2(PlatformVersion):
         return project_code == PROJECT_CODE and low <= major < high
 
     def claims_layout(self, root: Path) -> bool:
-        return (Path(root) / ALGO_CONF).is_file() and any(p.is_dir() for p in Path(root).glob("agent_*")) \
-            and self._family_of_layout(root)
+        return super().claims_layout(root) and self._family_of_layout(root)
 
     def _family_of_layout(self, root: Path) -> bool:
         return any(algo in ONLY_24 for algo in registered_algorithms(root))
-
-    def package_layout(self, root: Path, algo: str) -> Layout:
-        layout = registered_layout(root, algo, self, ALGO_CONF)
-        folder = layout.agent.split(".")[0]
-        missing = [f"{folder}/{name}" for name in REQUIRED_FILES if not (root / folder / name).is_file()]
-        if missing:
-            found = sorted(p.name for p in root.glob("agent_*") if p.is_dir())
-            raise ConfigError(f"app.algo = {algo!r}: {root} lacks {', '.join(missing)} (agent_<algo> folders there: "
-                              f"{', '.join(found) or 'none'}; a {self.name} package)")
-        return layout
-
-    def app_defaults(self, root: Path) -> dict:
-        """`app` is the game; the algorithm is conf/app_conf_back_to_the_realm_v2.toml's
-        `[back_to_the_realm_v2.policies.train_one] algo` (28.1.1's configure_app.toml names neither)."""
-        import toml
-
-        defaults = {"app": PROJECT_CODE}
-        try:
-            table = toml.loads((Path(root) / APP_CONF).read_text(encoding="utf-8"))
-            algo = table[PROJECT_CODE]["policies"]["train_one"]["algo"]
-        except (OSError, UnicodeDecodeError, toml.TomlDecodeError, KeyError, TypeError):
-            return defaults
-        if isinstance(algo, str) and algo:
-            defaults["algo"] = algo
-        return defaults
-
-    def env_conf_file(self, root: Path, layout: Layout) -> Path | None:
-        return Path(root) / layout.agent.split(".")[0] / "conf" / "train_env_conf.toml"
 
     def check_env_conf_file(self, path: Path, env_config=None) -> None:
         """The file as the package's workflow hands it to env.reset passes the simulator's checks:
