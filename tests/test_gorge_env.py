@@ -537,8 +537,8 @@ def test_reference_outlives_random_by_far():
     ref_slow = [play(env, ReferencePolicy(k), slow, seed=k) for k in range(3)]
     ref_fast = [play(env, ReferencePolicy(k), fast, seed=k) for k in range(3)]
     rnd = [play(env, RandomLegalPolicy(k), fast, seed=k) for k in range(3)]
-    # monsters at speed 1: it plays every step (caught at most on the last one) and takes chests
-    assert all(r["steps"] == 200 for r in ref_slow) and sum(r["survived"] for r in ref_slow) >= 2
+    # monsters at speed 1 never catch it, and it takes chests
+    assert all(r["survived"] for r in ref_slow)
     assert sum(r["chests"] for r in ref_slow) >= 6
     # speed 2 from step 80: it flees along the loops, far longer than a random player, and survives some
     assert sum(r["steps"] for r in ref_fast) >= 4 * sum(r["steps"] for r in rnd)

@@ -60,6 +60,8 @@ ROOM_WEIGHT = 0.002  # per refuge cell: room (loops, open ground) against dead e
 TARGETS_TRIED = 4  # the nearest items checked for a safe detour each step
 BUFFER = 6  # steps a monster needs to reach the landing cell for a detour towards a chest
 LOCAL_WEIGHT, LOCAL_CAP = 1.0, 10  # the landing cell's own time before a monster reaches it, capped
+GAP_WEIGHT, GAP_CAP = 0.2, 20  # the monsters' distance after this step's moves (exact), capped: no dithering
+SPAWN_FORESIGHT = 20  # steps before monster 2's cell is fixed that it is expected on the hero's cell
 REACH = 2  # a monster within this 4-connected distance of a cell threatens it (the 3x3 capture)
 
 
@@ -125,7 +127,9 @@ class ReferencePolicy:
         if not env.second_spawned and env.monster_interval != NO_SECOND_MONSTER:
             spawn_step = env.monster_interval
             wait = spawn_step - step
-            if wait <= MONSTER2_HISTORY_STEPS:  # its cell is the hero's of step spawn_step - 10, known (or now)
+            if wait <= MONSTER2_HISTORY_STEPS + SPAWN_FORESIGHT:
+                # its cell is the hero's of step spawn_step - 10: known from the history, else
+                # taken as the hero's cell now (so it keeps out of dead ends round the spawn)
                 target = spawn_step - MONSTER2_HISTORY_STEPS
                 cell = None
                 for s, x, z in env.history:
@@ -201,7 +205,8 @@ class ReferencePolicy:
         the monsters' moves of this step catch the hero there."""
         game_map = env.map
         index = game_map.index
-        if not self._survives(env, c, left):
+        gap = self._gap_after_moves(env, c, left)
+        if gap is None:
             return None
         flat_path = [z * GRID_SIZE + x for x, z in path] if path else [c]
         chests = sum(1 for p in flat_path if p in chest_cells)
@@ -226,7 +231,7 @@ class ReferencePolicy:
                     margin = max(margin, int(arrival[i]) + BUFF_GAIN)
         margin = min(margin, left)
         local = min(int(arrival[index[c]]), left)  # steps before a monster can reach the landing cell
-        return margin, room, a, c, None, chests, local
+        return margin, room, a, c, gap, chests, local
 
     def _choose(self, env, scored, arrival, left, boosted, buff_cells, chest_cells) -> int:
         if not scored:  # caught whatever it does
@@ -257,7 +262,8 @@ class ReferencePolicy:
                         return max(closer, key=key)[2]
 
         def value(s):
-            return s[0] + LOCAL_WEIGHT * min(s[6], LOCAL_CAP) + ROOM_WEIGHT * s[1] - (FLASH_PENALTY if s[2] >= 8 else 0)
+            return (s[0] + LOCAL_WEIGHT * min(s[6], LOCAL_CAP) + ROOM_WEIGHT * s[1] + GAP_WEIGHT * min(s[4], GAP_CAP)
+                    - (FLASH_PENALTY if s[2] >= 8 else 0))
 
         top = max(value(s) for s in scored)
         ties = [s for s in scored if value(s) >= top - 1e-9]
@@ -281,15 +287,14 @@ class ReferencePolicy:
                 return t
         return None
 
-    def _survives(self, env, hero: int, left: int) -> bool:
+    def _gap_after_moves(self, env, hero: int, left: int):
         """The monsters' moves of this step (the env's rule, ties taken as the first) against
-        the hero on `hero`: not in any monster's capture square afterwards (or the step limit)."""
-        if left <= 0:
-            return True
+        the hero on `hero`: None if a monster's capture square holds the hero afterwards (and
+        the step limit does not end the episode first), else the least 4-connected distance
+        from a monster to the hero then."""
         game_map = env.map
-        field = game_map.distance_field(hero, "bfs4") if env.monster_distance == "bfs4" else None
-        if field is None:
-            return True
+        field = game_map.distance_field(hero, "bfs4")
+        gap = GAP_CAP
         orth = game_map.orthogonal_neighbours()
         index = game_map.index
         occupied = {m.z * GRID_SIZE + m.x: m.monster_id for m in env.monsters}
@@ -323,15 +328,16 @@ class ReferencePolicy:
                     occupied[n] = m.monster_id
                     cur = n
             mx, mz = cur % GRID_SIZE, cur // GRID_SIZE
-            if abs(mx - hx) <= r and abs(mz - hz) <= r:
-                return False
+            if abs(mx - hx) <= r and abs(mz - hz) <= r and left > 0:
+                return None
+            gap = min(gap, field.get(index[cur]))
         # monster 2 appears this step (it does not move on its spawn step)
         if not env.second_spawned and env.monster_interval != NO_SECOND_MONSTER and step >= env.monster_interval:
             target = step - MONSTER2_HISTORY_STEPS
             for s, x, z in env.history:
-                if s == target and abs(x - hx) <= r and abs(z - hz) <= r:
-                    return False
-        return True
+                if s == target and abs(x - hx) <= r and abs(z - hz) <= r and left > 0:
+                    return None
+        return gap
 
 
 class RandomLegalPolicy:
