@@ -8,7 +8,10 @@ from __future__ import annotations
 import math
 
 GRID_SIZE = 128  # the map is 128 × 128 integer cells (x, z)
-VIEW_SIZE = 11  # map_info: 11 rows × 11 values, map_info[i]["values"][j] = cell (x - 5 + i, z - 5 + j)
+#: map_info's size on the HoK track: 11 rows × 11 values, map_info[i]["values"][j] = cell (x - 5 + i,
+#: z - 5 + j). The package takes the size from map_info itself (feature.memory_v2), so a 51×51 view
+#: (the 28.1.1 preprocessor's default) reads the same way, centred on the hero.
+VIEW_SIZE = 11
 VIEW_RADIUS = VIEW_SIZE // 2
 #: Direction d (0..7) as a cell step (dx, dz), d × 45° counter-clockwise from +x.
 DIRECTIONS = ((1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -1), (1, -1))

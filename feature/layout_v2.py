@@ -73,7 +73,7 @@ STATE_LAYOUT: tuple[StateBlock, ...] = (
     StateBlock("coarse_x", GRID_SIZE // COARSE, lambda m: _one_hot(m.hero[0] // COARSE, GRID_SIZE // COARSE)),
     StateBlock("coarse_z", GRID_SIZE // COARSE, lambda m: _one_hot(m.hero[1] // COARSE, GRID_SIZE // COARSE)),
     StateBlock("step", 1, lambda m: (min(m.step_no / STEP_NORM, 1.0),)),
-    StateBlock("talent", 2, lambda m: (float(m.legal_act[1] == 1), m.talent_cooldown / TALENT_COOLDOWN_NORM)),
+    StateBlock("talent", 2, lambda m: (float(m.talent_ready), m.talent_cooldown / TALENT_COOLDOWN_NORM)),
     StateBlock("buff_state", 2, lambda m: (float(m.speed_up), m.buff_remain / BUFF_DURATION_NORM)),
     StateBlock("buff", 5, lambda m: (float(m.buff.live), 1.0 if m.buff.pos else 0.0, *_bearing(m, m.buff))),
     StateBlock("revisit", 1, lambda m: (m.revisit,)),
@@ -104,14 +104,15 @@ def earlier_visits(state: np.ndarray) -> int:
 
 def legal_mask(m: V2Memory) -> np.ndarray:
     """(NUM_ACTIONS,) float32, 1 = allowed: a move whose first cell the view shows open, a talent
-    when ready (legal_act[1]). A hero boxed in on every side keeps its moves (the env plays them)."""
+    when ready (hero.talent.status; legal_act is not read: its content on the server is unknown).
+    A hero boxed in on every side keeps its moves (the env plays them)."""
     mask = np.ones(NUM_ACTIONS, dtype=np.float32)
     for d in range(NUM_MOVES):
         if m.walk_blocked(d):
             mask[d] = 0.0
     if not mask[:NUM_MOVES].any():
         mask[:NUM_MOVES] = 1.0
-    if m.legal_act[1] != 1:
+    if not m.talent_ready:
         mask[NUM_MOVES:] = 0.0
     return mask
 

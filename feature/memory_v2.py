@@ -1,5 +1,10 @@
 """What a back_to_the_realm_v2 episode has shown so far, kept by the package (the server sends
-only the 11×11 view, every organ's coarse relative position, and what is in view).
+only the view around the hero, every organ's coarse relative position, and what is in view).
+
+It reads only what every official and competitor package reads: the talent's readiness from
+`hero.talent.status` (1 ready; with no status, a `cooldown` of 0), never `legal_act`, whose content
+on the real server is unknown; the view's size from `map_info` itself (11×11 on the HoK track,
+51×51 in the 28.1.1 preprocessor's default: any size, centred on the hero, rows along x).
 
 `V2Memory` is one episode's: `update(obs, extra_info)` after the reset and after every step.
 It keeps
@@ -26,8 +31,7 @@ import numpy as np
 
 from feature.constants_v2 import (BAND_CELLS, CELL_BLOCKED, DISTANCE_NORM, DIRECTION_INDEX, DIRECTIONS, DISTANCE_BAND, FLASH_CELLS,
                                   GRID_SIZE, NUM_MOVES, ORGAN_BUFF, ORGAN_CHEST, ORGAN_END,
-                                  STATUS_COLLECTABLE, STATUS_NOT_COLLECTABLE, STATUS_OUT_OF_VIEW, UNIT_VECTORS,
-                                  VIEW_RADIUS, VIEW_SIZE)
+                                  STATUS_COLLECTABLE, STATUS_NOT_COLLECTABLE, STATUS_OUT_OF_VIEW, UNIT_VECTORS)
 
 _W = GRID_SIZE + 2  # the BFS map has a blocked border, so a neighbour index is never out of range
 CROP_RADIUS = 10  # the map channels: 21 × 21 cells centred on the hero
@@ -150,7 +154,7 @@ class V2Memory:
         self.step_no = 0
         self.new_cells = 0  # cells first seen by the last update
         self.revisit = 0.0  # visits on the hero's cell before this step's
-        self.legal_act = (1, 1)
+        self.talent_ready = True  # hero.talent.status == 1
         self.talent_cooldown = 0
         self.speed_up = False
         self.buff_remain = 0
@@ -176,8 +180,7 @@ class V2Memory:
         x, z = int(hero["pos"]["x"]), int(hero["pos"]["z"])
         self.hero = (x, z)
         self.step_no = int(frame.get("step_no", 0))
-        self.legal_act = tuple(obs["legal_act"])
-        self.talent_cooldown = int(hero["talent"]["cooldown"])
+        self._read_talent(hero.get("talent") or {})
         self.speed_up = bool(hero["speed_up"])
         self.buff_remain = int(hero["buff_remain_time"])
         score = obs["score_info"]
@@ -200,12 +203,30 @@ class V2Memory:
         self._update_fields()
         return self
 
+    def _read_talent(self, talent: dict) -> None:
+        """hero.talent: ready when `status` is 1 (as every package reads it); without a status,
+        when the `cooldown` (steps left, 0 when absent) is 0."""
+        cooldown = talent.get("cooldown")
+        self.talent_cooldown = max(int(cooldown), 0) if cooldown is not None else 0
+        status = talent.get("status")
+        self.talent_ready = int(status) == 1 if status is not None else self.talent_cooldown == 0
+
     def _read_view(self, map_info, x: int, z: int) -> None:
-        window = np.asarray([row["values"] for row in map_info], dtype=np.int16).T  # [z offset, x offset]
-        if window.shape != (VIEW_SIZE, VIEW_SIZE):
-            raise ValueError(f"map_info: expected {VIEW_SIZE} rows of {VIEW_SIZE} values, got {window.shape}")
-        z0, x0 = z - VIEW_RADIUS, x - VIEW_RADIUS
-        zs, xs = slice(max(z0, 0), min(z0 + VIEW_SIZE, GRID_SIZE)), slice(max(x0, 0), min(x0 + VIEW_SIZE, GRID_SIZE))
+        """map_info[i]["values"][j] is cell (x - rows // 2 + i, z - cols // 2 + j), whatever the
+        view's size (11×11, 51×51, ...); cells off the map are dropped."""
+        rows = [row["values"] for row in map_info or ()]
+        if not rows or not len(rows[0]):
+            self.new_cells = 0
+            return
+        window = np.asarray(rows, dtype=np.int16).T  # [z offset, x offset]
+        if window.ndim != 2:
+            raise ValueError(f"map_info: expected rows of equal length, got {[len(r) for r in rows]}")
+        size_z, size_x = window.shape
+        z0, x0 = z - size_z // 2, x - size_x // 2
+        zs, xs = slice(max(z0, 0), min(z0 + size_z, GRID_SIZE)), slice(max(x0, 0), min(x0 + size_x, GRID_SIZE))
+        if zs.start >= zs.stop or xs.start >= xs.stop:
+            self.new_cells = 0
+            return
         inside = window[zs.start - z0:zs.stop - z0, xs.start - x0:xs.stop - x0]
         seen = self.seen[zs.start + PAD:zs.stop + PAD, xs.start + PAD:xs.stop + PAD]
         self.new_cells = int(seen.size - np.count_nonzero(seen))

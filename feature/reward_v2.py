@@ -47,7 +47,7 @@ def _at(field, hero) -> int | None:
 def step_view(m: V2Memory, terminated: bool = False, truncated: bool = False) -> StepView:
     return StepView(hero=m.hero, end_dist=_at(m.end_field, m.hero), end_field=m.end_field,
                     chest_target=m.target_chest, chest_dist=_at(m.chest_field, m.hero), chest_field=m.chest_field,
-                    chest_count=m.chest_count, buff_count=m.buff_count, talent_ready=m.legal_act[1] == 1,
+                    chest_count=m.chest_count, buff_count=m.buff_count, talent_ready=m.talent_ready,
                     revisit=m.revisit, new_cells=m.new_cells, live_chests=len(m.live_chests()),
                     terminated=bool(terminated), truncated=bool(truncated))
 

@@ -99,7 +99,7 @@ class EnvConfig:
 
     #: the keys that are back_to_the_realm_v2 rule options (realm.v2.env.OPTIONS), reveal_end_pos aside
     V2_RULES = ("step_length", "buff_step_length", "buff_duration", "distance_bands", "talent_when_cooling",
-                "taken_chest_status", "treasure_count_reads")
+                "taken_chest_status", "treasure_count_reads", "view_size")
 
     map_file: str | None = None  # official map json; unset = the generated map of map_seed
     positions_file: str | None = None  # position_pool.json that goes with map_file
@@ -130,7 +130,9 @@ class EnvConfig:
     talent_when_cooling: Literal["move", "stay"] = "move"  # a talent action while cooling down
     taken_chest_status: Literal["stays_0", "taken_frame"] = "stays_0"  # how long a taken chest reads status 0
     treasure_count_reads: Literal["chests", "chests_plus_2"] = "chests"  # what game_info.treasure_count counts
-    # each episode draws every open rule above from its readings (realm.v2.env.CANDIDATES), ignoring their values
+    view_size: int = 11  # map_info's rows and values around the hero: an odd int in 11..51
+    # each episode draws every open rule above but view_size from its readings (realm.v2.env.CANDIDATES),
+    # ignoring their values
     randomize_unknown_rules: bool = False
 
     def validate(self):

@@ -21,9 +21,11 @@ DISTANCE_NAMES = ("RELATIVE_DISTANCE_NONE", "VerySmall", "Small", "Medium", "Lar
 TALENT_TYPE_SUPER_FLASH = 1
 FLASH_CELLS = 16  # 8000 world units / 500; a diagonal flash goes (16, 16) cells
 
-# View: map_info is 11 rows × 11 values, map_info[i][j] = cell (x - 5 + i, z - 5 + j)
+# View: map_info is 11 rows × 11 values, map_info[i][j] = cell (x - 5 + i, z - 5 + j); the env's
+# `view_size` option serves any odd size of VIEW_SIZES instead (51: the 28.1.1 preprocessor's default)
 VIEW_SIZE = 11
 VIEW_RADIUS = VIEW_SIZE // 2
+VIEW_SIZES = range(11, 52, 2)
 
 # map_info values
 CELL_BLOCKED = 0  # wall, active obstacle, outside the 128×128 map

@@ -9,7 +9,7 @@ scoring (`realm.env.final_score`), the timers (set by the step of their event, c
 the end of every later step, so a cooldown of N blocks exactly the N following steps), pick-ups
 along the walked path, a flash's pick-up at its landing only, relative positions from the hero's
 cell (an object on the hero's own cell reads East). The rest is v2's: integer cells, the talent's
-16-cell ray, the 11×11 view, the end's discovery, the obstacles.
+16-cell ray, the view (11×11 by default, `view_size`), the end's discovery, the obstacles.
 
 A step does lookups and slices only: the map's cells with this episode's obstacles, organs and
 view values are laid out in `reset`.
@@ -47,8 +47,8 @@ from realm.v2.constants import (
     STATUS_NOT_COLLECTABLE,
     STATUS_OUT_OF_VIEW,
     TALENT_TYPE_SUPER_FLASH,
-    VIEW_RADIUS,
     VIEW_SIZE,
+    VIEW_SIZES,
 )
 from realm.v2.maps import V2Map
 from realm.v2.protocol import position, relative_pos
@@ -75,10 +75,13 @@ OPTIONS = {
                            "then read as out of view (status -1, pos hidden)"),
     "treasure_count_reads": ("chests", ("chests", "chests_plus_2"), "what game_info.treasure_count counts: 'chests' = "
                              "the episode's chests; 'chests_plus_2' = the chests, the start and the end"),
+    "view_size": (VIEW_SIZE, VIEW_SIZES, "map_info's rows and values, centred on the hero (organs in it are in "
+                  "view): an odd int in 11..51 (11 the HoK track's, 51 the 28.1.1 preprocessor's default)"),
 }
 
 #: The readings the sources leave open for each rule, drawn per episode with `randomize_rules`
-#: (reveal_end_pos stays: it is the host's evaluation question, not the game's rule).
+#: (reveal_end_pos stays: it is the host's evaluation question, not the game's rule; view_size stays:
+#: it is the track's, and the project's packages read it from map_info).
 CANDIDATES = {
     "step_length": (1, 2),
     "buff_step_length": (2, 3),  # the 2024 game's +40 % and SZ's ×1.5 on a 1-cell step; at least step_length
@@ -98,7 +101,9 @@ def check_option(name: str, value):
     ok = value in allowed if isinstance(default, str) else (isinstance(value, Integral) and not isinstance(value, bool)
                                                             and value in allowed)
     if not ok:
-        shown = " | ".join(repr(v) for v in allowed) if not isinstance(allowed, range) else f"{allowed.start}..{allowed.stop - 1}"
+        shown = (" | ".join(repr(v) for v in allowed) if not isinstance(allowed, range)
+                 else f"{allowed.start}..{allowed[-1]}" if allowed.step == 1
+                 else f"{allowed.start}, {allowed[1]}, ..., {allowed[-1]}")
         raise ValueError(f"{name} = {value!r} is invalid: allowed {shown} ({help_})")
     return value if isinstance(default, str) else int(value)
 
@@ -168,7 +173,8 @@ class RealmEnvV2:
     def __init__(self, game_map: V2Map, *, seed: int | None = None, step_length: int = 1, buff_step_length: int = 2,
                  buff_duration: int = 50, distance_bands: str = "uniform20", reveal_end_pos: str = "always",
                  talent_when_cooling: str = "move", taken_chest_status: str = "stays_0",
-                 treasure_count_reads: str = "chests", maps=None, randomize_rules: bool = False):
+                 treasure_count_reads: str = "chests", view_size: int = VIEW_SIZE, maps=None,
+                 randomize_rules: bool = False):
         if not isinstance(game_map, V2Map):
             raise TypeError(f"game_map must be a realm.v2.maps.V2Map, got {type(game_map).__name__}")
         self.map = game_map
@@ -183,6 +189,8 @@ class RealmEnvV2:
         self.talent_when_cooling = check_option("talent_when_cooling", talent_when_cooling)
         self.taken_chest_status = check_option("taken_chest_status", taken_chest_status)
         self.treasure_count_reads = check_option("treasure_count_reads", treasure_count_reads)
+        self.view_size = check_option("view_size", view_size)
+        self._radius = self.view_size // 2  # the view's, set again at each reset
         self._rng = np.random.default_rng(seed)
         self.randomize_rules = bool(randomize_rules)  # each reset draws every CANDIDATES rule from the episode RNG
         self.maps = maps  # a realm.v2.map_choice.V2MapChoice: an episode's map_name picks its map; None: game_map only
@@ -221,9 +229,11 @@ class RealmEnvV2:
         self.grid = grid
         self._free = grid.reshape(-1).tolist()
 
-        # View values, indexed [x + 5, z + 5] so that a slice's rows are x offsets (map_info[i] = x - 5 + i).
-        values = np.zeros((GRID_SIZE + 2 * VIEW_RADIUS, GRID_SIZE + 2 * VIEW_RADIUS), dtype=np.int8)
-        inner = values[VIEW_RADIUS:-VIEW_RADIUS, VIEW_RADIUS:-VIEW_RADIUS]
+        # View values, indexed [x + r, z + r] (r = view_size // 2) so that a slice's rows are x offsets
+        # (map_info[i] = x - r + i).
+        radius = self._radius = check_option("view_size", self.view_size) // 2
+        values = np.zeros((GRID_SIZE + 2 * radius, GRID_SIZE + 2 * radius), dtype=np.int8)
+        inner = values[radius:-radius, radius:-radius]
         inner[grid.T] = CELL_PASSABLE
         self._values = values
         self._set_value(episode.start, CELL_START)
@@ -393,7 +403,7 @@ class RealmEnvV2:
             self.map_notes.append(note)
 
     def _set_value(self, point, value: int) -> None:
-        self._values[point[0] + VIEW_RADIUS, point[1] + VIEW_RADIUS] = value
+        self._values[point[0] + self._radius, point[1] + self._radius] = value
 
     def _walk(self, direction: int, cells: int) -> bool:
         """Move cell by cell, picking up on every cell entered; True when the end is reached (the
@@ -444,7 +454,8 @@ class RealmEnvV2:
         if status_if_known is not None:  # a chest already taken: known, not collectable
             return {"sub_type": sub_type, "config_id": config_id, "status": status_if_known, "pos": pos,
                     "cooldown": 0, "relative_pos": rel}
-        if -VIEW_RADIUS <= dx <= VIEW_RADIUS and -VIEW_RADIUS <= dz <= VIEW_RADIUS:
+        radius = self._radius
+        if -radius <= dx <= radius and -radius <= dz <= radius:
             return {"sub_type": sub_type, "config_id": config_id, "status": visible_status, "pos": pos,
                     "cooldown": cooldown, "relative_pos": rel}
         return {"sub_type": sub_type, "config_id": config_id, "status": STATUS_OUT_OF_VIEW, "pos": HIDDEN_POS,
@@ -477,7 +488,8 @@ class RealmEnvV2:
         score_info = {"score": chest_score, "total_score": self._total_score, "step_no": steps,
                       "treasure_collected_count": self._chests, "treasure_score": chest_score,
                       "buff_count": self._buff_count, "talent_count": self._talent_count}
-        rows = self._values[x: x + VIEW_SIZE, z: z + VIEW_SIZE].tolist()
+        size = 2 * self._radius + 1
+        rows = self._values[x: x + size, z: z + size].tolist()
         map_info = [{"values": row} for row in rows]
         obs = {"frame_state": frame_state, "score_info": score_info, "map_info": map_info,
                "legal_act": [1, 0 if cooldown else 1]}
