@@ -147,7 +147,16 @@ PROBES = {  # key: (value set, what the env shows, by default, when set)
     "treasure_count_reads": ('"chests_plus_2"', lambda env: play(env)[1]["game_info"]["treasure_count"], 1, 3),
     "reveal_end_pos": ('"found"', lambda env: play(env)[1]["game_info"]["end_pos"], {"x": 55, "z": 20},
                        {"x": -1, "z": -1}),
+    "view_size": (51, lambda env: view_and_end_status(env, *[E] * 8), (11, 11, -1), (51, 51, 1)),
 }
+
+
+def view_and_end_status(env, *acts) -> tuple[int, int, int]:
+    """map_info's rows and values, and the end's status, once the hero is 21 cells from the end
+    (in a 51×51 view, not in an 11×11 one)."""
+    obs, _ = play(env, *acts)
+    assert END[0] - env.hero[0] == 21
+    return len(obs["map_info"]), len(obs["map_info"][0]["values"]), end_organ(obs)["status"]
 
 
 def test_every_v2_rule_option_is_an_env_key_with_a_line_in_configure_app():
@@ -175,6 +184,8 @@ def test_a_v2_rule_set_through_the_config_changes_the_simulator_as_documented(tm
     ("env.talent_when_cooling=\"wait\"", "env.talent_when_cooling: got 'wait'"),
     ("env.taken_chest_status=\"gone\"", "env.taken_chest_status: got 'gone', allowed: 'stays_0', 'taken_frame'"),
     ("env.treasure_count_reads=2", "env.treasure_count_reads: got 2"),
+    ("env.view_size=12", "view_size = 12 is invalid: allowed 11, 13, ..., 51"),
+    ("env.view_size=53", "view_size = 53 is invalid: allowed 11, 13, ..., 51"),
 ])
 def test_a_v2_rule_out_of_its_range_is_refused_naming_the_key(line, named):
     from workflow.config import ConfigError, load_config

@@ -13,6 +13,7 @@ import toml
 from agent.model import ModelConfig
 from agent.ppo_v2_agent import Agent
 from agent.ppo_v2_config import Settings
+from feature.layout_v2 import STATE_SLICES
 from tests.conftest import REPO_ROOT
 from workflow import platforms
 
@@ -174,3 +175,126 @@ def test_evaluating_a_v2_run_directory_scores_each_checkpoint_and_clean_ckpt_kee
                           cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
     assert kept.returncode == 0, kept.stderr
     assert f"keeping [{int(best)}] (best {int(best)}:" in kept.stdout and "ckpt_scores.json" in kept.stdout
+
+
+# --- the exported package bets on no reading the sources leave open -------------------------------------
+
+E, TALENT_NE = 0, 9
+CLOSE_EPISODE = {"start": [20, 20], "end": [44, 44], "buff": [25, 20], "start_random": False, "end_random": False,
+                 "buff_random": False, "treasure_random": False, "treasure_count": 4,
+                 "treasure_pos": [[21, 20], [20, 22], [30, 20], [23, 30]], "obstacle_random": False,
+                 "obstacle_id": [], "max_step": 40, "buff_cooldown": 100, "talent_cooldown": 100}
+#: the first moves, whatever the policy: onto a chest (so a taken chest is served), then the talent
+#: (so it cools for the rest of the episode)
+SCRIPT = (E, TALENT_NE)
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """A freshly initialised ppo_v2 checkpoint exported as a 28.x package, loaded as the platform loads it."""
+    from evaluation.episodes import load_agent
+
+    folder = tmp_path_factory.mktemp("export")
+    result = export(folder, "v2-28", v2_config())
+    assert result.returncode == 0, result.stderr
+    package = folder / "package"
+    return load_agent(next((package / "ckpt").glob("model.ckpt-5.pkl")), None, package)
+
+
+def close_episode() -> dict:
+    return {"env_conf": {"map_name": "map_cherry", "map_cherry": dict(CLOSE_EPISODE)}}
+
+
+def talent_status(obs) -> int:
+    return obs["frame_state"]["heroes"][0]["talent"]["status"]
+
+
+def play_platform_way(loaded, env, seed: int) -> list[tuple[int, int]]:
+    """One episode through the package's exploit as the platform's eval workflow calls it (the
+    first moves scripted: SCRIPT); (talent status, the package's action) per frame."""
+    agent = loaded.agent
+    agent.reset()
+    obs, extra_info = env.reset(usr_conf=close_episode(), seed=seed)
+    played, done = [], False
+    while not done:
+        act = loaded.action_process(agent.exploit(loaded.observation_process(obs, extra_info)))
+        assert 0 <= act < 16
+        played.append((talent_status(obs), act))
+        if len(played) <= len(SCRIPT):
+            act = SCRIPT[len(played) - 1]
+        _, obs, terminated, truncated, extra_info = env.step(act)
+        done = terminated or truncated
+    assert len(played) == CLOSE_EPISODE["max_step"] or terminated
+    return played
+
+
+READINGS = [pytest.param(view, chest, count, id=f"view{view}-{chest}-{count}")
+            for view in (11, 51) for chest in ("stays_0", "taken_frame") for count in ("chests", "chests_plus_2")]
+
+
+@pytest.mark.parametrize("view, chest, count", READINGS)
+def test_the_exported_v2_package_plays_under_each_reading_of_the_view_and_the_chest_fields(tmp_path, exported, view,
+                                                                                        chest, count):
+    """A view of 11 or 51 (the 28.1.1 preprocessor's default size), a taken chest's status kept or
+    shown on its frame only, game_info.treasure_count with or without the start and the end: the
+    package plays every frame, its features sized the same."""
+    from tests.test_env_v2_config import env_from_config
+
+    env = env_from_config(tmp_path, f"env.view_size={view}", f'env.taken_chest_status="{chest}"',
+                          f'env.treasure_count_reads="{count}"')
+    played = play_platform_way(exported, env, seed=0)
+    assert env.chests_taken[0] and env.training_metrics()["talent_cnt"] >= 1  # the readings were served
+    memory = exported.agent._view.memory
+    assert memory.seen.sum() > 0 and memory.chest_count >= 1
+    assert all(act < 8 for status, act in played if status == 0)  # no talent while it cools
+
+
+@pytest.mark.parametrize("view", [11, 51])
+def test_the_exported_v2_package_plays_episodes_of_randomized_unknown_rules(tmp_path, exported, view):
+    from tests.test_env_v2_config import env_from_config
+
+    env = env_from_config(tmp_path, "env.randomize_unknown_rules=true", f"env.view_size={view}")
+    for seed in range(2):
+        play_platform_way(exported, env, seed)
+        assert len(env.extra_info["game_info"]["map_info"]) == view
+
+
+def served_legal_act(reading: str, obs: dict) -> dict:
+    """obs with legal_act as the server might fill it (its content there is unknown)."""
+    shown = dict(obs)
+    ready = talent_status(obs)
+    if reading == "absent":
+        del shown["legal_act"]
+    elif reading == "action_mask":  # one entry per action
+        shown["legal_act"] = [1] * 16
+    elif reading == "inverted":
+        shown["legal_act"] = [1, 1 - ready]
+    elif reading == "empty":
+        shown["legal_act"] = []
+    return shown
+
+
+@pytest.mark.parametrize("reading", ["served", "absent", "action_mask", "inverted", "empty"])
+def test_the_exported_v2_package_reads_the_talent_from_its_status_whatever_legal_act_holds(tmp_path, exported,
+                                                                                          reading):
+    """Every official and competitor package reads hero.talent.status; the package masks the
+    talent and sets its talent feature by it, and plays whatever legal_act holds."""
+    from tests.test_env_v2_config import env_from_config
+
+    env = env_from_config(tmp_path)
+    agent = exported.agent
+    agent.reset()
+    obs, extra_info = env.reset(usr_conf=close_episode(), seed=0)
+    statuses, done, step = [], False, 0
+    while not done:
+        obs_data, _ = agent.observation_process(served_legal_act(reading, obs), extra_info)
+        ready = talent_status(obs) == 1
+        statuses.append(ready)
+        assert bool(obs_data.legal[8:].any()) == ready, step
+        assert obs_data.state[STATE_SLICES["talent"]][0] == float(ready), step
+        act = agent.action_process(agent.exploit([obs_data])[0])
+        assert ready or act < 8, step
+        act = SCRIPT[step] if step < len(SCRIPT) else act
+        _, obs, terminated, truncated, extra_info = env.step(act)
+        done, step = terminated or truncated, step + 1
+    assert statuses[:2] == [True, True] and not any(statuses[2:])  # cooling from the cast on
