@@ -61,6 +61,7 @@ TARGETS_TRIED = 4  # the nearest items checked for a safe detour each step
 BUFFER = 6  # steps a monster needs to reach the landing cell for a detour towards a chest
 LOCAL_WEIGHT, LOCAL_CAP = 1.0, 10  # the landing cell's own time before a monster reaches it, capped
 GAP_WEIGHT, GAP_CAP = 0.2, 20  # the monsters' distance after this step's moves (exact), capped: no dithering
+ROLLOUT_DEPTH = 20  # steps each candidate is played out in danger
 SPAWN_FORESIGHT = 20  # steps before monster 2's cell is fixed that it is expected on the hero's cell
 REACH = 2  # a monster within this 4-connected distance of a cell threatens it (the 3x3 capture)
 
@@ -198,7 +199,7 @@ class ReferencePolicy:
                                            cooldown_after, left)
                 if scored_flash is not None:
                     scored.append(scored_flash)
-        return self._choose(env, scored, arrival, left, boosted, buff_cells, chest_cells)
+        return self._choose(env, scored, arrival, left, boosted, buff_cells, chest_cells, calm)
 
     def _score(self, env, a, c, path, arrival, flash_best, buffs, buff_cells, chest_cells, cooldown_after, left):
         """(margin, room, action, landing, -, chests picked up, local) of one candidate, None if
@@ -233,7 +234,7 @@ class ReferencePolicy:
         local = min(int(arrival[index[c]]), left)  # steps before a monster can reach the landing cell
         return margin, room, a, c, gap, chests, local
 
-    def _choose(self, env, scored, arrival, left, boosted, buff_cells, chest_cells) -> int:
+    def _choose(self, env, scored, arrival, left, boosted, buff_cells, chest_cells, calm: bool) -> int:
         if not scored:  # caught whatever it does
             return self._random.randrange(8)
         game_map = env.map
@@ -265,9 +266,101 @@ class ReferencePolicy:
             return (s[0] + LOCAL_WEIGHT * min(s[6], LOCAL_CAP) + ROOM_WEIGHT * s[1] + GAP_WEIGHT * min(s[4], GAP_CAP)
                     - (FLASH_PENALTY if s[2] >= 8 else 0))
 
+        if not calm:  # in danger: play each candidate out against the monsters' exact rule
+            depth = min(ROLLOUT_DEPTH, left)
+            lived = {s[2]: self._rollout(env, s[2], s[3], depth) for s in scored}
+            best = max(lived.values())
+            scored = [s for s in scored if lived[s[2]] == best]
+
         top = max(value(s) for s in scored)
         ties = [s for s in scored if value(s) >= top - 1e-9]
         return self._random.choice(ties)[2]
+
+    def _rollout(self, env, action: int, landing: int, depth: int) -> int:
+        """Steps (up to `depth`) the hero survives after playing `action` (landing on flat cell
+        `landing`) when it then keeps to the move that leaves the nearest monster farthest (no
+        flash), the monsters moving by the env's rule (ties taken as the first), monster 2
+        spawning and the speed-up coming on their steps."""
+        game_map = env.map
+        w, index = game_map.walkable_flat, game_map.index
+        orth = game_map.orthogonal_neighbours()
+        r = env.capture_radius
+        step = env.step_no + 1
+        boost = env.buff_remaining
+        if action < 8:
+            boost = max(boost - 1, 0)
+        buffs = {b[2] * GRID_SIZE + b[1] for b in env.buffs if b[3]}
+        if landing in buffs:
+            boost = BUFF_DURATION - 1
+        mons = [[m.z * GRID_SIZE + m.x, m.prev, m.last_axis, m.speed, m.monster_id] for m in env.monsters]
+        boosted = env.boosted
+        pending = not env.second_spawned and env.monster_interval != NO_SECOND_MONSTER
+        trail = {s_: z * GRID_SIZE + x for s_, x, z in env.history}
+        trail[step] = landing
+        h = landing
+        for k in range(depth + 1):
+            if k:  # the hero's move of step `step`
+                step += 1
+                hx, hz = h % GRID_SIZE, h // GRID_SIZE
+                cells = HERO_SPEED + env.hero_move_bonus + (BUFF_EXTRA_SPEED if boost > 0 else 0)
+                best, best_gap = h, -1
+                for a in range(8):
+                    path = walk_path(w, hx, hz, a, cells, env.diagonal_rule)
+                    if not path:
+                        continue
+                    x, z = path[-1]
+                    n = z * GRID_SIZE + x
+                    field = game_map.distance_field(n, "bfs4")
+                    gap = min(field.get(index[m[0]]) for m in mons)
+                    if gap > best_gap:
+                        best, best_gap = n, gap
+                h = best
+                trail[step] = h
+                if boost > 0:
+                    boost -= 1
+            # the monsters' moves of this step
+            field = game_map.distance_field(h, "bfs4")
+            occupied = {m[0]: m[4] for m in mons}
+            hx, hz = h % GRID_SIZE, h // GRID_SIZE
+            for m in mons:
+                cur, prev, last_axis = m[0], m[1], m[2]
+                if cur != h:
+                    for _ in range(m[3]):
+                        best_score, best = None, None
+                        for n, axis in orth[cur]:
+                            holder = occupied.get(n)
+                            if holder is not None and holder != m[4]:
+                                continue
+                            score = field.get(index[n])
+                            if n == prev:
+                                score += BACK_STEP_PENALTY
+                            if axis == last_axis:
+                                score += SAME_AXIS_PENALTY
+                            if best_score is None or score < best_score - TIE_EPS:
+                                best_score, best = score, (n, axis)
+                        if best is None:
+                            break
+                        n, axis = best
+                        prev, last_axis = cur, axis
+                        del occupied[cur]
+                        occupied[n] = m[4]
+                        cur = n
+                m[0], m[1], m[2] = cur, prev, last_axis
+            if pending and step >= env.monster_interval:
+                pending = False
+                cell = trail.get(env.monster_interval - MONSTER2_HISTORY_STEPS, h)
+                if cell not in occupied:
+                    mons.append([cell, -1, -1, env._monster_base_speed + (1 if boosted else 0), -2])
+            if not boosted and step >= env.monster_speedup:
+                boosted = True
+                for m in mons:
+                    m[3] += 1
+            if step >= env.max_step:
+                return depth
+            for m in mons:
+                if abs(m[0] % GRID_SIZE - hx) <= r and abs(m[0] // GRID_SIZE - hz) <= r:
+                    return k
+        return depth
 
     def _safe_target(self, game_map, targets, hero: int, arrival, need: int):
         """The nearest item (flat cell) the hero reaches before the monsters and from which it
