@@ -291,18 +291,25 @@ def test_scores_sidecar_merges_only_same_episodes(tmp_path):
 def test_map_comes_from_the_run_config_unless_given(run_dir):
     import argparse
 
+    import games
     import tool_args
+    from workflow import platforms
     from workflow.config import AppConfig, EnvConfig, save_effective_config
     from evaluation.episodes import run_config_file
 
     save_effective_config(AppConfig(env=EnvConfig(map_seed=3, flash_blocked="nearest")),
                           run_dir / "log" / "effective_config.toml")
     ckpt = run_dir / "ckpt" / APP_DIR / "model.ckpt-0.pkl"
-    no_map = argparse.Namespace(map_file=None, positions_file=None, map_seed=None, config=None)
-    env = tool_args.env_settings(no_map, run_config_file(ckpt))
+    no_map = argparse.Namespace(map_file=None, positions_file=None, obstacles_file=None, map_seed=None, config=None)
+    game, platform = games.BACK_TO_THE_REALM, platforms.PROJECT
+    env = tool_args.eval_env_kwargs(no_map, game, platform, run_config_file(ckpt))
     assert env["map_seed"] == 3 and env["flash_blocked"] == "nearest"
-    assert tool_args.env_settings(argparse.Namespace(**{**vars(no_map), "map_seed": 5}), run_config_file(ckpt)) == {
-        "map_seed": 5, "flash_blocked": "fail"}  # the 2024 rule: no --package of the 2025 platform
+    given = tool_args.eval_env_kwargs(argparse.Namespace(**{**vars(no_map), "map_seed": 5}), game, platform,
+                                      run_config_file(ckpt))
+    assert given["map_seed"] == 5 and given["flash_blocked"] == "fail"  # the 2024 rule: no --package of the 2025 platform
+    with pytest.raises(tool_args.InputError, match="--obstacles-file is not a back_to_the_realm map's file"):
+        tool_args.eval_env_kwargs(argparse.Namespace(**{**vars(no_map), "obstacles_file": "o.json"}), game, platform,
+                                  None)
 
 
 @pytest.mark.parametrize("tool", ["bench_model.py", "bench_env.py", "bench_train.py", "evaluate.py", "render.py",
