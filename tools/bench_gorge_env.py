@@ -3,12 +3,13 @@ only (the policy's time is not counted). The hero flees the nearest monster with
 on the observation (a random move among those that do not step towards it), monster 2 comes at
 step 11, so both monsters chase through the episode as they do against a trained agent.
 
-    python tools/bench_gorge_env.py [--map-dir DIR] [--steps 20000] [--warm]
+    python tools/bench_gorge_env.py [--map-dir DIR] [--steps 20000] [--warm | --fill] [--cpu]
 
 Prints per-map figures; the last line is `steps_per_second: N` (all maps together). The first
 pass on a map also grows its shared distance rows (BFS from each new hero cell); `--warm` runs
 one unmeasured pass first; `--fill` completes every row first (a few seconds per map, printed), so
-the figure is the steady state of a long training run.
+the figure is the steady state of a long training run. `--cpu` counts CPU time rather than wall
+time (on a machine shared with other work; the per-call clock costs a little more).
 """
 from __future__ import annotations
 
@@ -33,20 +34,20 @@ def flee(obs, rnd: random.Random) -> int:
     return rnd.choice(away)
 
 
-def run(env, conf, steps: int, rnd: random.Random) -> tuple[float, int, int]:
+def run(env, conf, steps: int, rnd: random.Random, clock=time.perf_counter) -> tuple[float, int, int]:
     spent = 0.0
-    t = time.perf_counter()
+    t = clock()
     obs = env.reset(conf)
-    spent += time.perf_counter() - t
+    spent += clock() - t
     done_steps = episodes = 0
     while done_steps < steps:
         act = flee(obs, rnd)
-        t = time.perf_counter()
+        t = clock()
         _, obs = env.step(act)
         if obs["terminated"] or obs["truncated"]:
             obs = env.reset(conf)
             episodes += 1
-        spent += time.perf_counter() - t
+        spent += clock() - t
         done_steps += 1
     return spent, done_steps, episodes
 
@@ -58,7 +59,10 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20000, help="steps per map")
     parser.add_argument("--warm", action="store_true", help="grow the distance rows in an unmeasured pass first")
     parser.add_argument("--fill", action="store_true", help="complete every distance row first (timed apart)")
+    parser.add_argument("--cpu", action="store_true",
+                        help="count the process's CPU time instead of wall time (a machine shared with other work)")
     args = parser.parse_args()
+    clock = time.process_time if args.cpu else time.perf_counter
     total_time = total_steps = 0
     for map_id in [int(m) for m in args.maps.split(",")]:
         env = make_gorge_env(args.map_dir, seed=map_id)
@@ -68,8 +72,8 @@ def main() -> None:
             env.maps.get(map_id).fill_distances()
             print(f"map {map_id:>2}: all distance rows in {time.perf_counter() - t:.1f} s")
         if args.warm:
-            run(env, conf, args.steps, random.Random(map_id))
-        spent, steps, episodes = run(env, conf, args.steps, random.Random(map_id + 100))
+            run(env, conf, args.steps, random.Random(map_id), clock)
+        spent, steps, episodes = run(env, conf, args.steps, random.Random(map_id + 100), clock)
         total_time += spent
         total_steps += steps
         print(f"map {map_id:>2} ({env.map.name}): {steps / spent:9.0f} steps/s  {episodes} episodes  "

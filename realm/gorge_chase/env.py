@@ -15,8 +15,9 @@ timers, the capture check, the step limit, the score.
 Speed matters (training runs millions of steps): the monsters read shortest-path distances from
 rows the map caches per hero cell (`GorgeMap.distance_row`, shared by every env of the process on
 that map), the view window is a cached slice, and the derived fields are table lookups. What the
-env returns is built fresh each step except organ dicts (shared between `observation` and
-`extra_info`); treat it as read-only.
+env returns is built fresh each step except organ dicts: one per item, distance bucket,
+direction and status, kept for the episode and shared between `observation` and `extra_info`
+(and between steps); treat env_obs as read-only.
 """
 from __future__ import annotations
 
@@ -288,6 +289,7 @@ class GorgeChaseEnv:
         self._started = True
         self._done = False
         self.last_path = None
+        self._organs = {}
         return self._env_obs(False, False, "success")
 
     def place(self, hero=None, monsters=None, treasures=None, buffs=None) -> dict:
@@ -301,6 +303,7 @@ class GorgeChaseEnv:
             if not self.map.is_walkable(*cell):
                 raise ValueError(f"cell {cell} is not a road cell of {self.map.name}")
         if treasures is not None or buffs is not None:
+            self._organs = {}
             treasures = [(t[1], t[2]) for t in self.treasures] if treasures is None else treasures
             buffs = [(b[1], b[2]) for b in self.buffs] if buffs is None else buffs
             self.treasures = [[i + 1, x, z, True] for i, (x, z) in enumerate(treasures)]
@@ -384,9 +387,10 @@ class GorgeChaseEnv:
         if self._done:
             raise EpisodeOverError("step() called before reset()" if not self._started else
                                    "the episode is over (terminated or truncated): call reset() first")
-        if isinstance(act, bool) or not isinstance(act, Integral) or not 0 <= act < NUM_ACTIONS:
-            raise ValueError(f"action {act!r} ({type(act).__name__}) is invalid: allowed {ACTION_HELP}")
-        act = int(act)
+        if type(act) is not int or not 0 <= act < NUM_ACTIONS:  # the common case first: a plain int in range
+            if isinstance(act, bool) or not isinstance(act, Integral) or not 0 <= act < NUM_ACTIONS:
+                raise ValueError(f"action {act!r} ({type(act).__name__}) is invalid: allowed {ACTION_HELP}")
+            act = int(act)
         w = self._w
         hx, hz = self.hero_x, self.hero_z
         # 1. the action
@@ -627,21 +631,32 @@ class GorgeChaseEnv:
                                      "is_in_view": 0})
         obs_organs, all_organs = [], []
         add_all, add_seen = all_organs.append, obs_organs.append
+        organs = self._organs  # one dict per (item, distance bucket, direction, status), kept for the episode
         for t in self.treasures:
             if t[3]:
                 x, z = t[1], t[2]
                 o = base + x * _SPAN + z
-                organ = {"config_id": t[0], "hero_l2_distance": bucket[o], "hero_relative_direction": direction[o],
-                         "pos": {"x": x, "z": z}, "status": STATUS_AVAILABLE, "sub_type": SUB_TYPE_TREASURE}
+                b, d = bucket[o], direction[o]
+                key = t[0] << 9 | 256 | b << 4 | d
+                organ = organs.get(key)
+                if organ is None:
+                    organ = organs[key] = {
+                        "config_id": t[0], "hero_l2_distance": b, "hero_relative_direction": d,
+                        "pos": {"x": x, "z": z}, "status": STATUS_AVAILABLE, "sub_type": SUB_TYPE_TREASURE}
                 add_all(organ)
                 if lo_x <= x <= hi_x and lo_z <= z <= hi_z:
                     add_seen(organ)
         for b_ in self.buffs:
             x, z = b_[1], b_[2]
             o = base + x * _SPAN + z
-            organ = {"config_id": b_[0], "hero_l2_distance": bucket[o], "hero_relative_direction": direction[o],
-                     "pos": {"x": x, "z": z}, "status": STATUS_AVAILABLE if b_[3] else STATUS_REFRESHING,
-                     "sub_type": SUB_TYPE_BUFF}
+            b, d = bucket[o], direction[o]
+            key = b_[0] << 9 | (256 if b_[3] else 0) | b << 4 | d
+            organ = organs.get(key)
+            if organ is None:
+                organ = organs[key] = {
+                    "config_id": b_[0], "hero_l2_distance": b, "hero_relative_direction": d,
+                    "pos": {"x": x, "z": z}, "status": STATUS_AVAILABLE if b_[3] else STATUS_REFRESHING,
+                    "sub_type": SUB_TYPE_BUFF}
             add_all(organ)
             if lo_x <= x <= hi_x and lo_z <= z <= hi_z:
                 add_seen(organ)

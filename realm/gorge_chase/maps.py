@@ -196,17 +196,18 @@ class DistanceField:
         """Expand whole levels until `target` has its distance (or everything reachable has)."""
         dist, adj = self.dist, self.adj
         frontier, d = self.frontier, self.level
+        unreached = UNREACHABLE
         while frontier:
             d += 1
             nxt = []
             add = nxt.append
             for u in frontier:
                 for v in adj[u]:
-                    if dist[v] == UNREACHABLE:
+                    if dist[v] == unreached:
                         dist[v] = d
                         add(v)
             frontier = nxt
-            if target >= 0 and dist[target] != UNREACHABLE:
+            if target >= 0 and dist[target] != unreached:
                 self.frontier, self.level = frontier, d
                 return d
         self.frontier, self.level, self.done = None, d, True

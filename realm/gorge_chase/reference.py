@@ -3,29 +3,39 @@ cells and speeds, the step of the speed-up and of monster 2's spawn, the chests,
 cooldowns), not the observation, so its scores are an upper reference for agents that see only
 the 21x21 view.
 
-How it plays, each step. Every move and (when ready) every flash is a candidate; for each:
+How it plays, each step. Every move (and, when the moves leave it in danger and the flash is
+ready, every flash) is a candidate; for each:
 
 1. one step is simulated exactly: the hero's path (walls, the diagonal rule, the buff's second
    cell, chests and buffs picked up on the way), then the monsters' moves with the env's own
    rule (least shortest-path distance to the hero, the back-step and same-axis penalties; a tie
-   taken as the first candidate); a candidate that ends in the monsters' 3x3 is discarded (unless
-   the step limit is reached on that step);
+   taken as the first candidate); a candidate that ends in a monster's 3x3 is dropped (unless
+   the step limit comes first); the monsters' distance to the hero afterwards is its `gap`;
 2. the landing cell is scored by a race: the hero's arrival time at every road cell (8-connected
    path length, halved while boosted) against the earliest time any monster can come within
    reach of that cell (4-connected path length from its cell, at its speed now and after the
-   speed-up; monster 2 from its known spawn cell once the hero's cell of 10 steps before the
-   spawn is fixed). The cells the hero reaches first are its refuge; the latest monster arrival
-   over the refuge (`margin`, in steps, capped at the steps left) is how long it can stay safe
-   without a flash, and the refuge's size breaks ties (room and loops rather than dead ends);
-3. while the margin covers the rest of the episode or is comfortable (`SAFE` steps), the hero
-   walks the shortest path to the nearest chest (or, unboosted, buff) that it reaches before the
-   monsters, among the candidates that keep that margin; otherwise it takes the largest margin.
-   A flash is charged `FLASH_COST` steps of margin while it may still be needed later (it is
-   kept for after the speed-up) and is taken only when it pays more.
+   speed-up; monster 2 from its spawn cell, the hero's cell of 10 steps before the spawn, taken
+   as the hero's cell now until that is fixed). The cells the hero reaches first are its
+   refuge; `margin` = the latest monster arrival over the refuge (how long it can stay safe,
+   capped at the steps left), raised by the options of a flash from a refuge cell once it is
+   ready (the monsters' arrival at the landing) and of a buff it reaches first (+`BUFF_GAIN`);
+   the refuge's size (`room`) and the gap break ties (no dead ends, no dithering);
+3. calm (a candidate keeps `SAFE` steps of margin and `BUFFER` steps between the monsters and
+   its landing): the hero walks towards the nearest chest (or, unboosted, buff) that it reaches
+   before the monsters and after which a refuge of `SAFE` steps is left (no chest at the end of
+   a closing dead end), moving strictly closer; in danger: every candidate is played out
+   `ROLLOUT_DEPTH` steps (the hero then keeps to the move that leaves the nearest monster
+   farthest; the monsters, monster 2's spawn and the speed-up by the env's rules), the
+   candidates that survive longest are kept and the best margin + tie-breaks wins.
 
-All the distances are the map's shared rows (`GorgeMap.distance_row`: bfs8 for the hero, bfs4
-for the monsters), vectorised with numpy; the per-step cost is a few numpy passes over the road
-cells per candidate (see docs/GORGE_RULES.md for the measured figures).
+A monster at speed 2 does not close in on a hero that flees diagonally (each diagonal step away
+grows its 4-connected distance by 2 while the monster spends a sub-step realigning), so the hero
+holds the gap while there is road ahead; it is caught at dead ends, the map's edges and between
+two monsters coming from both sides.
+
+The distances are the map's shared rows (`GorgeMap.distance_row`: bfs8 for the hero, bfs4 for
+the monsters; the first episodes on a map fill them, later ones read them), vectorised with
+numpy. Figures: docs/GORGE_RULES.md ("Reference policy").
 
 `evaluate(...)` plays episodes with it (or with a random legal policy) and sums them up.
 """
@@ -157,7 +167,6 @@ class ReferencePolicy:
     def act(self, env: GorgeChaseEnv) -> int:
         game_map = env.map
         w = game_map.walkable_flat
-        index = game_map.index
         hx, hz = env.hero_x, env.hero_z
         step = env.step_no + 1
         left = env.max_step - step  # steps after this one
