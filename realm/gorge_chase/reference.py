@@ -295,9 +295,7 @@ class ReferencePolicy:
         orth = game_map.orthogonal_neighbours()
         r = env.capture_radius
         step = env.step_no + 1
-        boost = env.buff_remaining
-        if action < 8:
-            boost = max(boost - 1, 0)
+        boost = max(env.buff_remaining - 1, 0)  # the timers run whatever the action
         buffs = {b[2] * GRID_SIZE + b[1] for b in env.buffs if b[3]}
         if landing in buffs:
             boost = BUFF_DURATION - 1
