@@ -48,6 +48,13 @@ class BackToTheRealm(Game):
 
         return PRESETS
 
+    def usr_conf_of_settings_file(self, tree: dict) -> dict:
+        """An 18.0.2 package's `{"env_conf": {...}}` as the 2024 `{"diy": {...}}` of the same episodes
+        (realm.usr_conf.env_conf_to_diy; raises UsrConfError naming the key)."""
+        from realm.usr_conf import env_conf_to_diy
+
+        return env_conf_to_diy(tree)
+
     def check_usr_conf(self, usr_conf: dict) -> None:
         from realm.usr_conf import parse_usr_conf
 

@@ -60,6 +60,11 @@ class Game:
             raise ValueError(f"unknown preset {name!r}; available: {', '.join(table)} (the {self.name} game's)")
         return copy.deepcopy(table[name])
 
+    def usr_conf_of_settings_file(self, tree: dict) -> dict:
+        """The evaluation usr_conf of a package's own env settings file as parsed (its
+        train_env_conf.toml): by default the tree the env's reset takes as it is."""
+        return tree
+
     def check_usr_conf(self, usr_conf: dict) -> None:
         """Raise the game's usr_conf error (a ValueError) when `usr_conf` is not valid for it."""
 

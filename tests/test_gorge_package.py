@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import toml
 
 from tests.conftest import REPO_ROOT
 from tests.test_kaiwu_package import fingerprint, train
@@ -183,6 +184,25 @@ def test_a_checkpoint_is_evaluated_and_rendered_with_its_own_exploit(trained, tm
                "--png", str(picture), "--gif", str(gif))
     assert out.returncode == 0, out.stdout + out.stderr
     assert picture.stat().st_size > 0 and gif.stat().st_size > 0
+    assert fingerprint(package) == before
+
+
+@pytest.mark.slow
+def test_the_packages_own_train_env_conf_plays_with_usr_conf_package(trained, tmp_path):
+    """`--usr-conf package` plays the package's own agent_ppo/conf/train_env_conf.toml, and the
+    terminal says which episodes play (a default preset says it is the platform's default)."""
+    package, runs, before, result = trained
+    assert result.returncode == 0, result.stderr
+    ckpt = ckpt_dir(runs) / "model.ckpt-1.pkl"
+    out = tool("tools/evaluate.py", "--package", str(package), "--ckpt", str(ckpt), "--episodes", "1",
+               "--usr-conf", "package", "--no-planner", "--quiet", "--out", str(tmp_path / "eval"))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "episodes: the package's own agent_ppo/conf/train_env_conf.toml" in out.stdout
+    played = json.loads((tmp_path / "eval" / "results.json").read_text())["episodes"][0]["usr_conf"]["env_conf"]
+    own = toml.loads((package / "agent_ppo" / "conf" / "train_env_conf.toml").read_text())["env_conf"]
+    assert played["max_step"] == own["max_step"] and played["treasure_count"] == own["treasure_count"]
+    alone = tool("tools/evaluate.py", "--ckpt", str(ckpt), "--usr-conf", "package", "--episodes", "1", "--quiet")
+    assert alone.returncode == 2 and "give --package" in alone.stderr
     assert fingerprint(package) == before
 
 

@@ -35,6 +35,8 @@ from tool_args import (  # noqa: E402
     InputError,
     add_episode_args,
     add_map_args,
+    check_episode_args,
+    describe_episodes,
     eval_env_kwargs,
     game_episode_settings,
 )
@@ -278,6 +280,7 @@ def evaluate(args: argparse.Namespace) -> int:
         raise InputError(f"--episodes must be >= 1, got {args.episodes}")
     if args.every < 1:
         raise InputError(f"--every must be >= 1, got {args.every}")
+    check_episode_args(args)
     platform = evaluated_platform(args)
     game = games.of_platform(platform)
     try:
@@ -285,6 +288,7 @@ def evaluate(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise InputError(f"--policy {args.policy}: {e}") from None
     label, usr_conf = game_episode_settings(args, game, platform)
+    print(describe_episodes(args, label, platform), flush=True)
     ckpts: list[Path] = []
     if args.agent == "ckpt":
         package_checkpoint(args)

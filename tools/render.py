@@ -24,6 +24,7 @@ from tool_args import (  # noqa: E402
     InputError,
     add_episode_args,
     add_map_args,
+    check_episode_args,
     eval_env_kwargs,
     game_episode_settings,
 )
@@ -93,6 +94,7 @@ def render(args: argparse.Namespace) -> int:
             raise InputError(f"--{flag.replace('_', '-')} must be >= 1, got {getattr(args, flag)}")
     if args.fps <= 0:
         raise InputError(f"--fps must be > 0, got {args.fps}")
+    check_episode_args(args)
     platform = evaluated_platform(args)
     game = games.of_platform(platform)
     if args.map_gif is not None and not game.map_animation:

@@ -34,8 +34,9 @@ def add_episode_args(parser: argparse.ArgumentParser) -> None:
                         help=f"episode settings of the evaluated game ({preset_help()}); default: the evaluated "
                              f"platform version's ({DEFAULT_PRESET} for the 2024 game)")
     parser.add_argument("--usr-conf", default=None,
-                        help='usr_conf as JSON text or a .json file, e.g. \'{"diy": {"treasure_num": 5}}\'; '
-                             "replaces --preset")
+                        help='usr_conf as JSON text or a .json file, e.g. \'{"diy": {"treasure_num": 5}}\', or '
+                             "'package': the --package's own env settings file (its train_env_conf.toml); replaces "
+                             "--preset")
 
 
 def add_policy_args(parser: argparse.ArgumentParser) -> None:
@@ -132,6 +133,8 @@ def read_usr_conf_arg(text: str) -> dict:
 def game_episode_settings(args: argparse.Namespace, game, platform) -> tuple[str, dict]:
     """(label, usr_conf) of the episodes `game` is evaluated on: --usr-conf, else --preset, else
     the platform version's evaluation preset. Raises InputError naming the game's presets."""
+    if args.usr_conf == PACKAGE_SETTINGS:
+        return package_settings_episodes(args, game, platform)
     if args.usr_conf is not None:
         return "custom", read_usr_conf_arg(args.usr_conf)
     name = args.preset or platform.eval_preset
@@ -139,6 +142,51 @@ def game_episode_settings(args: argparse.Namespace, game, platform) -> tuple[str
         return name, game.preset(name)
     except ValueError as e:
         raise InputError(f"--preset: {e}") from None
+
+
+PACKAGE_SETTINGS = "package"  # --usr-conf package: the package's own train_env_conf.toml
+
+
+def check_episode_args(args: argparse.Namespace) -> None:
+    """What the episode flags need of the others, before anything is loaded (InputError)."""
+    if args.usr_conf == PACKAGE_SETTINGS and args.package is None:
+        raise InputError("--usr-conf package plays a --package's own train_env_conf.toml: give --package")
+
+
+def package_settings_episodes(args: argparse.Namespace, game, platform) -> tuple[str, dict]:
+    """("package <file>", usr_conf) of --package's own env settings file, as its game plays it.
+    Raises InputError naming the file or key."""
+    from agent.checkpoint_io import CheckpointError
+    from evaluation.episodes import package_algo
+    from workflow.schema import ConfigError
+
+    if args.package is None:
+        raise InputError("--usr-conf package plays a --package's own train_env_conf.toml: give --package")
+    try:
+        root = Path(args.package).resolve()
+        path = platform.env_conf_file(root, platform.package_layout(root, package_algo(root)))
+    except (ConfigError, ValueError, CheckpointError) as e:
+        raise InputError(f"--usr-conf package: {e}") from None
+    if path is None or not path.is_file():
+        raise InputError(f"--usr-conf package: a {platform.name} package keeps no env settings file"
+                         + (f" ({path} is missing)" if path is not None else "") + "; give --preset or a --usr-conf")
+    try:
+        tree = toml.loads(path.read_text(encoding="utf-8"))
+        return f"package {path.relative_to(root)}", game.usr_conf_of_settings_file(tree)
+    except (OSError, UnicodeDecodeError, toml.TomlDecodeError, ValueError) as e:
+        raise InputError(f"--usr-conf package: {path}: {e}") from None
+
+
+def describe_episodes(args: argparse.Namespace, label: str, platform) -> str:
+    """Which episodes an evaluation plays, and where they come from, for the terminal."""
+    if args.usr_conf == PACKAGE_SETTINGS:
+        return f"episodes: the package's own {label.split(' ', 1)[1]}"
+    if args.usr_conf is not None:
+        return "episodes: --usr-conf"
+    if args.preset:
+        return f"episodes: preset {label}"
+    return (f"episodes: preset {label}, the {platform.title or platform.name} platform's evaluation default (choose with "
+            "--preset, --usr-conf, or --usr-conf package for the package's own train_env_conf.toml)")
 
 
 def eval_env_kwargs(args: argparse.Namespace, game, platform, run_config: Path | None) -> dict:
