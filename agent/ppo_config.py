@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent.ppo_options import PPOConfig
+from agent.ppo_options import PPOConfig, check_ppo_sizes
 from agent.settings import SETTINGS_FILE, CommonSettings, PlatformConfig, read_settings
 from feature.definition import CORE_STATE_DIM, SAMPLE_DIM
 
@@ -27,16 +27,7 @@ class Settings(CommonSettings):
     ppo: PPOConfig = field(default_factory=PPOConfig)
 
     def validate(self) -> None:
-        """The recurrent state fits a sample row; a segment continued with burn-in frames keeps a
-        frame to train on."""
-        model = self.model
-        if model.core_state_size > CORE_STATE_DIM:
-            raise ValueError(f"model.core = {model.core!r} with model.core_size {model.core_size} (share_backbone = "
-                             f"{model.share_backbone}) makes a state of {model.core_state_size} numbers; a sample row "
-                             f"has room for {CORE_STATE_DIM} (feature.definition.CORE_STATE_DIM): lower core_size")
-        if self.model.burn_in >= self.ppo.num_steps:
-            raise ValueError(f"model.burn_in ({self.model.burn_in}) must be < ppo.num_steps ({self.ppo.num_steps}): "
-                             "a segment repeats burn_in frames of the one before and trains on the rest")
+        check_ppo_sizes(self.model, self.ppo, CORE_STATE_DIM)
 
 
 def load_settings() -> Settings:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from agent.ppo_agent import Agent as PPOAgent
 from agent.ppo_gorge_config import Settings, load_settings
+from agent.ppo_view_agent import ViewAgent
 from feature.gorge_chase.definition import SAMPLE_ROWS
 from feature.gorge_chase.layout import MAP_SHAPE, STATE_DIM, earlier_visits
 from feature.gorge_chase.observation import GorgeView, ObsData, action_process, observation_process
@@ -21,15 +22,12 @@ from kaiwu_agent.utils.common_func import attached
 
 
 @attached
-class Agent(PPOAgent):
+class Agent(ViewAgent):
     sample_rows = SAMPLE_ROWS
     input_shape = (MAP_SHAPE[0], MAP_SHAPE[1], STATE_DIM)
-
-    def __init__(self, agent_type="player", device=None, logger=None, monitor=None, *,
-                 settings: Settings | None = None, seed: int | None = None):
-        super().__init__(agent_type, device, logger, monitor, settings=settings, seed=seed)
-        self._view: GorgeView | None = None  # the episode exploit / observation_process are handed
-        self._core_state = None
+    view_class = GorgeView
+    features = staticmethod(observation_process)
+    to_action = staticmethod(action_process)
 
     @staticmethod
     def _load_settings() -> Settings:
@@ -39,27 +37,10 @@ class Agent(PPOAgent):
     def _earlier_visits(obs_data: ObsData) -> int:
         return earlier_visits(obs_data.state)
 
-    def reset(self, env_obs=None) -> None:
-        """A new episode for exploit / observation_process (the platform's workflows call it)."""
-        self._view = None
-        self._core_state = None
-
     def observation_process(self, env_obs, extra_info=None):
         """The 15.0.1 call: (ObsData, None) from the raw env_obs, on the episode's memory."""
         step_no = (env_obs.get("observation") or env_obs).get("step_no", 0)
-        if self._view is None or step_no == 0:
-            self._view = GorgeView()
-            memory, _ = self._view.reset(env_obs)
-            self._core_state = None
-        else:
-            memory, _ = self._view.step(env_obs)
-        obs_data = observation_process(memory)
-        obs_data.core_state = self._core_state
-        return obs_data, None
-
-    def action_process(self, act_data) -> int:
-        self._core_state = getattr(act_data, "core_state", None)
-        return action_process(act_data)
+        return self._observe(step_no == 0, env_obs), None
 
     @exploit_wrapper
     def exploit(self, observation):

@@ -10,20 +10,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent.model_options import ModelConfig
-from agent.ppo_options import PPOConfig
-from agent.settings import SETTINGS_FILE, PackageSettings, PlatformConfig, read_settings
+from agent.ppo_options import PPOConfig, check_ppo_sizes
+from agent.settings import SETTINGS_FILE, PackageSettings, game_config, read_settings
 from feature.gorge_chase.curriculum import CurriculumConfig, probe_usr_confs
 from feature.gorge_chase.definition import CORE_STATE_DIM, SAMPLE_DIM
 from feature.gorge_chase.layout import MAP_SHAPE, STATE_DIM
 from feature.gorge_chase.reward import RewardConfig
 
 
-class Config(PlatformConfig):
-    """The platform's per-algorithm constants, with gorge_chase's observation sizes."""
-
-    DESC_OBS_SPLIT = [STATE_DIM, MAP_SHAPE]
-    OBSERVATION_SHAPE = STATE_DIM + MAP_SHAPE[0] * MAP_SHAPE[1] * MAP_SHAPE[2]
-    SAMPLE_DIM = SAMPLE_DIM
+Config = game_config(MAP_SHAPE, STATE_DIM, SAMPLE_DIM, __name__)
 
 
 @dataclass
@@ -36,12 +31,7 @@ class Settings(PackageSettings):
     curriculum_gorge: CurriculumConfig = field(default_factory=CurriculumConfig)
 
     def validate(self) -> None:
-        model = self.model
-        if model.core_state_size > CORE_STATE_DIM:
-            raise ValueError(f"model.core = {model.core!r} with model.core_size {model.core_size} makes a state of "
-                             f"{model.core_state_size} numbers; a sample row has room for {CORE_STATE_DIM}")
-        if model.burn_in >= self.ppo.num_steps:
-            raise ValueError(f"model.burn_in ({model.burn_in}) must be < ppo.num_steps ({self.ppo.num_steps})")
+        check_ppo_sizes(self.model, self.ppo, CORE_STATE_DIM)
 
     def usr_confs_to_check(self, seed: int) -> list[tuple[str, str, dict]]:
         return probe_usr_confs(self.curriculum_gorge)

@@ -76,3 +76,15 @@ class PPOConfig:
     def max_frames(self, samples: int) -> int:
         """The most frames `samples` samples hold (a segment an episode end cut holds fewer)."""
         return samples * self.num_steps
+
+
+def check_ppo_sizes(model, ppo: PPOConfig, core_state_dim: int) -> None:
+    """What every PPO package's settings check ([model] with [ppo]): the recurrent state fits a
+    sample row, and a segment continued with burn-in frames keeps a frame to train on."""
+    if model.core_state_size > core_state_dim:
+        raise ValueError(f"model.core = {model.core!r} with model.core_size {model.core_size} (share_backbone = "
+                         f"{model.share_backbone}) makes a state of {model.core_state_size} numbers; a sample row "
+                         f"has room for {core_state_dim} (feature.definition.CORE_STATE_DIM): lower core_size")
+    if model.burn_in >= ppo.num_steps:
+        raise ValueError(f"model.burn_in ({model.burn_in}) must be < ppo.num_steps ({ppo.num_steps}): "
+                         "a segment repeats burn_in frames of the one before and trains on the rest")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from agent.ppo_agent import Agent as PPOAgent
 from agent.ppo_v2_config import Settings, load_settings
+from agent.ppo_view_agent import ViewAgent
 from feature.definition_v2 import SAMPLE_ROWS
 from feature.layout_v2 import MAP_SHAPE, STATE_DIM, earlier_visits, end_guard
 from feature.observation_v2 import ObsData, V2View, action_process, observation_process
@@ -22,15 +23,12 @@ from kaiwu_agent.utils.common_func import attached
 
 
 @attached
-class Agent(PPOAgent):
+class Agent(ViewAgent):
     sample_rows = SAMPLE_ROWS
     input_shape = (MAP_SHAPE[0], MAP_SHAPE[1], STATE_DIM)
-
-    def __init__(self, agent_type="player", device=None, logger=None, monitor=None, *,
-                 settings: Settings | None = None, seed: int | None = None):
-        super().__init__(agent_type, device, logger, monitor, settings=settings, seed=seed)
-        self._view: V2View | None = None  # the episode exploit / observation_process are handed
-        self._core_state = None
+    view_class = V2View
+    features = staticmethod(observation_process)
+    to_action = staticmethod(action_process)
 
     @staticmethod
     def _load_settings() -> Settings:
@@ -40,27 +38,10 @@ class Agent(PPOAgent):
     def _earlier_visits(obs_data: ObsData) -> int:
         return earlier_visits(obs_data.state)
 
-    def reset(self) -> None:
-        """A new episode for exploit / observation_process (the platform's workflows call it)."""
-        self._view = None
-        self._core_state = None
-
     def observation_process(self, obs, extra_info=None):
         """The v2 platform's call: (ObsData, None) from the raw obs and extra_info, on the
         episode's memory (a frame with step_no 0 starts a new one)."""
-        if self._view is None or obs["frame_state"].get("step_no", 0) == 0:
-            self._view = V2View()
-            memory, _ = self._view.reset(obs, extra_info)
-            self._core_state = None
-        else:
-            memory, _ = self._view.step(obs, extra_info)
-        obs_data = observation_process(memory, extra_info)
-        obs_data.core_state = self._core_state
-        return obs_data, None
-
-    def action_process(self, act_data) -> int:
-        self._core_state = getattr(act_data, "core_state", None)
-        return action_process(act_data)
+        return self._observe(obs["frame_state"].get("step_no", 0) == 0, obs, extra_info), None
 
     @exploit_wrapper
     def exploit(self, observation):

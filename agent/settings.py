@@ -42,6 +42,15 @@ class PlatformConfig:
 S = TypeVar("S", bound="PackageSettings")
 
 
+def game_config(map_shape: tuple, state_dim: int, sample_dim: int, module: str) -> type:
+    """`Config` of a PPO package over another game's observation: the platform's constants with
+    that game's sizes (`module`: the package's config module, where the platform finds it)."""
+    return type("Config", (PlatformConfig,), {
+        "__doc__": "The platform's per-algorithm constants, with the game's observation sizes.",
+        "__module__": module, "DESC_OBS_SPLIT": [state_dim, map_shape],
+        "OBSERVATION_SHAPE": state_dim + map_shape[0] * map_shape[1] * map_shape[2], "SAMPLE_DIM": sample_dim})
+
+
 @dataclasses.dataclass
 class PackageSettings:
     """Base of an algorithm's settings: every field is one TOML section (a dataclass with validate())."""

@@ -7,7 +7,7 @@ PPO package's loop (episodes.ppo_loop) around gorge_chase's episodes (episodes.g
 from __future__ import annotations
 
 from agent.ppo_gorge_config import load_settings
-from episodes.gorge_episodes import GorgeEpisodes
+from episodes.gorge_episodes import gorge_episodes
 from episodes.ppo_loop import train_segments
 from episodes.training import TrainingEpisodes
 from feature.gorge_chase.definition import action_process, observation_process, sample_process
@@ -17,6 +17,6 @@ from kaiwu_agent.utils.common_func import attached
 @attached
 def workflow(envs, agents, logger=None, monitor=None, *args, **kwargs):
     settings = load_settings()
-    episodes = TrainingEpisodes(envs, agents[0], GorgeEpisodes(settings), observation_process, action_process,
+    episodes = TrainingEpisodes(envs, agents[0], gorge_episodes(settings), observation_process, action_process,
                                 logger, monitor)
     train_segments(episodes, agents[0], settings.ppo.num_steps, settings.model.burn_in, sample_process)

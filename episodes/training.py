@@ -112,3 +112,27 @@ class TrainingEpisodes:
             report.update({f"reward/{name}": value for name, value in episode.term_sums.items()})
             self.monitor.put_data({os.getpid(): report})
         self.reset(i)
+
+
+class FixedSettingsEpisodes:
+    """A game's episodes with one usr_conf for the run (its train_env_conf keys), the reward
+    read from step views that keep the episode's memory (`step_view(obs)` at the reset,
+    `step_view(obs, terminated, truncated)` after a step): the v2 and gorge_chase packages'."""
+
+    def __init__(self, kaiwu_version: str, usr_conf: dict, reward_cfg, step_view, reward_shaping,
+                 report=lambda usr_conf: {}):
+        self.kaiwu_version = kaiwu_version
+        self._usr_conf, self.reward_cfg = usr_conf, reward_cfg
+        self._step_view, self._reward_shaping, self._report = step_view, reward_shaping, report
+
+    def usr_conf(self, finished: int, samples_learned: int) -> dict:
+        return self._usr_conf
+
+    def view(self, obs, t=None):
+        return self._step_view(obs) if t is None else self._step_view(t.obs, t.terminated, t.truncated)
+
+    def shape(self, before, after, action: int) -> tuple[float, dict[str, float]]:
+        return self._reward_shaping(before, after, action, self.reward_cfg)
+
+    def report(self, usr_conf: dict) -> dict[str, float]:
+        return self._report(usr_conf)

@@ -6,24 +6,15 @@ keep one memory per env and episode (episodes.protocol's v2 view); an Agent acti
 """
 from __future__ import annotations
 
-import numpy as np
-
 from feature.layout_v2 import MAP_LAYOUT, MAP_SHAPE, STATE_DIM, STATE_LAYOUT, STATE_SLICES, legal_mask
 from feature.memory_v2 import V2Memory
 from feature.observation import ObsData, action_process  # noqa: F401 (the protocol's names)
+from feature.tables import fill_tables
 
 
 def observation_process(memory: V2Memory, extra_info=None) -> ObsData:
     """The episode's memory after a step (or the reset) -> ObsData."""
-    map_tensor = np.empty(MAP_SHAPE, dtype=np.float32)
-    for i, channel in enumerate(MAP_LAYOUT):
-        map_tensor[i] = channel.fill(memory)
-    state = np.empty(STATE_DIM, dtype=np.float32)
-    for block in STATE_LAYOUT:
-        values = np.asarray(block.fill(memory), dtype=np.float32).reshape(-1)
-        if values.size != block.size:
-            raise ValueError(f"state block {block.name!r} filled {values.size} numbers, declared {block.size}")
-        state[STATE_SLICES[block.name]] = values
+    map_tensor, state = fill_tables(memory, MAP_LAYOUT, MAP_SHAPE, STATE_LAYOUT, STATE_SLICES, STATE_DIM)
     return ObsData(map=map_tensor, state=state, legal=legal_mask(memory))
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+import numpy as np
+
 Fill = Callable[..., Any]  # the game's observation (and what else its layout hands) -> numbers
 
 
@@ -31,3 +33,19 @@ def state_slices(blocks: Sequence[StateBlock]) -> dict[str, slice]:
         out[b.name] = slice(start, start + b.size)
         start += b.size
     return out
+
+
+def fill_tables(source, map_layout: Sequence[MapChannel], map_shape: tuple, state_layout: Sequence[StateBlock],
+                state_slices: dict[str, slice], state_dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """(map tensor, state vector), float32, of `source` (what the fills read) by a game's tables;
+    ValueError naming a block that filled a different number of values than it declares."""
+    map_tensor = np.empty(map_shape, dtype=np.float32)
+    for i, channel in enumerate(map_layout):
+        map_tensor[i] = channel.fill(source)
+    state = np.empty(state_dim, dtype=np.float32)
+    for block in state_layout:
+        values = np.asarray(block.fill(source), dtype=np.float32).reshape(-1)
+        if values.size != block.size:
+            raise ValueError(f"state block {block.name!r} filled {values.size} numbers, declared {block.size}")
+        state[state_slices[block.name]] = values
+    return map_tensor, state

@@ -1,0 +1,42 @@
+"""The PPO Agent for a game whose platform hands the package its raw observations (v2's
+`{"obs", "extra_info"}`, gorge_chase's env_obs): `observation_process` and `exploit` work on the
+episode's memory, a view of the game (its `reset` / `step` return (memory, extra)), which the
+agent keeps between calls with, for a recurrent core, its state. A game's agent names its view,
+its features and its action mapping, and how its platform marks an episode's first frame.
+"""
+from __future__ import annotations
+
+from agent.ppo_agent import Agent as PPOAgent
+
+
+class ViewAgent(PPOAgent):
+    view_class: type  # the game's episode view
+    features = None  # staticmethod: (memory, extra) -> ObsData
+    to_action = None  # staticmethod: ActData -> the int action
+
+    def __init__(self, agent_type="player", device=None, logger=None, monitor=None, *, settings=None,
+                 seed: int | None = None):
+        super().__init__(agent_type, device, logger, monitor, settings=settings, seed=seed)
+        self._view = None  # the episode exploit / observation_process are handed
+        self._core_state = None
+
+    def reset(self, *args) -> None:
+        """A new episode for exploit / observation_process (the platform's workflows call it)."""
+        self._view = None
+        self._core_state = None
+
+    def _observe(self, first: bool, *raw):
+        """ObsData of the raw observation on the episode's memory (`first`: a new episode)."""
+        if self._view is None or first:
+            self._view = self.view_class()
+            memory, extra = self._view.reset(*raw)
+            self._core_state = None
+        else:
+            memory, extra = self._view.step(*raw)
+        obs_data = self.features(memory, extra)
+        obs_data.core_state = self._core_state
+        return obs_data
+
+    def action_process(self, act_data) -> int:
+        self._core_state = getattr(act_data, "core_state", None)
+        return self.to_action(act_data)
