@@ -12,11 +12,11 @@ the ActorCritic, the update on the learner, checkpoints) over gorge_chase's obse
 from __future__ import annotations
 
 from agent.ppo_agent import Agent as PPOAgent
-from agent.ppo_gorge_config import Settings, load_settings
+from agent.ppo_gorge_config import load_settings
 from agent.ppo_view_agent import ViewAgent
 from feature.gorge_chase.definition import SAMPLE_ROWS
 from feature.gorge_chase.layout import MAP_SHAPE, STATE_DIM, earlier_visits
-from feature.gorge_chase.observation import GorgeView, ObsData, action_process, observation_process
+from feature.gorge_chase.observation import GorgeView, action_process, observation_process
 from kaiwu_agent.agent.base_agent import exploit_wrapper
 from kaiwu_agent.utils.common_func import attached
 
@@ -28,14 +28,8 @@ class Agent(ViewAgent):
     view_class = GorgeView
     features = staticmethod(observation_process)
     to_action = staticmethod(action_process)
-
-    @staticmethod
-    def _load_settings() -> Settings:
-        return load_settings()
-
-    @staticmethod
-    def _earlier_visits(obs_data: ObsData) -> int:
-        return earlier_visits(obs_data.state)
+    settings_loader = staticmethod(load_settings)
+    visits_before = staticmethod(earlier_visits)
 
     def observation_process(self, env_obs, extra_info=None):
         """The 15.0.1 call: (ObsData, None) from the raw env_obs, on the episode's memory."""

@@ -13,11 +13,11 @@ observation (feature.layout_v2), and the calls the v2 platform's own workflows m
 from __future__ import annotations
 
 from agent.ppo_agent import Agent as PPOAgent
-from agent.ppo_v2_config import Settings, load_settings
+from agent.ppo_v2_config import load_settings
 from agent.ppo_view_agent import ViewAgent
 from feature.definition_v2 import SAMPLE_ROWS
 from feature.layout_v2 import MAP_SHAPE, STATE_DIM, earlier_visits, end_guard
-from feature.observation_v2 import ObsData, V2View, action_process, observation_process
+from feature.observation_v2 import V2View, action_process, observation_process
 from kaiwu_agent.agent.base_agent import exploit_wrapper
 from kaiwu_agent.utils.common_func import attached
 
@@ -29,14 +29,8 @@ class Agent(ViewAgent):
     view_class = V2View
     features = staticmethod(observation_process)
     to_action = staticmethod(action_process)
-
-    @staticmethod
-    def _load_settings() -> Settings:
-        return load_settings()
-
-    @staticmethod
-    def _earlier_visits(obs_data: ObsData) -> int:
-        return earlier_visits(obs_data.state)
+    settings_loader = staticmethod(load_settings)
+    visits_before = staticmethod(earlier_visits)
 
     def observation_process(self, obs, extra_info=None):
         """The v2 platform's call: (ObsData, None) from the raw obs and extra_info, on the

@@ -13,12 +13,20 @@ class ViewAgent(PPOAgent):
     view_class: type  # the game's episode view
     features = None  # staticmethod: (memory, extra) -> ObsData
     to_action = None  # staticmethod: ActData -> the int action
+    settings_loader = None  # staticmethod: () -> the package's Settings
+    visits_before = None  # staticmethod: an ObsData's state -> the visits of the hero's cell before this step
 
     def __init__(self, agent_type="player", device=None, logger=None, monitor=None, *, settings=None,
                  seed: int | None = None):
         super().__init__(agent_type, device, logger, monitor, settings=settings, seed=seed)
         self._view = None  # the episode exploit / observation_process are handed
         self._core_state = None
+
+    def _load_settings(self):
+        return self.settings_loader()
+
+    def _earlier_visits(self, obs_data) -> int:
+        return self.visits_before(obs_data.state)
 
     def reset(self, *args) -> None:
         """A new episode for exploit / observation_process (the platform's workflows call it)."""

@@ -4,36 +4,14 @@ full-information reference on the same episodes, and the episode's pictures (the
 picture, the hero's 21×21 views)."""
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
-
 import numpy as np
 
+from evaluation.records import GameEpisode
 from games.base import Rendering, frame_indices
 
-#: What an episode record holds, as a CSV row (tools/evaluate.py's EPISODE_FIELDS).
-RECORD_FIELDS = ("seed", "total_score", "won", "chests", "steps", "buff_count", "flash_count", "usr_conf")
 
-
-@dataclass
-class GorgeEpisode:
+class GorgeEpisode(GameEpisode):
     """One finished episode; `won`: survived to max_step (not caught)."""
-
-    seed: int
-    usr_conf: dict
-    total_score: float
-    won: bool
-    chests: int
-    chests_available: int
-    steps: int
-    buff_count: int
-    flash_count: int
-    actions: list = field(default_factory=list)
-
-    def to_row(self) -> dict:
-        row = {key: getattr(self, key) for key in RECORD_FIELDS}
-        row["usr_conf"] = json.dumps(self.usr_conf, sort_keys=True)
-        return row
 
 
 def play(env, usr_conf: dict, seed: int, choose, on_step=None) -> GorgeEpisode:

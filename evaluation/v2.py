@@ -9,38 +9,19 @@ agent's `reset()` runs, as the official workflows call it; `exploit` is handed
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
+from evaluation.records import GameEpisode
 from games.base import Rendering, frame_indices
 
 
-#: What an episode record holds, as a CSV row (tools/evaluate.py's EPISODE_FIELDS).
-RECORD_FIELDS = ("seed", "total_score", "won", "chests", "steps", "buff_count", "flash_count", "usr_conf")
-
-
 @dataclass
-class EpisodeV2:
+class EpisodeV2(GameEpisode):
     """One finished v2 episode."""
 
-    seed: int
-    usr_conf: dict
-    total_score: float
-    won: bool
-    chests: int
-    chests_available: int
-    steps: int
-    buff_count: int
-    flash_count: int
     trail: list = field(default_factory=list)  # the hero's cells, start first
     jumps: list = field(default_factory=list)  # ((x, z), (x, z)) of each talent cast
-    actions: list = field(default_factory=list)  # what was played, in order (a replay of the seed repeats it)
     end_found: bool = False
-
-    def to_row(self) -> dict:
-        row = {key: getattr(self, key) for key in RECORD_FIELDS}
-        row["usr_conf"] = json.dumps(self.usr_conf, sort_keys=True)
-        return row
 
 
 def _finished(env, extra_info: dict, won: bool, seed: int, usr_conf: dict, trail, jumps, actions) -> EpisodeV2:

@@ -106,6 +106,20 @@ def sample_process(list_game_data: Sequence[Frame], next_obs: ObsData, burn_in: 
     return segment_samples(list_game_data, next_obs, burn_in, SampleData, MAP_SHAPE, STATE_DIM)
 
 
+def segment_protocol(sample_class: type, rows: RowLayout, map_shape: tuple, state_dim: int, observe, act) -> tuple:
+    """A game's PPO protocol functions, registered under the platform's names (`@attached`):
+    (observation_process, action_process, sample_process, SampleData2NumpyData,
+    NumpyData2SampleData) over its observation (`observe`, `act`) and its segment rows."""
+    @attached
+    def sample_process(list_game_data: Sequence[Frame], next_obs, burn_in: int = 0) -> list:
+        """Consecutive frames of one env's episode and the observation after the last one -> [one
+        SampleData segment] (feature.definition.sample_process's rules)."""
+        return segment_samples(list_game_data, next_obs, burn_in, sample_class, map_shape, state_dim)
+
+    to_rows, from_rows = (attached(f) for f in protocol_converters(rows, sample_class))
+    return attached(observe), attached(act), sample_process, to_rows, from_rows
+
+
 def segment_samples(list_game_data: Sequence[Frame], next_obs, burn_in: int, sample_class: type,
                     map_shape: tuple[int, ...], state_dim: int) -> list:
     """sample_process's work for any observation shapes (the v2 package's definition shares it)."""

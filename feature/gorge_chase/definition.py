@@ -10,11 +10,11 @@ from typing import Sequence
 
 import numpy as np
 
-from feature.definition import CORE_STATE_DIM, SEGMENT_FIELDS, ActData, segment_rows, segment_samples  # noqa: F401
+from feature.definition import CORE_STATE_DIM, SEGMENT_FIELDS, ActData, segment_protocol, segment_rows  # noqa: F401
 from feature.gorge_chase.layout import MAP_SHAPE, NUM_ACTIONS, STATE_DIM
 from feature.gorge_chase.observation import ObsData, action_process, observation_process  # noqa: F401
-from feature.rows import RowLayout, protocol_converters
-from kaiwu_agent.utils.common_func import Frame, attached, create_cls
+from feature.rows import RowLayout
+from kaiwu_agent.utils.common_func import create_cls
 
 
 
@@ -40,15 +40,6 @@ SAMPLE_DIM: int = SAMPLE_ROWS.dim
 SampleData = create_cls("SampleData", **dict.fromkeys(SEGMENT_FIELDS))
 SampleData.FIELD_DIMS = {name: int(np.prod(shape, dtype=np.int64)) for name, shape in SAMPLE_ROWS.fields}
 
-observation_process = attached(observation_process)
-action_process = attached(action_process)
-
-
-@attached
-def sample_process(list_game_data: Sequence[Frame], next_obs: ObsData, burn_in: int = 0) -> list:
-    """Consecutive frames of one env's episode and the observation after the last one -> [one
-    SampleData segment] (feature.definition.sample_process's rules)."""
-    return segment_samples(list_game_data, next_obs, burn_in, SampleData, MAP_SHAPE, STATE_DIM)
-
-
-SampleData2NumpyData, NumpyData2SampleData = (attached(f) for f in protocol_converters(SAMPLE_ROWS, SampleData))
+(observation_process, action_process, sample_process, SampleData2NumpyData,
+ NumpyData2SampleData) = segment_protocol(SampleData, SAMPLE_ROWS, MAP_SHAPE, STATE_DIM, observation_process,
+                                          action_process)
