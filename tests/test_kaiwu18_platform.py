@@ -383,3 +383,10 @@ def test_a_package_imports_the_platform_tools_wherever_the_host_puts_the_folder(
     roots = [str(REPO_ROOT), str(KAIWU18)] if first == "repo" else [str(KAIWU18), str(REPO_ROOT)]
     files = json.loads(run_python(HOST_IMPORTS, *roots))
     assert all(Path(f).resolve().is_relative_to(KAIWU18) for f in files)
+
+
+def test_the_metrics_reader_reads_the_names_the_host_writes():
+    from workflow import metrics_keys
+
+    assert (metrics_utils.EPISODE_PREFIX, metrics_utils.EPISODE_SCORE_KEY) == (metrics_keys.EPISODE_PREFIX,
+                                                                              metrics_keys.EPISODE_SCORE_KEY)

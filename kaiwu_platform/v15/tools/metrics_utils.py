@@ -13,12 +13,11 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from workflow.metrics_keys import EPISODE_PREFIX, EPISODE_SCORE_KEY
-
 _READER_FILE = Path(__file__).resolve().parents[2] / "v18" / "tools" / "metrics_utils.py"
 _spec = importlib.util.spec_from_file_location("kaiwu_gorge_metrics_reader", _READER_FILE)
 _reader = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_reader)
+EPISODE_PREFIX, EPISODE_SCORE_KEY = _reader.EPISODE_PREFIX, _reader.EPISODE_SCORE_KEY
 
 ENV_NAMES = ("total_score", "step_score", "treasure_score", "total_map", "map_random", "max_step", "finished_steps",
              "flash_count", "flash_cooldown", "total_buff", "collected_buff", "buff_refresh_time", "total_treasure",
