@@ -10,9 +10,8 @@ choices made where the sources are silent: docs/GORGE_RULES.md.
 from __future__ import annotations
 
 from realm.gorge_chase.env import EpisodeOverError, GorgeChaseEnv, flash_target, walk_path
-from realm.gorge_chase.generator import generate_grid, generated_map, map_stats
+from realm.gorge_chase.generator import GeneratedMaps, generate_grid, generated_map, map_stats
 from realm.gorge_chase.maps import (
-    GeneratedMaps,
     GorgeMap,
     GorgeMapError,
     MapFolder,

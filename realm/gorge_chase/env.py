@@ -64,7 +64,8 @@ from realm.gorge_chase.constants import (
     VIEW_RADIUS,
     relative_direction,
 )
-from realm.gorge_chase.maps import UNREACHABLE, GeneratedMaps, GorgeMap, MapFolder, SingleMap
+from realm.gorge_chase.generator import GeneratedMaps
+from realm.gorge_chase.maps import UNREACHABLE, GorgeMap, MapFolder, SingleMap
 from realm.gorge_chase.options import OPTIONS, check_option
 from realm.gorge_chase.usr_conf import validate_usr_conf
 

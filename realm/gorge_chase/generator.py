@@ -18,7 +18,7 @@ from functools import lru_cache
 import numpy as np
 
 from realm.gorge_chase.constants import GRID_SIZE
-from realm.gorge_chase.maps import GorgeMap, components
+from realm.gorge_chase.maps import GENERATED_IDS, GorgeMap, components
 
 MARGIN = 9  # obstacle cells between road and border, at least
 WIDTHS = (4, 4, 4, 5, 5, 6)
@@ -154,3 +154,18 @@ def map_stats(walkable) -> dict:
         "width_p10": float(np.percentile(width, 10)),
         "width_p90": float(np.percentile(width, 90)),
     }
+
+
+class GeneratedMaps:
+    """Maps by id from the generator: id i is the generated map of seed `map_seed * 1000 + i`
+    (the embedded default, no file needed)."""
+
+    def __init__(self, map_seed: int = 0):
+        self.map_seed = int(map_seed)
+        self.name = f"generated:{self.map_seed}"
+
+    def allowed_ids(self) -> range:
+        return GENERATED_IDS
+
+    def get(self, map_id: int) -> GorgeMap:
+        return generated_map(self.map_seed * 1000 + int(map_id))

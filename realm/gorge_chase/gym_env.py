@@ -17,7 +17,8 @@ from gymnasium import spaces
 
 from realm.gorge_chase.constants import GRID_SIZE, NUM_ACTIONS, VIEW_SIZE
 from realm.gorge_chase.env import GorgeChaseEnv
-from realm.gorge_chase.maps import GeneratedMaps, MapFolder
+from realm.gorge_chase.generator import GeneratedMaps
+from realm.gorge_chase.maps import MapFolder
 
 MAX_ORGANS = 12
 

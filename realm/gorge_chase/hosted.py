@@ -19,7 +19,8 @@ class HostedGorgeChaseEnv(GorgeChaseEnv):
         """The env on `maps_folder` (official map files by id) or the generated maps of `map_seed`.
         The 2024 game's map_file / positions_file and step_jitter are refused, naming what to set;
         flash_blocked is the other games' rule (a gorge flash lands on its farthest free cell)."""
-        from realm.gorge_chase.maps import GeneratedMaps, MapFolder
+        from realm.gorge_chase.generator import GeneratedMaps
+        from realm.gorge_chase.maps import MapFolder
 
         if map_file is not None or positions_file is not None:
             raise ValueError("map_file / positions_file are Back to the Realm maps; gorge_chase's official maps are a "

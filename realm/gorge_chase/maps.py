@@ -405,23 +405,6 @@ class MapFolder:
         return set(OPEN_MAP_IDS) | set(self.ids())
 
 
-class GeneratedMaps:
-    """Maps by id from the generator: id i is the generated map of seed `map_seed * 1000 + i`
-    (the embedded default, no file needed)."""
-
-    def __init__(self, map_seed: int = 0):
-        self.map_seed = int(map_seed)
-        self.name = f"generated:{self.map_seed}"
-
-    def allowed_ids(self) -> range:
-        return GENERATED_IDS
-
-    def get(self, map_id: int) -> GorgeMap:
-        from realm.gorge_chase.generator import generated_map
-
-        return generated_map(self.map_seed * 1000 + int(map_id))
-
-
 class SingleMap:
     """Every id is the one given map (an env on a map of its own)."""
 
