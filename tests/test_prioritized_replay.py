@@ -16,6 +16,7 @@ from workflow.transport.model_pool import ModelPoolReader
 from workflow.transport.replay import SAMPLE_TABLE, importance_weights, start_server
 from workflow.checkpoints.runs import resolve_run
 from workflow.transport.sampler import BatchSampler
+from workflow import platforms
 
 ALPHA, BETA = 0.6, 0.4
 PRIORITIES = [1.0, 2.0, 3.0, 4.0]
@@ -173,7 +174,7 @@ def test_a_package_returning_the_wrong_number_of_priorities_is_named(tmp_path):
     from workflow.host.trainee import Trainee
 
     class Package:
-        algo, sample_dim, kaiwu_version = "tiny", 2, "2024"
+        algo, sample_dim, platform = "tiny", 2, platforms.PROJECT
 
         @staticmethod
         def protocol(name):
