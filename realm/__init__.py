@@ -1,9 +1,11 @@
-"""The Back to the Realm simulator: maps, the Kaiwu-protocol env and its gymnasium id."""
+"""The simulators, one home per game (the 2024 game here, realm/v2, realm/gorge_chase): `make_env`
+serves each in the protocol its packages speak; the 2024 game's maps, env and gymnasium id."""
 from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
 
+from realm.gym_ids import register_gym_env
 from realm.env import EpisodeOverError, RealmEnv
 from realm.env18 import MAP_WINDOWS, RealmEnv18
 from realm.generator import generate_map, validate_map
@@ -79,14 +81,4 @@ def make_env(map_file=None, positions_file=None, map_seed: int = 0, *, protocol:
     return env.on_map(game_map, **rules)
 
 
-def _register_gym_env() -> None:
-    """Register the gymnasium id once; the entry point is a string so nothing is imported now."""
-    try:
-        from gymnasium.envs.registration import register, registry
-    except ImportError:  # gymnasium is optional for the core simulator
-        return
-    if GYM_ENV_ID not in registry:
-        register(id=GYM_ENV_ID, entry_point="realm.gym_env:RealmGymEnv")
-
-
-_register_gym_env()
+register_gym_env(GYM_ENV_ID, "realm.gym_env:RealmGymEnv")

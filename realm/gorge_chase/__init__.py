@@ -9,6 +9,7 @@ choices made where the sources are silent: docs/GORGE_RULES.md.
 """
 from __future__ import annotations
 
+from realm.gym_ids import register_gym_env
 from realm.gorge_chase.env import EpisodeOverError, GorgeChaseEnv, flash_target, walk_path
 from realm.gorge_chase.generator import GeneratedMaps, generate_grid, generated_map, map_stats
 from realm.gorge_chase.maps import (
@@ -59,14 +60,4 @@ def make_gorge_env(map_dir=None, map_id: int | None = None, map_seed: int = 0, s
     return GorgeChaseEnv(maps, map_id=map_id, seed=seed, **options)
 
 
-def _register_gym_env() -> None:
-    """Register the gymnasium id once; the entry point is a string so nothing is imported now."""
-    try:
-        from gymnasium.envs.registration import register, registry
-    except ImportError:  # gymnasium is optional for the core simulator
-        return
-    if GYM_ENV_ID not in registry:
-        register(id=GYM_ENV_ID, entry_point="realm.gorge_chase.gym_env:GorgeChaseGymEnv")
-
-
-_register_gym_env()
+register_gym_env(GYM_ENV_ID, "realm.gorge_chase.gym_env:GorgeChaseGymEnv")
