@@ -569,7 +569,7 @@ def test_gym_id_is_registered_without_importing_the_wrapper():
     code = (
         "import sys, gymnasium, realm; "
         "assert 'realm.gym_env' not in sys.modules; "
-        "realm._register_gym_env(); "  # a second registration is a no-op
+        "realm.register_gym_env(realm.GYM_ENV_ID, 'realm.gym_env:RealmGymEnv'); "  # a second registration is a no-op
         "print(gymnasium.registry[realm.GYM_ENV_ID].entry_point)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT, check=True)
