@@ -1,9 +1,15 @@
 """Shared fixtures. The official map data lives outside the repository, at ../shared/realm/."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+# One intra-op thread per test process, and in the processes it starts that do not set their own
+# (a run's learner and aisrv take theirs from the config): two workers share two cores, and
+# OpenMP threads spinning for a core another process holds cost more than they compute.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 OFFICIAL_DIR = REPO_ROOT.parent / "shared" / "realm"
@@ -36,3 +42,9 @@ def pytest_collection_modifyitems(items):
         slow[item.module.__name__] = slow.get(item.module.__name__, 0) + bool(item.get_closest_marker("slow"))
     first_seen = {name: i for i, name in enumerate(dict.fromkeys(item.module.__name__ for item in items))}
     items.sort(key=lambda item: (-slow[item.module.__name__], first_seen[item.module.__name__]))
+
+
+def pytest_configure(config):
+    import torch
+
+    torch.set_num_threads(1)

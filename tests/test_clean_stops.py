@@ -107,3 +107,22 @@ def test_stop_limit_and_group_sigterm_stop_cleanly_with_exact_counters(tmp_path)
     assert "stop requested" in (run / "log" / "learner.log").read_text()
     seeds = env_seeds(run / "log")
     assert seeds[("aisrv-0", 0)] != seeds[("aisrv-0", 1)]  # the resumed session does not replay session 0
+
+
+def test_a_signal_while_the_run_stops_at_its_limit_is_a_first_signal_not_a_kill():
+    """A sweep prunes a run (SIGTERM) as it reaches its own limit: the clean stop goes on to its
+    final checkpoint; only a second signal kills."""
+    from workflow.supervision.supervisor import Supervisor
+
+    supervisor = Supervisor.__new__(Supervisor)  # the handlers only, no processes
+    supervisor.stop_requested, supervisor.stop_signals, supervisor.force_kill = True, 0, False  # its limit
+    before = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        supervisor.install_signal_handlers()
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert supervisor.stop_requested and not supervisor.force_kill
+        os.kill(os.getpid(), signal.SIGINT)
+        assert supervisor.force_kill
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)

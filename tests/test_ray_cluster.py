@@ -3,6 +3,7 @@ nodes (each its own raylet) on this machine, on loopback only; the launcher runs
 process that joins it, and the learner and the aisrv are real Ray actors."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -26,19 +27,27 @@ LOOPBACK = "127.0.0.1"
 LOOPBACK_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
 
 
-@pytest.fixture
-def cluster(monkeypatch):
+@contextlib.contextmanager
+def loopback_cluster(monkeypatch, learner_slots: int = 1):
+    """A head on loopback with `learner_slots` realm_learner slots; worker nodes are added by the test."""
     for key, value in LOOPBACK_ENV.items():
         monkeypatch.setenv(key, value)
     cluster = Cluster(initialize_head=True, connect=False,
                       head_node_args={"num_cpus": 1, "node_ip_address": LOOPBACK, "include_dashboard": False,
-                                      "resources": {"realm_learner": 1}, "_system_config": {"worker_niceness": 0}})
+                                      "resources": {"realm_learner": learner_slots},
+                                      "_system_config": {"worker_niceness": 0}})
     try:
         yield cluster
     finally:
         for node in list(cluster.worker_nodes):
             cluster.remove_node(node)
         cluster.shutdown()
+
+
+@pytest.fixture
+def cluster(monkeypatch):
+    with loopback_cluster(monkeypatch) as cluster:
+        yield cluster
 
 
 def aisrv_node(cluster: Cluster, slots: int):
@@ -237,3 +246,43 @@ def test_a_learner_that_cannot_see_the_run_directory_refuses_to_start(tmp_path):
         kind, name, payload = role.ctx.events.get_nowait()
         assert (kind, name) == ("error", "learner") and "does not see the run directory" in payload["message"]
         assert not (paths.log / "learner.log").exists()  # it trained nothing, wrote nothing
+
+
+@pytest.mark.slow
+def test_a_sweeps_runs_train_on_the_cluster_and_one_study_here_scores_them(tmp_path, monkeypatch):
+    """tools/sweep.py --ray: one trial's two seeds train side by side as Ray runs (each learner on
+    the head, each aisrv on the worker node), while the study, the launchers and the run
+    directories stay on this machine."""
+    with loopback_cluster(monkeypatch, learner_slots=2) as cluster:  # a learner per seed
+        worker = aisrv_node(cluster, 2)
+        sweep_file = tmp_path / "ray.toml"
+        sweep_file.write_text(f"""
+[sweep]
+name = "ray"
+config = "{SMOKE}"
+set = ["app.aisrv_num=1", "eval.every_train_steps=3", "eval.episodes=1",
+       "eval.usr_conf={{diy={{start=2,end=1,treasure_random=1,treasure_num=2,max_step=40,talent_type=1}}}}"]
+trials = 1
+seeds = 2
+budget_env_steps = 600
+
+[sweep.objective]
+metric = "eval/steps"
+direction = "minimize"
+
+[sweep.params]
+"ppo.learning_rate" = {{ distribution = "log_uniform", low = 1e-4, high = 1e-3 }}
+""")
+        done = subprocess.run([sys.executable, "tools/sweep.py", str(sweep_file), "--out", str(tmp_path / "out"),
+                               "--ray", cluster.address], cwd=REPO_ROOT, capture_output=True, text=True, timeout=400)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        import optuna
+
+        (trial,) = optuna.load_study(study_name="ray", storage=f"sqlite:///{tmp_path / 'out' / 'ray' / 'study.db'}"
+                                     ).get_trials()
+        assert trial.state == optuna.trial.TrialState.COMPLETE and len(trial.user_attrs["seed_values"]) == 2
+        for seed in (0, 1):
+            run = tmp_path / "out" / "ray" / "runs" / f"trial-0000-seed{seed}"
+            assert stats(run)["nodes"]["aisrv-0"] == worker.node_id and stats(run)["nodes"]["learner"] != worker.node_id
+            assert "Ray: joined" in read(tmp_path / "out" / "ray" / "logs" / f"trial-0000-seed{seed}.log")
+            assert_nothing_left(run)

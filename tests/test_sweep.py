@@ -26,7 +26,7 @@ config = "{REPO_ROOT / 'conf' / 'smoke.toml'}"
 set = ["app.aisrv_num=1", "eval.every_train_steps=5", "eval.episodes=2", "{SHORT}"]
 trials = 3
 seeds = 2
-budget_env_steps = 1500
+budget_env_steps = 3000  # the pruned trial's first evaluations come well before it, even on loaded cores
 enqueue = [{{ "eval.usr_conf.diy.max_step" = 40 }}, {{ "eval.usr_conf.diy.max_step" = 100 }},
            {{ "eval.usr_conf.diy.max_step" = 40 }}]
 
@@ -64,7 +64,7 @@ def write(tmp_path, text: str):
     (('type = "median"', 'type = "hyperband"'), "type = 'hyperband'"),
     (("choices = [40, 100]", "choices = [40, -5]"), "eval.usr_conf.diy.max_step"),
     (('"eval.every_train_steps=5", ', ""), "[eval] is off"),
-    (("budget_env_steps = 1500", ""), "a budget is needed"),
+    (("budget_env_steps = 3000", ""), "a budget is needed"),
     (('"app.aisrv_num=1"', '"app.seed=3"'), "the sweep sets app.seed itself"),
 ])
 def test_a_bad_sweep_exits_2_naming_it_and_starts_nothing(tmp_path, capsys, change, named):
@@ -83,6 +83,14 @@ def test_the_command_line_exit_code_of_a_bad_sweep_is_2(tmp_path):
                             cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 2 and "ppo.lr" in result.stderr and "unknown key" in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("address, named", [("local", "--ray local would start a Ray instance per run"),
+                                             ("not an address", "expected local (start Ray on this machine)")])
+def test_a_ray_address_the_runs_cannot_share_exits_2(tmp_path, capsys, address, named):
+    out = tmp_path / "out"
+    assert sweep.main([str(write(tmp_path, TINY)), "--out", str(out), "--ray", address]) == 2
+    assert named in capsys.readouterr().err and not out.exists()
 
 
 def test_the_median_over_seeds_is_reported_at_steps_every_run_has_passed():

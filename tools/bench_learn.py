@@ -6,7 +6,7 @@
 
 1. Trains the config with ./train.sh's launcher for --minutes (every checkpoint kept), noting
    when each checkpoint was written; with --seeds K, K runs one after another (app.seed 0..K-1,
-   the same budget), so one seed's luck cannot pass for the config's.
+   or from --first-seed on; the same budget), so one seed's luck cannot pass for the config's.
 2. Scores --points checkpoints spread over each run (and the last) on --preset (default the
    2024 leaderboard, 30 episodes) or --usr-conf with the agent's `exploit` (its
    `exploit_policy`) and with sampling, and the planner on the same episodes
@@ -43,11 +43,13 @@ RUN_NAME = "bench_learn"
 STARTED_FILE = "bench_learn_started.json"  # the wall time training started, beside the run
 
 
-def run_names(seeds: int) -> list[tuple[str, list[str]]]:
-    """(run name, extra overrides) per run: one run keeps the config's seed, K runs take 0..K-1."""
-    if seeds == 1:
+def run_names(seeds: int, first_seed: int | None = None) -> list[tuple[str, list[str]]]:
+    """(run name, extra overrides) per run: one run keeps the config's seed, K runs take
+    first_seed..first_seed+K-1 (0 when not given)."""
+    if seeds == 1 and first_seed is None:
         return [(RUN_NAME, [])]
-    return [(f"{RUN_NAME}-seed{seed}", [f"app.seed={seed}"]) for seed in range(seeds)]
+    start = first_seed or 0
+    return [(f"{RUN_NAME}-seed{seed}", [f"app.seed={seed}"]) for seed in range(start, start + seeds)]
 
 
 def eval_overrides(label: str, usr_conf: dict, episodes: int, seed: int, minutes: float, points: int) -> list[str]:
@@ -324,6 +326,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--minutes", type=float, default=120.0, help="wall-clock training budget per run (default 120)")
     parser.add_argument("--seeds", type=int, default=1,
                         help="runs one after another with app.seed 0..K-1 (default 1: one run, the config's seed)")
+    parser.add_argument("--first-seed", type=int, default=None,
+                        help="the runs' app.seed start at this one instead of 0 (seeds a sweep never trained)")
     parser.add_argument("--run", type=Path, action="append", default=None,
                         help="score this existing run instead of training (repeat for several seeds' runs)")
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "runs", help="where the runs go (default runs/)")
@@ -371,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
             evaluating = (eval_overrides(label, usr_conf, args.episodes, args.seed, args.minutes, args.points)
                           if args.in_run_eval else [])
             runs = [train(args.config, args.overrides + evaluating + extra, args.minutes, args.out, name)
-                    for name, extra in run_names(args.seeds)]
+                    for name, extra in run_names(args.seeds, args.first_seed)]
         for run in runs:
             if not run.is_dir():
                 raise InputError(f"--run {run}: not a directory")

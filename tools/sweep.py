@@ -4,6 +4,7 @@
     python tools/sweep.py conf/sweeps/smoke.toml --jobs 2        # two trials at a time on this machine
     python tools/sweep.py conf/sweeps/smoke.toml --trials 40     # more trials than the file says
     python tools/sweep.py conf/sweeps/smoke.toml --report        # write the results again, train nothing
+    python tools/sweep.py conf/sweeps/smoke.toml --ray HEAD:6379 --jobs 4   # the runs' actors on a Ray cluster
     optuna-dashboard sweeps/smoke/study.db                       # the web view (pip install optuna-dashboard)
 
 The sweep file's [sweep] (tools/sweep_space.py documents every key) names the config to train,
@@ -19,6 +20,12 @@ process group) and the trial is recorded as pruned. A run that reaches its budge
 launcher; with final_eval its final checkpoint is played on the same episodes, so "last" is the
 value at the budget. The trial's value is the median over seeds of each run's best (or last)
 evaluation; the worst seed is recorded beside it.
+
+With --ray ADDRESS (auto, or a head's HOST:PORT) every run is `./train.sh --ray ADDRESS`: its
+learner and aisrv are actors on the cluster's nodes, while its launcher, its evaluator and its run
+directory stay on this machine, beside the one study the sweep process asks and tells. --jobs
+then says how many trials the cluster trains at a time; give the config a fixed app.aisrv_num
+(runs of "auto" would each claim every realm_aisrv slot).
 
 The study lives in sweeps/<name>/study.db (SQLite). Run the same command again to resume: a trial
 left RUNNING by a killed sweep is marked FAIL (user attribute `interrupted`) and enqueued again
@@ -216,8 +223,8 @@ class Outcome:
 class TrialRunner:
     """The runs of one trial, side by side: reports, prunes, stops, and scores them."""
 
-    def __init__(self, sweep: Sweep, out: Path, trial, stop: threading.Event):
-        self.sweep, self.out, self.trial, self.stop = sweep, out, trial, stop
+    def __init__(self, sweep: Sweep, out: Path, trial, stop: threading.Event, ray: str | None = None):
+        self.sweep, self.out, self.trial, self.stop, self.ray = sweep, out, trial, stop, ray
         self.values = {p.key: p.suggest(trial) for p in sweep.params}
         self.overrides = [p.override(self.values[p.key]) for p in sweep.params]
         runs_dir = out / "runs"
@@ -232,7 +239,7 @@ class TrialRunner:
     def argv(self, run: Run) -> list[str]:
         where = [f"app.seed={run.seed}", f"app.run_dir={json.dumps(str(run.root.parent))}",
                  f"app.run_name={json.dumps(run.root.name)}"]
-        return self.sweep.launcher_argv(self.overrides + where)
+        return self.sweep.launcher_argv(self.overrides + where) + (["--ray", self.ray] if self.ray else [])
 
     def curves(self) -> list[list[tuple[float, float]]]:
         return [curve(r.evaluations(), self.sweep.objective["metric"], self.sweep.pruner["step"], r.final)
@@ -393,21 +400,21 @@ def record(study, trial, outcome: Outcome) -> None:
           + (f"\n{outcome.attrs['error']}" if "error" in outcome.attrs else ""), flush=True)
 
 
-def run_trial(sweep: Sweep, out: Path, trial, stop: threading.Event) -> Outcome:
+def run_trial(sweep: Sweep, out: Path, trial, stop: threading.Event, ray: str | None) -> Outcome:
     try:
-        return TrialRunner(sweep, out, trial, stop).execute()
+        return TrialRunner(sweep, out, trial, stop, ray).execute()
     except Exception as e:  # the sweep's own failure on one trial must not leave it RUNNING
         return Outcome("fail", attrs={"error": f"{type(e).__name__}: {e}"})
 
 
-def optimize(study, sweep: Sweep, out: Path, jobs: int, stop: threading.Event) -> None:
+def optimize(study, sweep: Sweep, out: Path, jobs: int, stop: threading.Event, ray: str | None = None) -> None:
     """Ask, run and tell trials, `jobs` at a time, until `trials` count or a stop."""
     in_flight: dict = {}
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         while True:
             while not stop.is_set() and len(in_flight) < jobs and counted(study) + len(in_flight) < sweep.trials:
                 trial = study.ask()
-                in_flight[pool.submit(run_trial, sweep, out, trial, stop)] = trial
+                in_flight[pool.submit(run_trial, sweep, out, trial, stop, ray)] = trial
             if not in_flight:
                 return
             done, _ = wait(in_flight, timeout=POLL_S, return_when=FIRST_COMPLETED)
@@ -566,6 +573,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "sweeps",
                         help="where sweeps/<name>/ goes (default the repository's sweeps/)")
     parser.add_argument("--report", action="store_true", help="write the results of the study; train nothing")
+    parser.add_argument("--ray", default=None, metavar="auto|HOST:PORT",
+                        help="every run's learner and aisrv on this Ray cluster (./train.sh --ray); the study, the "
+                             "launchers and the run directories stay here")
     return parser.parse_args(argv)
 
 
@@ -574,6 +584,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.jobs < 1:
             raise SweepError(f"--jobs {args.jobs}: at least 1")
+        if args.ray is not None:
+            check_ray(args.ray)
         sweep = load(args.sweep, args.trials)
         out = args.out.resolve() / sweep.name
         check_out(out, args.report)
@@ -585,13 +597,26 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD
     try:
         if not args.report:
-            train(study, sweep, out, args.jobs)
+            train(study, sweep, out, args.jobs, args.ray)
         return report(study, sweep, out)
     finally:
         os.close(lock)
 
 
-def train(study, sweep: Sweep, out: Path, jobs: int) -> None:
+def check_ray(address: str) -> None:
+    """A cluster every run can join: "local" would start one Ray instance per run (use --jobs)."""
+    from workflow.supervision.ray_cluster import check_address
+
+    if address == "local":
+        raise SweepError("--ray local would start a Ray instance per run: on one machine use --jobs; for a "
+                         "cluster give auto or the head's HOST:PORT (ray start --head)")
+    try:
+        check_address(address)
+    except ValueError as e:
+        raise SweepError(str(e)) from None
+
+
+def train(study, sweep: Sweep, out: Path, jobs: int, ray: str | None = None) -> None:
     import torch
 
     torch.set_num_threads(1)  # the final evaluations: batch-1 inference
@@ -608,9 +633,10 @@ def train(study, sweep: Sweep, out: Path, jobs: int) -> None:
     if again:
         print(f"resuming: trial(s) {', '.join(map(str, again))} were interrupted; enqueued again with the same "
               "parameters", flush=True)
-    print(f"{sweep.describe()}; {counted(study)} of {sweep.trials} finished so far; study {out / 'study.db'}",
+    where = f"; the runs' actors on the Ray cluster at {ray}" if ray else ""
+    print(f"{sweep.describe()}; {counted(study)} of {sweep.trials} finished so far; study {out / 'study.db'}{where}",
           flush=True)
-    optimize(study, sweep, out, jobs, stop)
+    optimize(study, sweep, out, jobs, stop, ray)
 
 
 if __name__ == "__main__":

@@ -102,6 +102,7 @@ class Supervisor:
         self.address: str | None = args.learner
         self.learner_port = self.mp.Value("i", 0, lock=False)  # the replay server's port, for aisrv started early
         self.stop_requested = False
+        self.stop_signals = 0  # a second signal kills; a stop the run began itself (a limit) does not count
         self.force_kill = False
         self.learner_done: dict | None = None
         self.failure: str | None = None
@@ -116,8 +117,8 @@ class Supervisor:
 
     def install_signal_handlers(self) -> None:
         def handler(signum, frame):
-            if self.stop_requested:
-                self.force_kill = True
+            self.stop_signals += 1
+            self.force_kill = self.stop_signals > 1
             self.stop_requested = True
         signal.signal(signal.SIGINT, handler)
         signal.signal(signal.SIGTERM, handler)
