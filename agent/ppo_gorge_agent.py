@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from agent.ppo_agent import Agent as PPOAgent
 from agent.ppo_gorge_config import load_settings
-from agent.ppo_view_agent import ViewAgent
+from agent.ppo_view_agent import GameFeatures, ViewAgent
 from feature.gorge_chase.definition import SAMPLE_ROWS
 from feature.gorge_chase.layout import MAP_SHAPE, STATE_DIM, earlier_visits
 from feature.gorge_chase.observation import GorgeView, action_process, observation_process
@@ -23,13 +23,9 @@ from kaiwu_agent.utils.common_func import attached
 
 @attached
 class Agent(ViewAgent):
-    sample_rows = SAMPLE_ROWS
-    input_shape = (MAP_SHAPE[0], MAP_SHAPE[1], STATE_DIM)
-    view_class = GorgeView
-    features = staticmethod(observation_process)
-    to_action = staticmethod(action_process)
+    game = GameFeatures(SAMPLE_ROWS, MAP_SHAPE, STATE_DIM, GorgeView, observation_process, action_process,
+                        earlier_visits)
     settings_loader = staticmethod(load_settings)
-    visits_before = staticmethod(earlier_visits)
 
     def observation_process(self, env_obs, extra_info=None):
         """The 15.0.1 call: (ObsData, None) from the raw env_obs, on the episode's memory."""

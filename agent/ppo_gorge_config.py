@@ -6,12 +6,10 @@ agent.settings.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent.model_options import ModelConfig
-from agent.ppo_options import PPOConfig, check_ppo_sizes
-from agent.settings import SETTINGS_FILE, PackageSettings, game_config, read_settings
+from agent.ppo_game_settings import ppo_game_settings
+from agent.settings import SETTINGS_FILE, game_config, read_settings
 from feature.gorge_chase.curriculum import CurriculumConfig, probe_usr_confs
 from feature.gorge_chase.definition import CORE_STATE_DIM, SAMPLE_DIM
 from feature.gorge_chase.layout import MAP_SHAPE, STATE_DIM
@@ -19,22 +17,7 @@ from feature.gorge_chase.reward import RewardConfig
 
 
 Config = game_config(MAP_SHAPE, STATE_DIM, SAMPLE_DIM, __name__)
-
-
-@dataclass
-class Settings(PackageSettings):
-    """[model] [ppo] [reward_gorge] [curriculum_gorge]."""
-
-    model: ModelConfig = field(default_factory=ModelConfig)
-    ppo: PPOConfig = field(default_factory=PPOConfig)
-    reward_gorge: RewardConfig = field(default_factory=RewardConfig)
-    curriculum_gorge: CurriculumConfig = field(default_factory=CurriculumConfig)
-
-    def validate(self) -> None:
-        check_ppo_sizes(self.model, self.ppo, CORE_STATE_DIM)
-
-    def usr_confs_to_check(self, seed: int) -> list[tuple[str, str, dict]]:
-        return probe_usr_confs(self.curriculum_gorge)
+Settings = ppo_game_settings("gorge", RewardConfig, CurriculumConfig, probe_usr_confs, CORE_STATE_DIM, __name__)
 
 
 def load_settings() -> Settings:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from agent.ppo_agent import Agent as PPOAgent
 from agent.ppo_v2_config import load_settings
-from agent.ppo_view_agent import ViewAgent
+from agent.ppo_view_agent import GameFeatures, ViewAgent
 from feature.definition_v2 import SAMPLE_ROWS
 from feature.layout_v2 import MAP_SHAPE, STATE_DIM, earlier_visits, end_guard
 from feature.observation_v2 import V2View, action_process, observation_process
@@ -24,13 +24,8 @@ from kaiwu_agent.utils.common_func import attached
 
 @attached
 class Agent(ViewAgent):
-    sample_rows = SAMPLE_ROWS
-    input_shape = (MAP_SHAPE[0], MAP_SHAPE[1], STATE_DIM)
-    view_class = V2View
-    features = staticmethod(observation_process)
-    to_action = staticmethod(action_process)
+    game = GameFeatures(SAMPLE_ROWS, MAP_SHAPE, STATE_DIM, V2View, observation_process, action_process, earlier_visits)
     settings_loader = staticmethod(load_settings)
-    visits_before = staticmethod(earlier_visits)
 
     def observation_process(self, obs, extra_info=None):
         """The v2 platform's call: (ObsData, None) from the raw obs and extra_info, on the

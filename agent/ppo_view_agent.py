@@ -6,15 +6,34 @@ its features and its action mapping, and how its platform marks an episode's fir
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable
+
 from agent.ppo_agent import Agent as PPOAgent
 
 
+@dataclass(frozen=True)
+class GameFeatures:
+    """What a game's feature package gives the view agent."""
+
+    sample_rows: object  # its feature.definition.SampleRows
+    map_shape: tuple  # (height, width, channels) of its map channels
+    state_dim: int
+    view_class: type  # its episode view: reset / step -> (memory, extra)
+    features: Callable  # (memory, extra) -> ObsData
+    to_action: Callable  # ActData -> the int action
+    visits_before: Callable  # an ObsData's state -> the visits of the hero's cell before this step
+
+
 class ViewAgent(PPOAgent):
-    view_class: type  # the game's episode view
-    features = None  # staticmethod: (memory, extra) -> ObsData
-    to_action = None  # staticmethod: ActData -> the int action
+    game: GameFeatures  # set by each game's agent
     settings_loader = None  # staticmethod: () -> the package's Settings
-    visits_before = None  # staticmethod: an ObsData's state -> the visits of the hero's cell before this step
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "game" in cls.__dict__:  # the PPO agent's own sizes, from the game's features
+            cls.sample_rows = cls.game.sample_rows
+            cls.input_shape = (cls.game.map_shape[0], cls.game.map_shape[1], cls.game.state_dim)
 
     def __init__(self, agent_type="player", device=None, logger=None, monitor=None, *, settings=None,
                  seed: int | None = None):
@@ -26,7 +45,7 @@ class ViewAgent(PPOAgent):
         return self.settings_loader()
 
     def _earlier_visits(self, obs_data) -> int:
-        return self.visits_before(obs_data.state)
+        return self.game.visits_before(obs_data.state)
 
     def reset(self, *args) -> None:
         """A new episode for exploit / observation_process (the platform's workflows call it)."""
@@ -36,15 +55,15 @@ class ViewAgent(PPOAgent):
     def _observe(self, first: bool, *raw):
         """ObsData of the raw observation on the episode's memory (`first`: a new episode)."""
         if self._view is None or first:
-            self._view = self.view_class()
+            self._view = self.game.view_class()
             memory, extra = self._view.reset(*raw)
             self._core_state = None
         else:
             memory, extra = self._view.step(*raw)
-        obs_data = self.features(memory, extra)
+        obs_data = self.game.features(memory, extra)
         obs_data.core_state = self._core_state
         return obs_data
 
     def action_process(self, act_data) -> int:
         self._core_state = getattr(act_data, "core_state", None)
-        return self.to_action(act_data)
+        return self.game.to_action(act_data)

@@ -8,15 +8,8 @@ from __future__ import annotations
 
 from agent.ppo_gorge_config import load_settings
 from episodes.gorge_episodes import gorge_episodes
-from episodes.ppo_loop import train_segments
-from episodes.training import TrainingEpisodes
+from episodes.ppo_loop import ppo_workflow
 from feature.gorge_chase.definition import action_process, observation_process, sample_process
-from kaiwu_agent.utils.common_func import attached
 
 
-@attached
-def workflow(envs, agents, logger=None, monitor=None, *args, **kwargs):
-    settings = load_settings()
-    episodes = TrainingEpisodes(envs, agents[0], gorge_episodes(settings), observation_process, action_process,
-                                logger, monitor)
-    train_segments(episodes, agents[0], settings.ppo.num_steps, settings.model.burn_in, sample_process)
+workflow = ppo_workflow(load_settings, gorge_episodes, observation_process, action_process, sample_process)

@@ -14,7 +14,20 @@ The loop runs until the framework stops it.
 """
 from __future__ import annotations
 
-from kaiwu_agent.utils.common_func import Frame
+from episodes.training import TrainingEpisodes
+from kaiwu_agent.utils.common_func import Frame, attached
+
+
+def ppo_workflow(load_settings, game_episodes, observation_process, action_process, sample_process):
+    """Kaiwu's `workflow(envs, agents, logger, monitor)` of a PPO package (registered with the
+    platform): its settings, its game's episodes (settings -> the TrainingEpisodes hooks) and its
+    features around train_segments."""
+    def workflow(envs, agents, logger=None, monitor=None, *args, **kwargs):
+        settings = load_settings()
+        episodes = TrainingEpisodes(envs, agents[0], game_episodes(settings), observation_process, action_process,
+                                    logger, monitor)
+        train_segments(episodes, agents[0], settings.ppo.num_steps, settings.model.burn_in, sample_process)
+    return attached(workflow)
 
 
 def train_segments(episodes, agent, num_steps: int, burn_in: int, sample_process) -> None:

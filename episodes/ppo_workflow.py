@@ -12,16 +12,9 @@ which the agent's counters bring with every model it loads (so a resumed run kee
 from __future__ import annotations
 
 from agent.ppo_config import load_settings
-from episodes.ppo_loop import train_segments
+from episodes.ppo_loop import ppo_workflow
 from episodes.realm_training import RealmEpisodes
-from episodes.training import TrainingEpisodes
 from feature.definition import action_process, observation_process, sample_process
-from kaiwu_agent.utils.common_func import attached
 
 
-@attached
-def workflow(envs, agents, logger=None, monitor=None):
-    settings = load_settings()
-    episodes = TrainingEpisodes(envs, agents[0], RealmEpisodes(settings), observation_process, action_process,
-                                logger, monitor)
-    train_segments(episodes, agents[0], settings.ppo.num_steps, settings.model.burn_in, sample_process)
+workflow = ppo_workflow(load_settings, RealmEpisodes, observation_process, action_process, sample_process)

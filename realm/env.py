@@ -51,6 +51,7 @@ from realm.constants import (
     VIEW_SIZE,
     WORLD_SIZE,
 )
+from realm.episode import EpisodeOverError, EpisodeProgress  # noqa: F401  (EpisodeOverError: a public name here too)
 from realm.lookups import PADDED_SIZE, lookups_for
 from realm.maps import Map
 from realm.protocol import (
@@ -131,16 +132,12 @@ def _world_position(x: float, z: float) -> Position:
     return Position(round(x), round(z))
 
 
-class EpisodeOverError(RuntimeError):
-    """`step` was called before `reset` or after the episode ended."""
-
-
 def final_score(max_step, steps_used, chests):
     """The game's score for reaching the end (SPEC §6); works on numpy arrays too (the planner)."""
     return END_BONUS + STEP_BONUS * (max_step - steps_used) + CHEST_SCORE * chests
 
 
-class RealmEnv:
+class RealmEnv(EpisodeProgress):
     """One hero on one map. `reset(usr_conf, seed)` starts an episode, `step(act)` plays one step.
 
     Rules: `flash_blocked` ("fail" | "nearest", SPEC §5), `step_jitter` (step lengths drawn in
@@ -280,9 +277,7 @@ class RealmEnv:
     @property
     def env_info(self) -> EnvInfo:
         """The latest EnvInfo (after reset or the last step)."""
-        if self._env_info is None:
-            raise EpisodeOverError("no episode yet: call reset() first")
-        return self._env_info
+        return self._latest(self._env_info)
 
     @property
     def hero_position(self) -> tuple[float, float]:
@@ -292,14 +287,6 @@ class RealmEnv:
     @property
     def frame_no(self) -> int:
         return self._frame_no
-
-    @property
-    def steps(self) -> int:
-        return self._steps
-
-    @property
-    def done(self) -> bool:
-        return self._done
 
     # ---- movement ---------------------------------------------------------------------------
 

@@ -25,7 +25,7 @@ import random
 from collections import deque
 from numbers import Integral
 
-from realm.env import EpisodeOverError
+from realm.episode import EpisodeOverError
 from realm.gorge_chase.constants import (
     ACTION_HELP,
     BACK_STEP_PENALTY,

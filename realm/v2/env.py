@@ -20,7 +20,8 @@ from numbers import Integral
 
 import numpy as np
 
-from realm.env import EpisodeOverError, final_score
+from realm.env import final_score
+from realm.episode import EpisodeOverError, EpisodeProgress
 from realm.v2.constants import (
     BUFF_CONFIG_ID,
     CELL_BUFF,
@@ -137,7 +138,7 @@ def flash_landing(free, x: int, z: int, direction: int) -> tuple[int, int]:
     return x, z
 
 
-class RealmEnvV2:
+class RealmEnvV2(EpisodeProgress):
     """One hero on one v2 map. Options: see `OPTIONS` (constructor keywords); `seed` seeds the
     episode RNG (random points and the random obstacle); a `seed` given to `reset` restarts it,
     so the same seed and usr_conf replay the same episode."""
@@ -321,22 +322,11 @@ class RealmEnvV2:
 
     @property
     def extra_info(self) -> dict:
-        if self._extra_info is None:
-            raise EpisodeOverError("no episode yet: call reset() first")
-        return self._extra_info
+        return self._latest(self._extra_info)
 
     @property
     def hero(self) -> tuple[int, int]:
         return self._x, self._z
-
-    @property
-    def steps(self) -> int:
-        """Actions played in this episode."""
-        return self._steps
-
-    @property
-    def done(self) -> bool:
-        return self._done
 
     @property
     def end_found(self) -> bool:
