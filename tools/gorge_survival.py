@@ -10,11 +10,12 @@ never saw (11-14), beside a random legal policy on the same episodes.
 """
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass
 
 import numpy as np
+
+from small_task import small_ppo_config  # tools/ is on the path of a tool and of the tests
 
 MAX_STEP = 200
 TRAIN_MAPS, EVAL_MAPS = [1, 2, 3, 4], [11, 12, 13, 14]
@@ -24,17 +25,9 @@ EVAL_EPISODES = 12
 
 
 def survival_config(seed: int = 0, **ppo):
-    """The task's AppConfig: 4 envs, batches of 8 segments of up to 64 steps, a small network."""
-    from agent.model import ModelConfig
-    from feature.gorge_chase.curriculum import CurriculumConfig
-    from workflow.config import AppConfig
-
-    cfg = AppConfig()
-    cfg.app = dataclasses.replace(cfg.app, algo="ppo_gorge", seed=seed, envs_per_aisrv=4, train_batch_size=8,
-                                  torch_num_threads=1)
-    cfg.model = ModelConfig(channels=[8, 16], kernel_sizes=[3, 3], strides=[2, 2], hidden_size=64)
+    """The task's AppConfig (tools/small_task.py) on the training maps."""
+    cfg = small_ppo_config("ppo_gorge", seed, 1e-3, ppo)
     cfg.curriculum_gorge = task_curriculum(TRAIN_MAPS)
-    cfg.ppo = dataclasses.replace(cfg.ppo, **{"num_steps": 64, "learning_rate": 1e-3, **ppo})
     return cfg
 
 

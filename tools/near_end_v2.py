@@ -9,9 +9,10 @@ budget of env steps runs out; then its sampling policy plays EVAL_EPISODES fresh
 """
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass
+
+from small_task import small_ppo_config  # tools/ is on the path of a tool and of the tests
 
 START, END = [111, 83], [84, 95]
 MAX_STEP = 100
@@ -22,26 +23,22 @@ EVAL_EPISODES = 20
 
 
 def near_end_v2_config(seed: int = 0, **ppo):
-    """The task's AppConfig: 4 envs, batches of 8 segments of up to 64 steps, a small network."""
-    from agent.model import ModelConfig
-    from feature.curriculum_v2 import CurriculumConfig
-    from workflow.config import AppConfig
-
-    cfg = AppConfig()
-    cfg.app = dataclasses.replace(cfg.app, algo="ppo_v2", seed=seed, envs_per_aisrv=4, train_batch_size=8,
-                                  torch_num_threads=1)
-    cfg.model = ModelConfig(channels=[8, 16], kernel_sizes=[3, 3], strides=[2, 2], hidden_size=64)
-    cfg.curriculum_v2 = CurriculumConfig(start=list(START), end=list(END), end_random=False, treasure_pos=[],
-                                         treasure_count=0, obstacle_random=False, max_step=MAX_STEP)
-    cfg.ppo = dataclasses.replace(cfg.ppo, **{"num_steps": 64, "learning_rate": 5e-4, **ppo})
+    """The task's AppConfig (tools/small_task.py) on the near-end episode."""
+    cfg = small_ppo_config("ppo_v2", seed, 5e-4, ppo)
+    cfg.curriculum_v2 = curriculum()
     return cfg
 
 
-def usr_conf() -> dict:
+def curriculum():
+    """[curriculum_v2] of the near-end episode."""
     from feature.curriculum_v2 import CurriculumConfig
 
     return CurriculumConfig(start=list(START), end=list(END), end_random=False, treasure_pos=[], treasure_count=0,
-                            obstacle_random=False, max_step=MAX_STEP).usr_conf()
+                            obstacle_random=False, max_step=MAX_STEP)
+
+
+def usr_conf() -> dict:
+    return curriculum().usr_conf()
 
 
 def play(agent, episodes: int = EVAL_EPISODES, seed: int = 123, sample: bool = True) -> tuple[float, float]:
