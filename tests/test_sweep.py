@@ -23,10 +23,10 @@ TINY = f"""
 [sweep]
 name = "tiny"
 config = "{REPO_ROOT / 'conf' / 'smoke.toml'}"
-set = ["app.aisrv_num=1", "eval.every_train_steps=5", "eval.episodes=2", "{SHORT}"]
+set = ["app.aisrv_num=1", "app.dump_model_freq=2", "eval.every_train_steps=2", "eval.episodes=2", "{SHORT}"]
 trials = 3
 seeds = 2
-budget_env_steps = 3000  # the pruned trial's first evaluations come well before it, even on loaded cores
+budget_env_steps = 2000  # the first evaluations (train step 2, ~130 env steps) come well before it, even on loaded cores
 enqueue = [{{ "eval.usr_conf.diy.max_step" = 40 }}, {{ "eval.usr_conf.diy.max_step" = 100 }},
            {{ "eval.usr_conf.diy.max_step" = 40 }}]
 
@@ -63,8 +63,8 @@ def write(tmp_path, text: str):
     (("seeds = 2", "seeds = 2\nbudget = 3"), "[sweep] budget: unknown key"),
     (('type = "median"', 'type = "hyperband"'), "type = 'hyperband'"),
     (("choices = [40, 100]", "choices = [40, -5]"), "eval.usr_conf.diy.max_step"),
-    (('"eval.every_train_steps=5", ', ""), "[eval] is off"),
-    (("budget_env_steps = 3000", ""), "a budget is needed"),
+    (('"eval.every_train_steps=2", ', ""), "[eval] is off"),
+    (("budget_env_steps = 2000", ""), "a budget is needed"),
     (('"app.aisrv_num=1"', '"app.seed=3"'), "the sweep sets app.seed itself"),
 ])
 def test_a_bad_sweep_exits_2_naming_it_and_starts_nothing(tmp_path, capsys, change, named):
