@@ -135,6 +135,43 @@ def flash_target(w, x: int, z: int, direction: int) -> tuple[int, int, int]:
     return x, z, 0
 
 
+def monster_sub_steps(cur: int, prev: int, last_axis: int, speed: int, monster_id: int, occupied: dict, orth,
+                      dist, pick) -> tuple[int, int, int]:
+    """One monster's `speed` sub-steps (SPEC §7): to the orthogonal neighbour not held by another
+    monster with the least `dist` to the hero, + BACK_STEP_PENALTY onto the cell it came from,
+    + SAME_AXIS_PENALTY along its last move's axis; `pick` chooses among exact ties (the env: at
+    random). It stops where every neighbour is held. Moves it in `occupied` (cell -> monster id);
+    returns its (cell, previous cell, last axis). The env and the reference's look-ahead both move
+    monsters with it."""
+    for _ in range(speed):
+        best_score = None
+        best = None
+        for n, axis in orth[cur]:
+            holder = occupied.get(n)
+            if holder is not None and holder != monster_id:
+                continue
+            score = dist(n)
+            if score == UNREACHABLE:
+                continue
+            if n == prev:
+                score += BACK_STEP_PENALTY
+            if axis == last_axis:
+                score += SAME_AXIS_PENALTY
+            if best_score is None or score < best_score - TIE_EPS:
+                best_score = score
+                best = (n, axis)
+            elif score - best_score < TIE_EPS:  # an exact tie (score >= best - eps here)
+                best = [best, (n, axis)] if type(best) is tuple else best + [(n, axis)]
+        if best is None:
+            break  # the path's next cell is held by the other monster: stop
+        n, axis = best if type(best) is tuple else pick(best)
+        prev, last_axis = cur, axis
+        del occupied[cur]
+        occupied[n] = monster_id
+        cur = n
+    return cur, prev, last_axis
+
+
 class Monster:
     """A monster's state: its cell, speed, birth cell and the move memory of its chase rule."""
 
@@ -516,34 +553,8 @@ class GorgeChaseEnv:
             if dist(cur) == UNREACHABLE:
                 self._greedy_step(m, cur, occupied)
                 continue
-            mid = m.monster_id
-            for _ in range(m.speed):
-                best_score = None
-                best = None
-                prev, last_axis = m.prev, m.last_axis
-                for n, axis in orth[cur]:
-                    holder = occupied.get(n)
-                    if holder is not None and holder != mid:
-                        continue
-                    score = dist(n)
-                    if score == UNREACHABLE:
-                        continue
-                    if n == prev:
-                        score += BACK_STEP_PENALTY
-                    if axis == last_axis:
-                        score += SAME_AXIS_PENALTY
-                    if best_score is None or score < best_score - TIE_EPS:
-                        best_score = score
-                        best = (n, axis)
-                    elif score - best_score < TIE_EPS:  # an exact tie (score >= best - eps here)
-                        best = [best, (n, axis)] if type(best) is tuple else best + [(n, axis)]
-                if best is None:
-                    break  # the path's next cell is held by the other monster: stop
-                n, axis = best if type(best) is tuple else self._random.choice(best)
-                m.prev, m.last_axis = cur, axis
-                del occupied[cur]
-                occupied[n] = mid
-                cur = n
+            cur, m.prev, m.last_axis = monster_sub_steps(cur, m.prev, m.last_axis, m.speed, m.monster_id, occupied,
+                                                         orth, dist, self._random.choice)
             m.x, m.z = cur % GRID_SIZE, cur // GRID_SIZE
 
     def _greedy_step(self, m: Monster, cur: int, occupied: dict) -> None:

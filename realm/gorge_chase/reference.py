@@ -48,7 +48,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from realm.gorge_chase.constants import (
-    BACK_STEP_PENALTY,
     BUFF_DURATION,
     BUFF_EXTRA_SPEED,
     DIRECTIONS,
@@ -57,11 +56,8 @@ from realm.gorge_chase.constants import (
     MONSTER2_HISTORY_STEPS,
     NO_SECOND_MONSTER,
     NUM_ACTIONS,
-    SAME_AXIS_PENALTY,
-    TIE_EPS,
 )
-from realm.gorge_chase.env import GorgeChaseEnv, flash_target, walk_path
-from realm.gorge_chase.maps import UNREACHABLE
+from realm.gorge_chase.env import GorgeChaseEnv, flash_target, monster_sub_steps, walk_path
 
 SAFE = 60  # a margin (steps) that allows detours for chests
 FLASH_PENALTY = 0.5  # a flash now against an equal plan that keeps it
@@ -113,6 +109,16 @@ def _flash_table(game_map) -> np.ndarray:
         _FLASH_TABLES[game_map] = table
     return table
 
+
+
+def _first(ties):
+    """The look-ahead's tie rule: the first of the tied cells (the env draws one)."""
+    return ties[0]
+
+
+def _field_distance(field, index):
+    """A cell's distance to the hero on a distance field (the env's bfs4 rule)."""
+    return lambda c: field.get(index[c])
 
 class ReferencePolicy:
     """`act(env)` -> action for the env's current state (full information)."""
@@ -329,30 +335,10 @@ class ReferencePolicy:
             field = game_map.distance_field(h, "bfs4")
             occupied = {m[0]: m[4] for m in mons}
             hx, hz = h % GRID_SIZE, h // GRID_SIZE
+            dist = _field_distance(field, index)
             for m in mons:
-                cur, prev, last_axis = m[0], m[1], m[2]
-                if cur != h:
-                    for _ in range(m[3]):
-                        best_score, best = None, None
-                        for n, axis in orth[cur]:
-                            holder = occupied.get(n)
-                            if holder is not None and holder != m[4]:
-                                continue
-                            score = field.get(index[n])
-                            if n == prev:
-                                score += BACK_STEP_PENALTY
-                            if axis == last_axis:
-                                score += SAME_AXIS_PENALTY
-                            if best_score is None or score < best_score - TIE_EPS:
-                                best_score, best = score, (n, axis)
-                        if best is None:
-                            break
-                        n, axis = best
-                        prev, last_axis = cur, axis
-                        del occupied[cur]
-                        occupied[n] = m[4]
-                        cur = n
-                m[0], m[1], m[2] = cur, prev, last_axis
+                if m[0] != h:
+                    m[0], m[1], m[2] = monster_sub_steps(m[0], m[1], m[2], m[3], m[4], occupied, orth, dist, _first)
             if pending and step >= env.monster_interval:
                 pending = False
                 cell = trail.get(env.monster_interval - MONSTER2_HISTORY_STEPS, h)
@@ -401,32 +387,12 @@ class ReferencePolicy:
         hx, hz = hero % GRID_SIZE, hero // GRID_SIZE
         r = env.capture_radius
         step = env.step_no + 1
+        dist = _field_distance(field, index)
         for m in env.monsters:
             cur = m.z * GRID_SIZE + m.x
-            prev, last_axis = m.prev, m.last_axis
             if cur != hero:
-                for _ in range(m.speed):
-                    best_score, best = None, None
-                    for n, axis in orth[cur]:
-                        holder = occupied.get(n)
-                        if holder is not None and holder != m.monster_id:
-                            continue
-                        score = field.get(index[n])
-                        if score == UNREACHABLE:
-                            continue
-                        if n == prev:
-                            score += BACK_STEP_PENALTY
-                        if axis == last_axis:
-                            score += SAME_AXIS_PENALTY
-                        if best_score is None or score < best_score - TIE_EPS:
-                            best_score, best = score, (n, axis)
-                    if best is None:
-                        break
-                    n, axis = best
-                    prev, last_axis = cur, axis
-                    del occupied[cur]
-                    occupied[n] = m.monster_id
-                    cur = n
+                cur, _, _ = monster_sub_steps(cur, m.prev, m.last_axis, m.speed, m.monster_id, occupied, orth, dist,
+                                              _first)
             mx, mz = cur % GRID_SIZE, cur // GRID_SIZE
             if abs(mx - hx) <= r and abs(mz - hz) <= r and left > 0:
                 return None
