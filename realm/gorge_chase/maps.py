@@ -74,41 +74,20 @@ class GorgeMap:
     def orthogonal_neighbours(self) -> list:
         """[c] -> tuple of (flat id, axis) of the walkable E, W, S, N neighbours (the script's
         order); axis 0 = a move along x, 1 = along z. Empty for obstacle cells."""
-        if "orth" not in self._neighbours:
-            w = self.walkable_flat
-            table = []
-            for c in range(GRID_SIZE * GRID_SIZE):
-                if not w[c]:
-                    table.append(())
-                    continue
-                x, z = c % GRID_SIZE, c // GRID_SIZE
-                out = []
-                for dx, dz, axis in ((1, 0, 0), (-1, 0, 0), (0, 1, 1), (0, -1, 1)):
-                    nx, nz = x + dx, z + dz
-                    if 0 <= nx < GRID_SIZE and 0 <= nz < GRID_SIZE and w[nz * GRID_SIZE + nx]:
-                        out.append((nz * GRID_SIZE + nx, axis))
-                table.append(tuple(out))
-            self._neighbours["orth"] = table
-        return self._neighbours["orth"]
+        return self._cell_table("orth", _orthogonal_steps)
 
     def moves8(self) -> list:
         """[c] -> tuple of flat ids reachable in one 8-connected step under the diagonal rule
         (target walkable; a diagonal needs one of its two orthogonal cells walkable)."""
-        if "moves8" not in self._neighbours:
+        return self._cell_table("moves8", _diagonal_rule_steps)
+
+    def _cell_table(self, key: str, steps_from) -> list:
+        """[c] -> tuple(steps_from(walkable, x, z)) for walkable cells, () for obstacles; built once."""
+        if key not in self._neighbours:
             w = self.walkable_flat
-            table = []
-            for c in range(GRID_SIZE * GRID_SIZE):
-                if not w[c]:
-                    table.append(())
-                    continue
-                x, z = c % GRID_SIZE, c // GRID_SIZE
-                out = []
-                for dx, dz in DIRECTIONS:
-                    if can_step(w, x, z, dx, dz):
-                        out.append((z + dz) * GRID_SIZE + x + dx)
-                table.append(tuple(out))
-            self._neighbours["moves8"] = table
-        return self._neighbours["moves8"]
+            self._neighbours[key] = [tuple(steps_from(w, c % GRID_SIZE, c // GRID_SIZE)) if w[c] else ()
+                                     for c in range(GRID_SIZE * GRID_SIZE)]
+        return self._neighbours[key]
 
     def distance_field(self, cell: int, metric: str = "bfs4") -> "DistanceField":
         """The (lazily grown) shortest-path distances from road cell `cell` (flat id); kept, so
@@ -221,6 +200,21 @@ class DistanceField:
 @lru_cache(maxsize=8)
 def _unreached(size: int) -> array:
     return array("H", [UNREACHABLE]) * size
+
+
+def _orthogonal_steps(walkable_flat, x: int, z: int):
+    """(flat id, axis) of the walkable E, W, S, N neighbours of (x, z)."""
+    for dx, dz, axis in ((1, 0, 0), (-1, 0, 0), (0, 1, 1), (0, -1, 1)):
+        nx, nz = x + dx, z + dz
+        if 0 <= nx < GRID_SIZE and 0 <= nz < GRID_SIZE and walkable_flat[nz * GRID_SIZE + nx]:
+            yield nz * GRID_SIZE + nx, axis
+
+
+def _diagonal_rule_steps(walkable_flat, x: int, z: int):
+    """Flat ids of the cells one 8-connected step from (x, z) enters under the diagonal rule."""
+    for dx, dz in DIRECTIONS:
+        if can_step(walkable_flat, x, z, dx, dz):
+            yield (z + dz) * GRID_SIZE + x + dx
 
 
 def can_step(walkable_flat, x: int, z: int, dx: int, dz: int) -> bool:
