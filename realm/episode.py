@@ -1,5 +1,6 @@
-"""What every simulator says of its running episode, in one place: the actions played, whether
-it has ended, and the latest info a reset or step returned."""
+"""What a simulator says of its running episode, in one place: the actions played, whether it has
+ended, and the latest info a reset or step returned. The 2024 and v2 envs take EpisodeProgress;
+gorge_chase counts its steps as the platform's `step_no` and takes only EpisodeOverError."""
 from __future__ import annotations
 
 
@@ -8,8 +9,8 @@ class EpisodeOverError(RuntimeError):
 
 
 class EpisodeProgress:
-    """Mixin of the simulators' envs: they keep `_steps` and `_done` and call `_latest` for the
-    info of their last reset or step."""
+    """Mixin of an env that keeps `_steps` and `_done` and calls `_latest` for the info of its
+    last reset or step."""
 
     _steps: int = 0
     _done: bool = False

@@ -110,7 +110,6 @@ def _flash_table(game_map) -> np.ndarray:
     return table
 
 
-
 def _first(ties):
     """The look-ahead's tie rule: the first of the tied cells (the env draws one)."""
     return ties[0]
@@ -119,6 +118,7 @@ def _first(ties):
 def _field_distance(field, index):
     """A cell's distance to the hero on a distance field (the env's bfs4 rule)."""
     return lambda c: field.get(index[c])
+
 
 class ReferencePolicy:
     """`act(env)` -> action for the env's current state (full information)."""
