@@ -126,3 +126,24 @@ def test_a_signal_while_the_run_stops_at_its_limit_is_a_first_signal_not_a_kill(
     finally:
         for s, handler in before.items():
             signal.signal(s, handler)
+
+
+def test_the_parent_gone_signal_stops_cleanly_however_often_the_kernel_sends_it():
+    """PR_SET_PDEATHSIG comes once per launcher thread and per thread of the dying parent: a
+    stop, never the second signal that kills; a person's SIGTERM after it is a first signal."""
+    from workflow.supervision.supervisor import PARENT_GONE_SIGNAL, Supervisor
+
+    supervisor = Supervisor.__new__(Supervisor)
+    supervisor.stop_requested, supervisor.stop_signals, supervisor.force_kill = False, 0, False
+    watched = (signal.SIGTERM, signal.SIGINT, PARENT_GONE_SIGNAL)
+    before = {s: signal.getsignal(s) for s in watched}
+    try:
+        supervisor.install_signal_handlers()
+        for _ in range(4):
+            os.kill(os.getpid(), PARENT_GONE_SIGNAL)
+        assert supervisor.stop_requested and not supervisor.force_kill
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert not supervisor.force_kill
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)

@@ -181,6 +181,7 @@ def test_train_crash_restart_kill_and_resume(tmp_path):
             assert not pid_alive(pid), f"{name} (pid {pid}) outlived the launcher"
 
 
+LOGGED_CHECKPOINT = re.compile(r"\| INFO +\| learner \| checkpoint model\.ckpt-(\d+)\.pkl")
 FAILED_WRITE = re.compile(r"^(\S+ \S+) \| ERROR .*checkpoint at train step (\d+) failed")
 
 
@@ -192,6 +193,11 @@ def failed_writes(run: Path) -> list[tuple[float, int]]:
         if match:
             found.append((datetime.strptime(match.group(1), "%Y-%m-%d %H:%M:%S.%f").timestamp(), int(match.group(2))))
     return found
+
+
+def logged_checkpoints(run: Path) -> list[int]:
+    """Train steps of the checkpoints the learner logged as written (every file of them in place)."""
+    return [int(m.group(1)) for m in LOGGED_CHECKPOINT.finditer(read(run / "log" / "learner.log"))]
 
 
 def files_of(directory: Path) -> dict[str, bytes]:
@@ -228,7 +234,9 @@ def test_a_failing_checkpoint_dir_is_retried_on_schedule_and_only_a_lasting_faul
         ckpt.unlink()
         good.rename(ckpt)  # the fault is lifted, the earlier checkpoints back in place
         lifted_after = failed_writes(run)
-        wait_until(lambda: max(checkpoint_ids(run)) > lifted_after[-1][1], 60, "a checkpoint after the fault", proc)
+        # written whole, as the learner logs it (a .pkl on disk may still be followed by its run state)
+        wait_until(lambda: max(logged_checkpoints(run), default=-1) > lifted_after[-1][1], 60,
+                   "a checkpoint after the fault", proc)
         recovered = failed_writes(run)
         assert len(recovered) in (3, 4), recovered  # the 4th attempt is due 2 s after the 3rd: the lift came first
         assert_on_schedule(recovered, retry_s)

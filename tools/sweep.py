@@ -65,6 +65,7 @@ from sweep_space import Sweep, SweepError, load  # noqa: E402
 from tool_args import REPO_ROOT  # noqa: E402
 
 sys.path.insert(0, str(REPO_ROOT))
+from workflow.supervision.supervisor import PARENT_GONE_SIGNAL  # noqa: E402
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD = 0, 1, 2
 POLL_S = 1.0
@@ -75,10 +76,11 @@ LOCK_FILE = "sweep.lock"
 # --- one run (one seed of a trial) ---------------------------------------------------------------
 
 def _die_with_parent() -> None:
-    """In the launcher's child: SIGTERM it when the sweep dies, however (SIGKILL too): no orphan
-    run goes on training once its sweep is gone."""
+    """In the launcher's child: have the kernel signal it when the sweep dies, however (SIGKILL
+    too), with the signal the launcher reads as a clean stop however often it comes: no orphan
+    run goes on training once its sweep is gone, and none is killed before its final checkpoint."""
     try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, PARENT_GONE_SIGNAL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
 

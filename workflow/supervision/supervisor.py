@@ -35,6 +35,11 @@ AISRV_STOP_GRACE_S = 20.0
 LEARNER_STOP_GRACE_S = 120.0
 MAX_BACKOFF_S = 60.0
 RSS_POLL_S = 2.0
+#: What a program that starts launchers (tools/sweep.py) has the kernel send each one when it dies
+#: (PR_SET_PDEATHSIG). The kernel sends it once per thread of the launcher and again each time the
+#: launcher passes to another thread of the dying parent: so it asks for a clean stop, and its
+#: repeats never count as the second signal that kills.
+PARENT_GONE_SIGNAL = signal.SIGUSR1
 STARTUP_GRACE_S = 180.0  # a child that has not reported yet is still importing (TensorFlow, torch)
 
 def resume_command(args: argparse.Namespace, paths: RunPaths) -> str:
@@ -120,8 +125,12 @@ class Supervisor:
             self.stop_signals += 1
             self.force_kill = self.stop_signals > 1
             self.stop_requested = True
+
+        def parent_gone(signum, frame):
+            self.stop_requested = True
         signal.signal(signal.SIGINT, handler)
         signal.signal(signal.SIGTERM, handler)
+        signal.signal(PARENT_GONE_SIGNAL, parent_gone)
 
     # --- starting children ------------------------------------------------------------------------
 
