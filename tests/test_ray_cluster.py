@@ -85,38 +85,6 @@ def assert_nothing_left(run: Path) -> None:
 
 
 @pytest.mark.slow
-def test_a_run_spreads_its_aisrv_over_two_nodes_and_counts_exactly(cluster, tmp_path):
-    nodes = {aisrv_node(cluster, 1).node_id, aisrv_node(cluster, 1).node_id}
-    run = tmp_path / "runs" / "r"
-    done = subprocess.run(launcher(tmp_path / "runs", cluster.address, "--set", "app.max_env_steps=800"),
-                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=300, env={**os.environ, **LOOPBACK_ENV})
-    assert done.returncode == 0, done.stderr
-    placed = stats(run)["nodes"]
-    assert {placed["aisrv-0"], placed["aisrv-1"]} == nodes  # one on each worker node (one slot each)
-    assert placed["learner"] not in nodes  # where realm_learner is: the head
-    steps, episodes = aisrv_totals(run / "log", {})  # the aisrv's own log lines, shipped from their nodes
-    counters = final_counters(run)
-    assert steps >= 800 and episodes > 0
-    assert (counters["env_steps"], counters["episodes"]) == (steps, episodes) == (counters["env_steps"],
-                                                                                   episode_rows(run))
-    assert "Ray: joined" in done.stderr and "3 node(s), 2 realm_aisrv slot(s)" in done.stderr  # head + two workers
-    assert_nothing_left(run)
-
-    # The run's checkpoint evaluated on the cluster's CPUs plays exactly the episodes a local
-    # evaluation plays.
-    def evaluate(out: Path, *extra: str) -> str:
-        done = subprocess.run([sys.executable, "tools/evaluate.py", "--ckpt", str(run), "--usr-conf",
-                               '{"diy": {"treasure_num": 8, "max_step": 300}}',
-                               "--episodes", "3", "--no-planner", "--out", str(out), "--quiet", *extra], cwd=REPO_ROOT,
-                              capture_output=True, text=True, timeout=300, env={**os.environ, **LOOPBACK_ENV})
-        assert done.returncode == 0, done.stderr
-        return (out / "episodes.csv").read_text()
-
-    assert evaluate(tmp_path / "on_ray", "--ray", cluster.address, "--workers", "2") == evaluate(
-        tmp_path / "here", "--workers", "1")
-
-
-@pytest.mark.slow
 def test_aisrv_come_back_after_a_kill_and_a_lost_node_and_grow_with_a_new_one(cluster, tmp_path):
     first, second = aisrv_node(cluster, 1), aisrv_node(cluster, 1)
     run = tmp_path / "runs" / "r"
@@ -249,12 +217,14 @@ def test_a_learner_that_cannot_see_the_run_directory_refuses_to_start(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_sweeps_runs_train_on_the_cluster_and_one_study_here_scores_them(tmp_path, monkeypatch):
+def test_a_sweeps_runs_spread_over_the_cluster_count_exactly_and_one_study_here_scores_them(tmp_path, monkeypatch):
     """tools/sweep.py --ray: one trial's two seeds train side by side as Ray runs (each learner on
-    the head, each aisrv on the worker node), while the study, the launchers and the run
-    directories stay on this machine."""
+    the head, each run's aisrv on a worker node of one slot: one node each), while the study, the
+    launchers and the run directories stay on this machine. Each run counts exactly what its
+    remote aisrv played, and its checkpoint evaluated on the cluster's CPUs plays exactly the
+    episodes a local evaluation plays."""
     with loopback_cluster(monkeypatch, learner_slots=2) as cluster:  # a learner per seed
-        worker = aisrv_node(cluster, 2)
+        workers = {aisrv_node(cluster, 1).node_id, aisrv_node(cluster, 1).node_id}
         sweep_file = tmp_path / "ray.toml"
         sweep_file.write_text(f"""
 [sweep]
@@ -281,8 +251,26 @@ direction = "minimize"
         (trial,) = optuna.load_study(study_name="ray", storage=f"sqlite:///{tmp_path / 'out' / 'ray' / 'study.db'}"
                                      ).get_trials()
         assert trial.state == optuna.trial.TrialState.COMPLETE and len(trial.user_attrs["seed_values"]) == 2
-        for seed in (0, 1):
-            run = tmp_path / "out" / "ray" / "runs" / f"trial-0000-seed{seed}"
-            assert stats(run)["nodes"]["aisrv-0"] == worker.node_id and stats(run)["nodes"]["learner"] != worker.node_id
-            assert "Ray: joined" in read(tmp_path / "out" / "ray" / "logs" / f"trial-0000-seed{seed}.log")
+        runs = [tmp_path / "out" / "ray" / "runs" / f"trial-0000-seed{seed}" for seed in (0, 1)]
+        assert {stats(run)["nodes"]["aisrv-0"] for run in runs} == workers  # one worker node each
+        for seed, run in enumerate(runs):
+            assert stats(run)["nodes"]["learner"] not in workers  # where realm_learner is: the head
+            joined = read(tmp_path / "out" / "ray" / "logs" / f"trial-0000-seed{seed}.log")
+            assert "Ray: joined" in joined and "3 node(s), 2 realm_aisrv slot(s)" in joined
+            steps, episodes = aisrv_totals(run / "log", {})  # the aisrv's own log lines, shipped from its node
+            counters = final_counters(run)
+            assert steps >= 600 and episodes > 0
+            assert (counters["env_steps"], counters["episodes"]) == (steps, episodes) == (counters["env_steps"],
+                                                                                           episode_rows(run))
             assert_nothing_left(run)
+
+        def evaluate(out: Path, *extra: str) -> str:
+            done = subprocess.run([sys.executable, "tools/evaluate.py", "--ckpt", str(runs[0]), "--usr-conf",
+                                   '{"diy": {"treasure_num": 8, "max_step": 300}}', "--episodes", "3", "--no-planner",
+                                   "--out", str(out), "--quiet", *extra], cwd=REPO_ROOT, capture_output=True, text=True,
+                                  timeout=300, env={**os.environ, **LOOPBACK_ENV})
+            assert done.returncode == 0, done.stderr
+            return (out / "episodes.csv").read_text()
+
+        assert evaluate(tmp_path / "on_ray", "--ray", cluster.address, "--workers", "2") == evaluate(
+            tmp_path / "here", "--workers", "1")
