@@ -105,3 +105,14 @@ def test_the_failure_chain_is_followed_through_causes_and_suppressed_contexts(tm
         "agent_x/flow.py:2 in inner: KeyError: 'key' (raised on as ValueError: bad at agent_x/flow.py:8 in middle; "
         "then RuntimeError: workflow error at agent_x/flow.py:14 in outer)")
     assert describe_failure(caught.value, tmp_path / "elsewhere") is None  # not the package's failure
+
+
+def test_a_failure_in_the_projects_own_package_code_is_named_at_its_file_and_line():
+    """The project's agents are hosted from the repository root: a bug in feature/ is named where it is."""
+    from feature.observation import observation_process
+    from workflow.host.kaiwu_package import PROJECT_CODE, REPO_ROOT
+
+    with pytest.raises(AttributeError) as caught:
+        observation_process(object())
+    assert describe_failure(caught.value, REPO_ROOT, PROJECT_CODE).startswith(
+        "feature/observation.py:26 in observation_process: AttributeError")

@@ -173,7 +173,7 @@ def check_replay_memory(cfg: AppConfig) -> None:
     from workflow.host.kaiwu_package import KaiwuPackage, PackageError
 
     try:
-        sample_dim = KaiwuPackage.of_run(cfg, "launcher", None).sample_dim
+        sample_dim = KaiwuPackage.row_width(cfg)
     except PackageError as e:
         raise ConfigError(str(e)) from e
     capacity, row_bytes, memory = cfg.app.replay_buffer_capacity, 4 * sample_dim, psutil.virtual_memory().total

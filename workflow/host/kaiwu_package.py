@@ -31,7 +31,7 @@ from workflow.platforms.project import PROJECT_ALGO, PROJECT_ALGORITHMS, PROJECT
 from workflow.platforms.v18 import PLATFORM_ROOT as V18_PLATFORM_ROOT
 from workflow.schema import ConfigError
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]  # the repository: the root of the project's own packages
 #: The 2025 platform's root-level modules (arena_proto, tools.train_env_conf_validate, tools.metrics_utils).
 KAIWU18_DIR = V18_PLATFORM_ROOT
 #: The versions a package may speak; "auto" (app.kaiwu_version) asks detect_kaiwu_version.
@@ -129,40 +129,31 @@ class KaiwuPackage:
              layout: Layout | None = None, platform: platforms.PlatformVersion = platforms.PROJECT) -> "KaiwuPackage":
         """Fill the platform's CONFIG, put the package on sys.path and import its algorithm
         (`layout` given: the project's own, else the package's layout in `platform`)."""
-        from kaiwudrl.common.config.config_control import CONFIG
-
-        if layout is None:
-            root, layout = package_layout(package_dir, algo, platform)
-        else:
-            root = Path(package_dir).resolve()
-        CONFIG.load(config_values)
+        root, layout = _placed(package_dir, algo, config_values, layout, platform)
         allow_lazy_parameters_in_torch_load()
-        if str(root) not in sys.path:
-            sys.path.insert(0, str(root))
-        platform_root = layout.platform.platform_root
-        if platform_root is not None and str(platform_root) not in sys.path:
-            sys.path.insert(sys.path.index(str(root)) + 1, str(platform_root))
-        try:
-            config = importlib.import_module(layout.module("config", algo))
-            definition = importlib.import_module(layout.module("definition", algo))  # registers the protocol functions
-            agent_module = importlib.import_module(layout.module("agent", algo))
-            workflow_module = importlib.import_module(layout.module("workflow", algo))
-        except Exception as e:
-            failure = describe_failure(e, root, layout.code)
-            raise PackageError(f"importing package {root} ({algo}) failed "
-                               + (f"at {failure}" if failure else f": {type(e).__name__}: {e}")) from e
+        protocols, sample_dim = _sample_rows(root, algo, layout)
+        agent_module = _imported(root, algo, layout, "agent")
+        workflow_module = _imported(root, algo, layout, "workflow")
         agent_class = _named(agent_module, layout.agent_class, layout.file("agent", algo))
         workflow = _named(workflow_module, layout.workflow_function, layout.file("workflow", algo))
-        config_class = _named(config, "Config", layout.file("config", algo))
-        try:  # the platform version's converters and row width (15.0.1 packs SampleData itself)
-            protocols, sample_dim = layout.platform.sample_rows(_protocols(definition), config_class)
-        except ValueError as e:
-            raise PackageError(f"{layout.file('definition', algo)}: {e}") from None
-        if not isinstance(sample_dim, numbers.Integral) or isinstance(sample_dim, bool) or sample_dim < 1:
-            raise PackageError(f"{layout.file('config', algo)}: Config.SAMPLE_DIM must be a positive int (the width "
-                               f"of SampleData2NumpyData's rows), got {sample_dim!r}")
-        return cls(root=root, algo=algo, agent_class=agent_class, workflow=workflow, sample_dim=int(sample_dim),
+        return cls(root=root, algo=algo, agent_class=agent_class, workflow=workflow, sample_dim=sample_dim,
                    layout=layout, protocols=protocols)
+
+    @classmethod
+    def row_width(cls, cfg) -> int:
+        """The width of the run's replay rows (its package's SAMPLE_DIM), read from the package's
+        config and definition modules alone: the launcher checks the replay's memory without
+        importing torch, which its fork server imports once for every child."""
+        values = platform_config(cfg, "launcher", None)
+        if cfg.app.package:
+            root, layout = _placed(cfg.app.package, cfg.app.algo, values, None,
+                                   platforms.of_package(cfg.app.package, cfg.app.kaiwu_version))
+        else:
+            if cfg.app.algo not in PROJECT_ALGORITHMS:
+                cls.project(cfg.app.algo, values)  # raises, naming the project's algorithms
+            root, layout = _placed(REPO_ROOT, cfg.app.algo, values, PROJECT_ALGORITHMS[cfg.app.algo].layout,
+                                   platforms.PROJECT)
+        return _sample_rows(root, cfg.app.algo, layout)[1]
 
     @classmethod
     def of_run(cls, cfg, role: str, paths) -> "KaiwuPackage":
@@ -256,6 +247,52 @@ def allow_lazy_parameters_in_torch_load() -> None:
 
 PROTOCOL_NAMES = ("ObsData", "ActData", "SampleData", "observation_process", "action_process", "sample_process",
                   "SampleData2NumpyData", "NumpyData2SampleData")
+
+
+def _placed(package_dir: str | Path, algo: str, config_values: dict[str, Any], layout: Layout | None,
+            platform: platforms.PlatformVersion) -> tuple[Path, Layout]:
+    """The package's root and layout, with the platform's CONFIG filled and the package (then its
+    platform's modules) first on sys.path, as the platform imports it."""
+    from kaiwudrl.common.config.config_control import CONFIG
+
+    if layout is None:
+        root, layout = package_layout(package_dir, algo, platform)
+    else:
+        root = Path(package_dir).resolve()
+    CONFIG.load(config_values)
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    platform_root = layout.platform.platform_root
+    if platform_root is not None and str(platform_root) not in sys.path:
+        sys.path.insert(sys.path.index(str(root)) + 1, str(platform_root))
+    return root, layout
+
+
+def _imported(root: Path, algo: str, layout: Layout, role: str):
+    """One of the algorithm's modules ("config", "definition", "agent", "workflow"); a failure
+    names the package's file and line."""
+    try:
+        return importlib.import_module(layout.module(role, algo))
+    except Exception as e:
+        failure = describe_failure(e, root, layout.code)
+        raise PackageError(f"importing package {root} ({algo}) failed "
+                           + (f"at {failure}" if failure else f": {type(e).__name__}: {e}")) from e
+
+
+def _sample_rows(root: Path, algo: str, layout: Layout) -> tuple[dict[str, Callable], int]:
+    """(the package's protocol functions, the width of its replay rows) from its config and
+    definition modules (the definition registers the protocol functions)."""
+    config = _imported(root, algo, layout, "config")
+    definition = _imported(root, algo, layout, "definition")
+    config_class = _named(config, "Config", layout.file("config", algo))
+    try:  # the platform version's converters and row width (15.0.1 packs SampleData itself)
+        protocols, sample_dim = layout.platform.sample_rows(_protocols(definition), config_class)
+    except ValueError as e:
+        raise PackageError(f"{layout.file('definition', algo)}: {e}") from None
+    if not isinstance(sample_dim, numbers.Integral) or isinstance(sample_dim, bool) or sample_dim < 1:
+        raise PackageError(f"{layout.file('config', algo)}: Config.SAMPLE_DIM must be a positive int (the width "
+                           f"of SampleData2NumpyData's rows), got {sample_dim!r}")
+    return protocols, int(sample_dim)
 
 
 def _protocols(definition) -> dict[str, Callable]:
