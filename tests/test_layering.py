@@ -165,14 +165,28 @@ def test_the_training_system_has_few_modules_at_its_top_level():
     assert not [name for name in top if name.startswith("eval")], "evaluation lives in evaluation/"
 
 
+LAUNCHER_CHECKS = """
+import sys
+from workflow import launcher
+for config in sys.argv[1:]:
+    cfg = launcher.load_run_config(launcher.parse_args(["--config", config]))
+    launcher.check_episode_settings(cfg)
+    launcher.check_replay_memory(cfg)
+    if cfg.eval.enabled:
+        launcher.check_evaluation(cfg)
+print(sorted({'torch', 'reverb', 'tensorflow'} & set(sys.modules)))
+"""
+
+
 def test_the_launcher_checks_a_config_without_torch_or_reverb():
     """A config error is answered in well under a second: the launcher's imports (the config's
-    sections included: agent.model_options, ppo_options, dqn_options) load neither torch nor
-    reverb; its children do, forked from a server that imported them once."""
+    sections included: agent.model_options, ppo_options, dqn_options) and its checks before a run
+    starts (the package's replay rows among them) load neither torch nor reverb, for a project
+    agent of each game; its children do, forked from a server that imported them once."""
     import subprocess
 
-    probe = "import sys, workflow.launcher; print(sorted({'torch', 'reverb', 'tensorflow'} & set(sys.modules)))"
-    done = subprocess.run([sys.executable, "-c", probe], cwd=Path(__file__).resolve().parents[1],
+    configs = [str(ROOT / "conf" / name) for name in ("smoke.toml", "ppo_v2.toml", "gorge_chase.toml")]
+    done = subprocess.run([sys.executable, "-c", LAUNCHER_CHECKS, *configs], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"

@@ -91,31 +91,28 @@ def test_a_run_is_held_by_one_launcher_at_a_time(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_damaged_run_state_is_recovered_from_its_copy_or_stops_the_resume(tmp_path):
-    runs = tmp_path / "runs"
-    run = runs / "rs"
-    first = finish(launcher(runs, "rs", "--set", "app.max_train_steps=3"))
-    assert first.returncode == 0, first.stderr
+def test_a_damaged_run_state_is_recovered_from_its_copy_or_stops_the_resume(trained_run, tmp_path):
+    runs, run = copy_of(trained_run, tmp_path)
     step, counters = newest_counters(run)
-    assert step == 3 and counters["env_steps"] > 0
+    assert step == 10 and counters["env_steps"] > 0
     state_file = ckpt_dir(run) / "run_state.json"
     state_file.write_text("{not json")
 
-    resumed = finish(launcher(runs, "rs", "--resume", "--set", "app.max_train_steps=4"))
+    resumed = finish(launcher(runs, "tr", "--resume", "--set", "app.max_train_steps=11"))
     assert resumed.returncode == 0, resumed.stderr
     assert f"{state_file} is unreadable" in resumed.stderr  # said on the terminal, not only in learner.log
-    assert "the run's counters are recovered from the copy (checkpoint 3:" in resumed.stderr
-    assert (f"resumed from model.ckpt-3.pkl: train step 3, {counters['env_steps']} env steps, "
+    assert "the run's counters are recovered from the copy (checkpoint 10:" in resumed.stderr
+    assert (f"resumed from model.ckpt-10.pkl: train step 10, {counters['env_steps']} env steps, "
             f"{counters['episodes']} episodes") in read(run / "log" / "learner.log")
     step, after = newest_counters(run)  # run_state.json is whole again, and the counters went on
-    assert step == 4 and after["env_steps"] >= counters["env_steps"] and after["episodes"] >= counters["episodes"]
+    assert step == 11 and after["env_steps"] >= counters["env_steps"] and after["episodes"] >= counters["episodes"]
 
     state_file.write_text("{not json")
     (ckpt_dir(run) / "run_state.copy.json").write_text("[]")
     launcher_log = read(run / "log" / "launcher.log")
-    stopped = finish(launcher(runs, "rs", "--resume", "--set", "app.max_train_steps=5"))
+    stopped = finish(launcher(runs, "tr", "--resume", "--set", "app.max_train_steps=12"))
     assert stopped.returncode == 2, stopped.stderr
-    assert f"the counters of run rs (env steps, episodes) are lost: {state_file} is unreadable" in stopped.stderr
+    assert f"the counters of run tr (env steps, episodes) are lost: {state_file} is unreadable" in stopped.stderr
     assert f"echo '{{}}' > {state_file}" in stopped.stderr
     assert read(run / "log" / "launcher.log") == launcher_log  # nothing started
 
