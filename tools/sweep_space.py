@@ -371,13 +371,14 @@ def check_against_config(sweep: Sweep) -> None:
     from workflow.schema import ConfigError
 
     first = [p.override(p.samples()[0]) for p in sweep.params]
-    try:
-        cfg = build_config(sweep, first)
-    except ConfigError as e:
-        raise SweepError(f"the trials' config ({sweep.config or sweep.package} with [sweep] set): {e}") from None
-    if not cfg.eval.enabled:
-        raise SweepError("[eval] is off in the trials' config: the objective comes from its evaluations; add "
-                         "\"eval.every_train_steps=N\" or \"eval.every_minutes=M\" to [sweep] set")
+    for overrides in ([], first):  # [eval] off is said before what a parameter's value makes of it
+        try:
+            cfg = build_config(sweep, overrides)
+        except ConfigError as e:
+            raise SweepError(f"the trials' config ({sweep.config or sweep.package} with [sweep] set): {e}") from None
+        if not cfg.eval.enabled:
+            raise SweepError("[eval] is off in the trials' config: the objective comes from its evaluations; add "
+                             "\"eval.every_train_steps=N\" or \"eval.every_minutes=M\" to [sweep] set")
     for i, param in enumerate(sweep.params):
         for value in param.samples():
             trial = first[:i] + [param.override(value)] + first[i + 1:]
