@@ -17,7 +17,7 @@ def test_trains_seeds_scores_the_curves_and_prints_the_worst_final_ratio_last(tm
     short = json.dumps({"diy": {"start": 2, "end": 1, "treasure_random": 1, "treasure_num": 4, "max_step": 300,
                                 "talent_type": 1}})  # an agent trained for seconds rarely finishes: cap the episodes
     cmd = [sys.executable, "tools/bench_learn.py", "--config", "conf/smoke.toml", "--minutes", "0.1", "--seeds", "2",
-           "--first-seed", "3", "--out", str(tmp_path), "--usr-conf", short, "--episodes", "2", "--points", "2", "--workers", "2"]
+           "--first-seed", "3", "--out", str(tmp_path), "--usr-conf", short, "--episodes", "2", "--points", "2", "--workers", "1"]
     result = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     last = result.stdout.strip().splitlines()[-1]
