@@ -86,7 +86,7 @@ def test_the_v2_export_trains_through_train_sh_and_is_scored_by_evaluate(tmp_pat
     from tests.test_kaiwu_v2_package import short_episode
 
     scored = subprocess.run([sys.executable, "tools/evaluate.py", "--package", str(package), "--ckpt", str(trained[-1]),
-                             "--usr-conf", short_episode(), "--episodes", "2", "--quiet", "--out",
+                             "--usr-conf", short_episode(), "--episodes", "2", "--workers", "1", "--quiet", "--out",
                              str(tmp_path / "eval")], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
     assert scored.returncode == 0, scored.stderr
     assert "back_to_the_realm_v2" in scored.stdout
@@ -113,7 +113,7 @@ def test_evaluate_and_render_play_a_run_checkpoint_of_the_v2_agent_on_v2_episode
         "buff_random": False, "treasure_random": False, "treasure_count": 0, "treasure_pos": [],
         "obstacle_random": False, "obstacle_id": [], "max_step": 30, "buff_cooldown": 100, "talent_cooldown": 100}}}
     result = subprocess.run([sys.executable, "tools/evaluate.py", "--ckpt", str(ckpt), "--config", str(config),
-                             "--usr-conf", json.dumps(episode), "--episodes", "2", "--quiet", "--out",
+                             "--usr-conf", json.dumps(episode), "--episodes", "2", "--workers", "1", "--quiet", "--out",
                              str(tmp_path / "eval")], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert "back_to_the_realm_v2" in result.stdout
