@@ -31,37 +31,43 @@ def cell_center(xc: int, zc: int) -> tuple[float, float]:
     return float(xc * CELL_WIDTH + ORIGIN_X + CELL_WIDTH // 2), float(zc * CELL_WIDTH + ORIGIN_Z + CELL_WIDTH // 2)
 
 
-def bfs_distances(passable: np.ndarray, xc: int, zc: int) -> np.ndarray:
-    """4-connected BFS path lengths in cells from (xc, zc); UNREACHABLE where no path exists.
-
-    Indexed [zc][xc] like the grid. Works on flat indices of a grid padded by one blocked ring
-    (so neighbours never wrap) and grows the frontier as an index array: each ring costs a few
-    numpy calls on a few dozen cells, about 2 ms per field on a 128×128 map.
-    """
+def frontier_distances(passable: np.ndarray, x: int, z: int, next_ring) -> np.ndarray:
+    """Fewest moves from (x, z) to every cell; UNREACHABLE where no path exists. Indexed [z, x]
+    like the grid. A numpy frontier over flat indices of the grid padded by one blocked ring (so
+    neighbours never wrap): `next_ring(frontier, free, stride)` gives the cells one of the game's
+    moves reaches from the frontier (`free`: the padded grid's passable cells, flat); the visited
+    ones are dropped here. Each ring costs a few numpy calls on a few dozen cells."""
     h, w = passable.shape
     stride = w + 2
     free = np.zeros((h + 2, stride), dtype=bool)
     free[1:-1, 1:-1] = passable
     free = free.ravel()
+    unvisited = free.copy()
     dist = np.full(free.size, UNREACHABLE, dtype=np.int32)
-    if 0 <= xc < w and 0 <= zc < h and passable[zc, xc]:
-        start = (zc + 1) * stride + xc + 1
-        free[start] = False
+    if 0 <= x < w and 0 <= z < h and passable[z, x]:
+        start = (z + 1) * stride + x + 1
+        unvisited[start] = False
         dist[start] = 0
-        frontier = np.array([start])
-        neighbour_offsets = np.array([1, -1, stride, -stride])
-        d = 0
-        while True:
-            ring = (frontier[:, None] + neighbour_offsets).ravel()
-            ring = ring[free[ring]]
-            if ring.size == 0:
-                break
-            ring = np.unique(ring)
+        frontier, d = np.array([start]), 0
+        while frontier.size:
+            ring = next_ring(frontier, free, stride)
+            ring = np.unique(ring[unvisited[ring]])
             d += 1
-            free[ring] = False
+            unvisited[ring] = False
             dist[ring] = d
             frontier = ring
     return dist.reshape(h + 2, stride)[1:-1, 1:-1].copy()
+
+
+def orthogonal_ring(frontier: np.ndarray, free: np.ndarray, stride: int) -> np.ndarray:
+    """The four orthogonal neighbours of each frontier cell."""
+    return (frontier[:, None] + np.array([1, -1, stride, -stride])).ravel()
+
+
+def bfs_distances(passable: np.ndarray, xc: int, zc: int) -> np.ndarray:
+    """4-connected BFS path lengths in cells from (xc, zc); UNREACHABLE where no path exists.
+    Indexed [zc][xc] like the grid; about 2 ms per field on a 128×128 map."""
+    return frontier_distances(passable, xc, zc, orthogonal_ring)
 
 
 class Map:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from realm.maps import UNREACHABLE, MapError, bfs_distances
+from realm.maps import UNREACHABLE, MapError, bfs_distances, frontier_distances
 from realm.v2.constants import DIRECTIONS, GRID_SIZE, MAP_NAMES, NUM_CELLS, NUM_OBSTACLES
 
 FLAGS_ORDERS = ("zx", "xz")  # Flags[z * 128 + x] (▶ default, as the 2024 files) | Flags[x * 128 + z]
@@ -128,33 +128,18 @@ def component_sizes(passable: np.ndarray) -> list[int]:
 
 def move_distances(passable: np.ndarray, x: int, z: int) -> np.ndarray:
     """Fewest single-cell moves from (x, z) to every cell (8 directions, no corner cutting);
-    UNREACHABLE where none. Indexed [z, x]. A numpy frontier, about 3 ms on a v2 map."""
-    stride = GRID_SIZE + 2
-    free = np.zeros((GRID_SIZE + 2, stride), dtype=bool)
-    free[1:-1, 1:-1] = passable
-    free = free.ravel()
-    open_ = free.copy()
-    dist = np.full(free.size, UNREACHABLE, dtype=np.int32)
-    if 0 <= x < GRID_SIZE and 0 <= z < GRID_SIZE and passable[z, x]:
-        start = (z + 1) * stride + x + 1
-        open_[start] = False
-        dist[start] = 0
-        frontier = np.array([start])
-        d = 0
-        while frontier.size:
-            rings = []
-            for dx, dz in DIRECTIONS:
-                ring = frontier + (dz * stride + dx)
-                keep = open_[ring]
-                if dx and dz:  # a diagonal needs both orthogonal neighbours free
-                    keep &= free[frontier + dx] & free[frontier + dz * stride]
-                rings.append(ring[keep])
-            ring = np.unique(np.concatenate(rings))
-            d += 1
-            open_[ring] = False
-            dist[ring] = d
-            frontier = ring
-    return dist.reshape(GRID_SIZE + 2, stride)[1:-1, 1:-1].copy()
+    UNREACHABLE where none. Indexed [z, x]. About 3 ms on a v2 map."""
+    return frontier_distances(passable, x, z, _eight_way_ring)
+
+
+def _eight_way_ring(frontier: np.ndarray, free: np.ndarray, stride: int) -> np.ndarray:
+    rings = []
+    for dx, dz in DIRECTIONS:
+        ring = frontier + (dz * stride + dx)
+        if dx and dz:  # a diagonal needs both orthogonal neighbours free
+            ring = ring[free[frontier + dx] & free[frontier + dz * stride]]
+        rings.append(ring)
+    return np.concatenate(rings)
 
 
 def obstacle_detour(m: V2Map, oid: int) -> int:
