@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from small_task import small_ppo_config  # tools/ is on the path of a tool and of the tests
+from small_task import main_over_seeds, small_ppo_config  # tools/ is on the path of a tool and of the tests
 
 MAX_STEP = 200
 TRAIN_MAPS, EVAL_MAPS = [1, 2, 3, 4], [11, 12, 13, 14]
@@ -117,15 +117,12 @@ def _untrained(cfg):
     return Agent(settings=settings, seed=cfg.app.seed)
 
 
-if __name__ == "__main__":
-    import argparse
+def seed_account(seed: int, budget: int) -> str:
+    r = train_survival(survival_config(seed), budget)
+    return (f"{r.env_steps} env steps, {r.updates} updates, {r.seconds:.0f} s; steps survived: first {r.first_steps:.1f}, "
+            f"last {WINDOW} {r.train_steps:.1f}, held-out greedy {r.eval_steps:.1f} (untrained {r.untrained_steps:.1f}, "
+            f"random {r.random_steps:.1f})")
 
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--budget", type=int, default=BUDGET_ENV_STEPS)
-    args = parser.parse_args()
-    for seed in args.seeds:
-        r = train_survival(survival_config(seed), args.budget)
-        print(f"seed {seed}: {r.env_steps} env steps, {r.updates} updates, {r.seconds:.0f} s; steps survived: "
-              f"first {r.first_steps:.1f}, last {WINDOW} {r.train_steps:.1f}, held-out greedy {r.eval_steps:.1f} "
-              f"(untrained {r.untrained_steps:.1f}, random {r.random_steps:.1f})", flush=True)
+
+if __name__ == "__main__":
+    main_over_seeds(__doc__, BUDGET_ENV_STEPS, seed_account)

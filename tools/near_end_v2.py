@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from small_task import small_ppo_config  # tools/ is on the path of a tool and of the tests
+from small_task import main_over_seeds, small_ppo_config  # tools/ is on the path of a tool and of the tests
 
 START, END = [111, 83], [84, 95]
 MAX_STEP = 100
@@ -90,15 +90,11 @@ def train_near_end_v2(cfg, budget_env_steps: int = BUDGET_ENV_STEPS) -> NearEndV
                            agent=result.agent)
 
 
-if __name__ == "__main__":
-    import argparse
+def seed_account(seed: int, budget: int) -> str:
+    r = train_near_end_v2(near_end_v2_config(seed), budget)
+    return (f"learned {r.learned}, {r.env_steps} env steps, {r.updates} updates, {r.seconds:.0f} s, first win rate "
+            f"{r.first_win_rate:.2f}, train {r.train_win_rate:.2f}, eval {r.eval_win_rate:.2f} in {r.eval_steps:.1f} steps")
 
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--budget", type=int, default=BUDGET_ENV_STEPS)
-    args = parser.parse_args()
-    for seed in args.seeds:
-        r = train_near_end_v2(near_end_v2_config(seed), args.budget)
-        print(f"seed {seed}: learned {r.learned}, {r.env_steps} env steps, {r.updates} updates, {r.seconds:.0f} s, "
-              f"first win rate {r.first_win_rate:.2f}, train {r.train_win_rate:.2f}, eval {r.eval_win_rate:.2f} "
-              f"in {r.eval_steps:.1f} steps", flush=True)
+
+if __name__ == "__main__":
+    main_over_seeds(__doc__, BUDGET_ENV_STEPS, seed_account)
