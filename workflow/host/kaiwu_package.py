@@ -129,7 +129,7 @@ class KaiwuPackage:
              layout: Layout | None = None, platform: platforms.PlatformVersion = platforms.PROJECT) -> "KaiwuPackage":
         """Fill the platform's CONFIG, put the package on sys.path and import its algorithm
         (`layout` given: the project's own, else the package's layout in `platform`)."""
-        root, layout = _placed(package_dir, algo, config_values, layout, platform)
+        root, layout = _placed(package_dir, algo, layout, platform, config_values)
         allow_lazy_parameters_in_torch_load()
         protocols, sample_dim = _sample_rows(root, algo, layout)
         agent_module = _imported(root, algo, layout, "agent")
@@ -144,25 +144,14 @@ class KaiwuPackage:
         """The width of the run's replay rows (its package's SAMPLE_DIM), read from the package's
         config and definition modules alone: the launcher checks the replay's memory without
         importing torch, which its fork server imports once for every child."""
-        values = platform_config(cfg, "launcher", None)
-        if cfg.app.package:
-            root, layout = _placed(cfg.app.package, cfg.app.algo, values, None,
-                                   platforms.of_package(cfg.app.package, cfg.app.kaiwu_version))
-        else:
-            if cfg.app.algo not in PROJECT_ALGORITHMS:
-                cls.project(cfg.app.algo, values)  # raises, naming the project's algorithms
-            root, layout = _placed(REPO_ROOT, cfg.app.algo, values, PROJECT_ALGORITHMS[cfg.app.algo].layout,
-                                   platforms.PROJECT)
+        root, layout = _placed(*_run_source(cfg), platform_config(cfg, "launcher", None))
         return _sample_rows(root, cfg.app.algo, layout)[1]
 
     @classmethod
     def of_run(cls, cfg, role: str, paths) -> "KaiwuPackage":
         """The package a run trains: `app.package`, or the project's own `app.algo`."""
-        values = platform_config(cfg, role, paths)
-        if cfg.app.package:
-            return cls.load(cfg.app.package, cfg.app.algo, values,
-                            platform=platforms.of_package(cfg.app.package, cfg.app.kaiwu_version))
-        return cls.project(cfg.app.algo, values)
+        package_dir, algo, layout, platform = _run_source(cfg)
+        return cls.load(package_dir, algo, platform_config(cfg, role, paths), layout, platform)
 
     @property
     def kaiwu_version(self) -> str:
@@ -182,10 +171,7 @@ class KaiwuPackage:
     @classmethod
     def project(cls, algo: str, config_values: dict[str, Any]) -> "KaiwuPackage":
         """One of the project's own packages (PROJECT_ALGORITHMS)."""
-        if algo not in PROJECT_ALGORITHMS:
-            raise ConfigError(f"app.algo = {algo!r}: the project's algorithms are {', '.join(PROJECT_ALGORITHMS)} "
-                              "(a Kaiwu package's own: ./train.sh --package DIR)")
-        return cls.load(REPO_ROOT, algo, config_values, PROJECT_ALGORITHMS[algo].layout)
+        return cls.load(REPO_ROOT, algo, config_values, project_layout(algo))
 
     def preprocessor_class(self) -> type | None:
         """A 2025 package's `agent_<algo>/feature/preprocessor.py` Preprocessor (its features'
@@ -249,8 +235,24 @@ PROTOCOL_NAMES = ("ObsData", "ActData", "SampleData", "observation_process", "ac
                   "SampleData2NumpyData", "NumpyData2SampleData")
 
 
-def _placed(package_dir: str | Path, algo: str, config_values: dict[str, Any], layout: Layout | None,
-            platform: platforms.PlatformVersion) -> tuple[Path, Layout]:
+def project_layout(algo: str) -> Layout:
+    """The layout of one of the project's own algorithms; ConfigError naming them otherwise."""
+    if algo not in PROJECT_ALGORITHMS:
+        raise ConfigError(f"app.algo = {algo!r}: the project's algorithms are {', '.join(PROJECT_ALGORITHMS)} "
+                          "(a Kaiwu package's own: ./train.sh --package DIR)")
+    return PROJECT_ALGORITHMS[algo].layout
+
+
+def _run_source(cfg) -> tuple[str | Path, str, Layout | None, platforms.PlatformVersion]:
+    """(package directory, algo, layout, platform version) of the package a run trains: `app.package`
+    (its layout found in it), or the project's own `app.algo`."""
+    if cfg.app.package:
+        return cfg.app.package, cfg.app.algo, None, platforms.of_package(cfg.app.package, cfg.app.kaiwu_version)
+    return REPO_ROOT, cfg.app.algo, project_layout(cfg.app.algo), platforms.PROJECT
+
+
+def _placed(package_dir: str | Path, algo: str, layout: Layout | None, platform: platforms.PlatformVersion,
+            config_values: dict[str, Any]) -> tuple[Path, Layout]:
     """The package's root and layout, with the platform's CONFIG filled and the package (then its
     platform's modules) first on sys.path, as the platform imports it."""
     from kaiwudrl.common.config.config_control import CONFIG
