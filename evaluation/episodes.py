@@ -1,8 +1,8 @@
 """Evaluation, Kaiwu's shape: greedy actions (`exploit`), one episode per usr_conf, a record each.
 
-A policy is anything with `play(env, usr_conf, seed) -> EpisodeRecord`: `AgentPolicy` steps a
-package's trained Agent through the episode runner (episodes.runner) with that package's
-protocol functions, `PlannerPolicy` asks the route planner. Both meet the same episodes because
+A policy is anything with `play(env, usr_conf, seed) -> EpisodeRecord`; each game's own are in
+`evaluation/<game>.py` (the 2024 game's: a trained Agent through the episode runner, and the
+route planner). Its agent and planner meet the same episodes because
 `resolve_episodes` fixes every random chest draw up front: an episode is a usr_conf with
 explicit `treasure_id` plus the reset seed, so agent and planner scores compare like for like.
 
@@ -20,16 +20,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 import toml
-import torch
 
 from agent.checkpoint_io import CheckpointError, read_torch, train_state_file
-from episodes.runner import EpisodeRunner
-from realm.planner import run_planner
 from games.back_to_the_realm import resolve_episodes, resolved_usr_conf  # noqa: F401 (evaluation's names)
 from games.base import Episode  # noqa: F401
 from workflow.checkpoints.ckpt_files import parse_ckpt_id, run_dir_of
 from workflow import platforms
-from workflow.host.kaiwu_package import PROJECT_ALGO, PROJECT_ALGORITHMS, KaiwuPackage, config_file, detect_kaiwu_version
+from workflow.host.kaiwu_package import PROJECT_ALGO, PROJECT_ALGORITHMS, KaiwuPackage, config_file
 
 
 @dataclass
@@ -82,75 +79,6 @@ def record_from(stats, won: bool, usr_conf: dict, seed: int, actions: list[int])
         seed=int(seed),
         actions=[int(a) for a in actions],
     )
-
-
-POLICY_MODES = ("greedy", "sample")
-
-
-class AgentPolicy:
-    """A trained package agent acting through the episode runner.
-
-    "greedy" is Kaiwu's evaluation (`exploit`: for the project's PPO agent the most probable
-    action, with draws where it would loop, `[ppo] exploit_policy`). "sample" draws from the
-    policy as in training (`predict`). Both seed the agent's sampling with the episode seed, so
-    an episode replays identically.
-    """
-
-    MODES = POLICY_MODES
-
-    def __init__(self, loaded: LoadedAgent, name: str = "agent", mode: str = "greedy"):
-        if mode not in POLICY_MODES:
-            raise ValueError(f"policy mode {mode!r} is invalid: allowed {', '.join(POLICY_MODES)}")
-        self.loaded = loaded
-        self.agent = loaded.agent
-        self.name = name
-        self.mode = mode
-
-    def play(self, env, usr_conf: dict, seed: int, on_step=None) -> EpisodeRecord:
-        generator = getattr(self.agent, "sample_generator", None)
-        if generator is not None:
-            generator.manual_seed(int(seed))
-        else:
-            torch.manual_seed(int(seed))
-        act = self.agent.predict if self.mode == "sample" else self.agent.exploit
-        played, conf = self.loaded.platform.eval_episode(env, usr_conf, self.loaded.map_window)
-        runner = EpisodeRunner([played], act, self.loaded.observation_process, self.loaded.action_process)
-        stats, actions = runner.play(conf, seed=seed, on_step=on_step)
-        return record_from(stats, stats.win, usr_conf, seed, actions)
-
-
-class PlannerPolicy:
-    """The route planner with full map knowledge: the project's upper reference."""
-
-    name = "planner"
-
-    def play(self, env, usr_conf: dict, seed: int) -> EpisodeRecord:
-        result = run_planner(env, usr_conf, seed=seed)
-        return record_from(result, result.won, usr_conf, seed, result.actions)
-
-
-def workflow(envs, agents, logger=None, monitor=None, usr_confs: list[dict] | None = None,
-             base_seed: int = 0) -> list[EpisodeRecord]:
-    """Kaiwu's eval entry point: `agents[0]` plays one greedy episode per usr_conf on `envs[0]`.
-
-    `monitor.put(record)` receives every finished episode (the registered protocol functions act). Random chests are drawn once per
-    usr_conf with seed base_seed + i, so a rerun plays the same episodes.
-    """
-    from kaiwu_agent.agent.protocol import protocol
-
-    env = envs[0]
-    policy = AgentPolicy(LoadedAgent(agents[0], protocol.observation_process, protocol.action_process))
-    records = []
-    for i, usr_conf in enumerate(usr_confs or [None]):
-        episode = resolve_episodes(env, usr_conf, 1, base_seed + i)[0]
-        record = policy.play(env, episode.usr_conf, episode.seed)
-        records.append(record)
-        if logger is not None:
-            logger.info(f"eval episode {i}: score {record.total_score:.1f}, won {record.won}, "
-                        f"chests {record.chests}, steps {record.steps}")
-        if monitor is not None:
-            monitor.put(record)
-    return records
 
 
 # --- checkpoints -> policies ---------------------------------------------------------------------

@@ -36,9 +36,6 @@ class BackToTheRealm(Game):
     title = "Back to the Realm (2024 game)"
     policy_modes = ("greedy", "sample")
     map_companion = "positions_file"
-    agent_policy_entry = "evaluation.episodes:AgentPolicy"
-    reference_policy_entry = "evaluation.episodes:PlannerPolicy"
-    render_entry = "evaluation.pictures:play_and_draw"
     eval_workflows = "kaiwu_agent.back_to_the_realm.{algo}"
     policy_extras = {"state": "conf.back_to_the_realm_state.BackToTheRealmState",
                      "action": "conf.back_to_the_realm_action.BackToTheRealmAction"}

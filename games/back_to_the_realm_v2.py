@@ -1,7 +1,7 @@
 """back_to_the_realm_v2, the 2025 competition's game (realm/v2/, docs/V2_RULES.md): its presets
 (realm/v2/presets.py), the full-information v2 planner as reference, episodes whose random points
 and obstacle the env draws from the seed, a checkpoint played by its package's own exploit
-(evaluation/v2.py), and its pictures (realm/v2/render.py). Packages 24.x and 28.x play it."""
+(evaluation/back_to_the_realm_v2.py), and its pictures (realm/v2/render.py). Packages 24.x and 28.x play it."""
 from __future__ import annotations
 
 from games.base import Episode, Game
@@ -13,9 +13,6 @@ class BackToTheRealmV2(Game):
     policy_modes = ("greedy",)  # the platform evaluates exploit; a v2 package's predict takes its own batches
     map_companion = "obstacles_file"
     map_animation = True
-    agent_policy_entry = "evaluation.v2:AgentPolicyV2"
-    reference_policy_entry = "evaluation.v2:PlannerPolicyV2"
-    render_entry = "evaluation.v2:play_and_draw"
 
     def presets(self) -> dict[str, dict]:
         from realm.v2.presets import V2_PRESETS

@@ -25,14 +25,6 @@ class Episode:
     usr_conf: dict
 
 
-def entry(spec: str):
-    """The object a "module:name" entry names, imported when first asked: a game's evaluation side
-    (its policies and pictures, in evaluation/) stands above the game, as gymnasium's entry points
-    stand above its registry."""
-    module, _, name = spec.partition(":")
-    return getattr(importlib.import_module(module), name)
-
-
 class Game:
     """One Kaiwu game. Subclasses set the class attributes and implement what differs."""
 
@@ -80,23 +72,24 @@ class Game:
         run's [env] (workflow.config.EnvConfig), in the protocol the game's evaluation speaks."""
         raise NotImplementedError
 
-    # --- policies and pictures: the game's evaluation side, by entry ---------------------------------
+    # --- policies and pictures: the game's evaluation side, `evaluation/<game>.py` -----------------
+    # That module names three things: `AgentPolicy(loaded, name=, mode=)`, a checkpoint's policy, with
+    # `play(env, usr_conf, seed)` -> a record (total_score, won, chests, chests_available, steps,
+    # buff_count, flash_count, usr_conf, seed, actions); `ReferencePolicy()`, the full-information
+    # reference on the same episodes; `play_and_draw(game, env, policy, usr_conf, seed, title,
+    # options)`, one episode drawn.
 
-    #: "module:Class" of a checkpoint's policy: Class(loaded, name=, mode=) with `play(env, usr_conf,
-    #: seed)` -> a record (total_score, won, chests, chests_available, steps, buff_count,
-    #: flash_count, usr_conf, seed, actions)
-    agent_policy_entry: str = ""
-    #: "module:Class" of the full-information reference (the planner) on the same episodes
-    reference_policy_entry: str = ""
-    #: "module:function" drawing one episode: function(game, env, policy, usr_conf, seed, title, options)
-    render_entry: str = ""
+    def evaluation(self):
+        """The game's evaluation module, imported when first asked: it stands above the game (it
+        imports torch and the episode runner), as gymnasium's entry points stand above its registry."""
+        return importlib.import_module(f"evaluation.{self.name}")
 
     def agent_policy(self, loaded, name: str, mode: str):
         self.check_policy_mode(mode)
-        return entry(self.agent_policy_entry)(loaded, name=name, mode=mode)
+        return self.evaluation().AgentPolicy(loaded, name=name, mode=mode)
 
     def reference_policy(self):
-        return entry(self.reference_policy_entry)()
+        return self.evaluation().ReferencePolicy()
 
     def check_policy_mode(self, mode: str) -> None:
         if mode not in self.policy_modes:
@@ -131,7 +124,7 @@ class Game:
     def render(self, env, policy, usr_conf: dict, seed: int, title: str, options: "RenderOptions") -> "Rendering":
         """Play one episode with `policy` and draw it: the map with the route (PNG) and, unless
         options.gif is off, the hero's views (GIF frames)."""
-        return entry(self.render_entry)(self, env, policy, usr_conf, seed, title, options)
+        return self.evaluation().play_and_draw(self, env, policy, usr_conf, seed, title, options)
 
 
 class RenderOptions:

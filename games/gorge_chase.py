@@ -24,9 +24,6 @@ class GorgeChase(Game):
     map_companion = "positions_file"  # refused with a hint: gorge maps are a folder, [env] gorge_maps
     outcomes = ("survived", "caught")
     map_animation = False
-    agent_policy_entry = "evaluation.gorge_chase:AgentPolicy"
-    reference_policy_entry = "evaluation.gorge_chase:ReferencePolicy"
-    render_entry = "evaluation.gorge_chase:play_and_draw"
 
     def presets(self) -> dict[str, dict]:
         from realm.gorge_chase.presets import PRESETS

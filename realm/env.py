@@ -12,7 +12,6 @@ exactly the N following steps and `legal_act` always tells whether the next flas
 from __future__ import annotations
 
 import math
-from numbers import Integral
 
 import numpy as np
 
@@ -51,7 +50,7 @@ from realm.constants import (
     VIEW_SIZE,
     WORLD_SIZE,
 )
-from realm.episode import EpisodeOverError, EpisodeProgress  # noqa: F401  (EpisodeOverError: a public name here too)
+from realm.episode import EpisodeOverError, EpisodeProgress, checked_action, latest_info  # noqa: F401  (EpisodeOverError: a public name here too)
 from realm.lookups import PADDED_SIZE, lookups_for
 from realm.maps import Map
 from realm.protocol import (
@@ -225,10 +224,7 @@ class RealmEnv(EpisodeProgress):
 
     def step(self, act):
         """Play one step: returns (frame_no, obs, score, terminated, truncated, env_info)."""
-        if type(act) is not int:
-            act = self._coerce_action(act)
-        if not 0 <= act < NUM_ACTIONS:
-            raise ValueError(f"action {act!r} is invalid: allowed {ACTION_HELP}")
+        act = checked_action(act, NUM_ACTIONS, ACTION_HELP)
         if self._done:
             raise EpisodeOverError(
                 "the episode has ended; call reset() to start a new one" if self._started else "call reset() before step()"
@@ -274,10 +270,7 @@ class RealmEnv(EpisodeProgress):
         score = ScoreInfo(float(self._chests * CHEST_SCORE), self._total_score, self._chests, self._buff_count, self._talent_count)
         return self._frame_no, obs, score, terminated, truncated, env_info
 
-    @property
-    def env_info(self) -> EnvInfo:
-        """The latest EnvInfo (after reset or the last step)."""
-        return self._latest(self._env_info)
+    env_info = latest_info("_env_info", "The latest EnvInfo (after reset or the last step).")
 
     @property
     def hero_position(self) -> tuple[float, float]:
@@ -424,13 +417,6 @@ class RealmEnv(EpisodeProgress):
 
     # ---- helpers ----------------------------------------------------------------------------
 
-    @staticmethod
-    def _coerce_action(act) -> int:
-        if isinstance(act, Integral) and not isinstance(act, bool):
-            return int(act)
-        if isinstance(act, np.ndarray) and act.shape == () and np.issubdtype(act.dtype, np.integer):
-            return int(act)
-        raise ValueError(f"action {act!r} ({type(act).__name__}) is invalid: allowed {ACTION_HELP}")
 
     def _place_hero(self, x: float, z: float) -> None:
         """Test hook: put the hero at world (x, z) between steps, without pick-ups or memory."""

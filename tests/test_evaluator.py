@@ -82,7 +82,7 @@ def test_the_v2_agents_evaluations_play_the_v2_game_here_and_on_worker_processes
     from agent.ppo_v2_config import Settings
     from evaluation.evaluator import Players, Setting
     from evaluation.pool import PLANNER
-    from evaluation.v2 import EpisodeV2
+    from evaluation.back_to_the_realm_v2 import EpisodeV2
     from tests.test_export_kaiwu_v2 import v2_config
 
     config = tmp_path / "run.toml"

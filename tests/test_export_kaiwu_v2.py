@@ -62,7 +62,7 @@ def test_the_v2_package_is_recognised_registers_diy_and_plays_its_exploit(tmp_pa
 
     import realm
     from evaluation.episodes import load_agent
-    from evaluation.v2 import play_exploit
+    from evaluation.back_to_the_realm_v2 import play_exploit
 
     loaded = load_agent(next((package / "ckpt").glob("model.ckpt-5.pkl")), None, package)
     env = realm.make_env(protocol="v2", seed=0)

@@ -105,6 +105,17 @@ def test_every_game_answers_for_its_presets_and_envs():
         assert [e.seed for e in episodes] == [5, 6]
 
 
+def test_every_games_evaluation_module_names_its_policies_and_its_drawing():
+    """evaluation/<game>.py is found by the game's name alone; a mode the game does not evaluate is
+    refused naming the ones it does, before any checkpoint is touched."""
+    for game in games.GAMES.values():
+        module = game.evaluation()
+        assert module.__name__ == f"evaluation.{game.name}"
+        assert callable(module.play_and_draw) and callable(game.reference_policy().play)
+        with pytest.raises(ValueError, match=" \\| ".join(game.policy_modes) or "greedy"):
+            game.agent_policy(None, name="agent", mode="best")
+
+
 def test_an_unknown_preset_or_game_is_named_with_what_is_allowed():
     with pytest.raises(ValueError, match="unknown preset 'nope'.*leaderboard-2024"):
         games.get("back_to_the_realm").preset("nope")

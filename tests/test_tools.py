@@ -114,7 +114,8 @@ def test_evaluate_sampling_policy_replays_each_episode(run_dir, map_args, tmp_pa
 
 def test_agent_policy_modes(run_dir, official_map_paths):
     import realm
-    from evaluation.episodes import AgentPolicy, load_agent
+    from evaluation.back_to_the_realm import AgentPolicy
+    from evaluation.episodes import load_agent
 
     env = realm.make_env(map_file=official_map_paths[0], positions_file=official_map_paths[1])
     conf = json.loads(SHORT_CONF)
@@ -159,6 +160,8 @@ def test_render_writes_png_and_gif_of_expected_size_and_frames(run_dir, map_args
     import imageio.v3 as iio
     from PIL import Image
 
+    from evaluation.back_to_the_realm import HEADER_HEIGHT, gif_frame_size
+
     png, gif = tmp_path / "ep.png", tmp_path / "ep.gif"
     conf = json.dumps({"diy": {"treasure_num": 3, "max_step": 60}})
     rc = render.main(["--ckpt", str(run_dir / "ckpt" / APP_DIR / "model.ckpt-0.pkl"), "--usr-conf", conf,
@@ -166,10 +169,10 @@ def test_render_writes_png_and_gif_of_expected_size_and_frames(run_dir, map_args
                       "--frame-stride", "4", "--max-frames", "10", *map_args])
     assert rc == 0
     with Image.open(png) as picture:
-        assert picture.size == (128 * 3, 128 * 3 + render.HEADER_HEIGHT)
+        assert picture.size == (128 * 3, 128 * 3 + HEADER_HEIGHT)
     frames = iio.imread(gif, index=None)
     assert frames.shape[0] == 10  # 60 steps / stride 4 = 15, capped at 10
-    assert frames.shape[1:3] == render.gif_frame_size(4)
+    assert frames.shape[1:3] == gif_frame_size(4)
 
     few = tmp_path / "few.gif"
     assert render.main(["--agent", "planner", "--usr-conf", conf, "--png", str(tmp_path / "p.png"), "--gif", str(few),
@@ -178,8 +181,10 @@ def test_render_writes_png_and_gif_of_expected_size_and_frames(run_dir, map_args
 
 
 def test_frame_indices_stride_and_cap():
-    assert render.frame_indices(10, 3, 100) == [0, 3, 6, 9]
-    assert render.frame_indices(10, 1, 4) == [0, 1, 2, 3]
+    from games.base import frame_indices
+
+    assert frame_indices(10, 3, 100) == [0, 3, 6, 9]
+    assert frame_indices(10, 1, 4) == [0, 1, 2, 3]
 
 
 # --- plot ----------------------------------------------------------------------------------------

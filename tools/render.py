@@ -32,8 +32,7 @@ from tool_args import (  # noqa: E402
 import numpy as np  # noqa: E402
 
 import games  # noqa: E402
-from evaluation.pictures import HEADER_HEIGHT, gif_frame_size  # noqa: E402,F401  (the 2024 pictures' sizes)
-from games.base import RenderOptions, frame_indices  # noqa: E402,F401
+from games.base import RenderOptions  # noqa: E402
 from realm.render import save_png  # noqa: E402
 from workflow.checkpoints import ckpt_files  # noqa: E402
 

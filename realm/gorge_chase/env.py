@@ -25,7 +25,7 @@ import random
 from collections import deque
 from numbers import Integral
 
-from realm.episode import EpisodeOverError
+from realm.episode import EpisodeOverError, checked_action
 from realm.gorge_chase.constants import (
     ACTION_HELP,
     BACK_STEP_PENALTY,
@@ -425,10 +425,7 @@ class GorgeChaseEnv:
         if self._done:
             raise EpisodeOverError("step() called before reset()" if not self._started else
                                    "the episode is over (terminated or truncated): call reset() first")
-        if type(act) is not int or not 0 <= act < NUM_ACTIONS:  # the common case first: a plain int in range
-            if isinstance(act, bool) or not isinstance(act, Integral) or not 0 <= act < NUM_ACTIONS:
-                raise ValueError(f"action {act!r} ({type(act).__name__}) is invalid: allowed {ACTION_HELP}")
-            act = int(act)
+        act = checked_action(act, NUM_ACTIONS, ACTION_HELP)
         w = self._w
         hx, hz = self.hero_x, self.hero_z
         # 1. the action

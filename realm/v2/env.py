@@ -21,7 +21,7 @@ from numbers import Integral
 import numpy as np
 
 from realm.env import final_score
-from realm.episode import EpisodeOverError, EpisodeProgress
+from realm.episode import EpisodeOverError, EpisodeProgress, checked_action, latest_info
 from realm.v2.constants import (
     BUFF_CONFIG_ID,
     CELL_BUFF,
@@ -271,10 +271,7 @@ class RealmEnvV2(EpisodeProgress):
     def step(self, act):
         """Play one action: returns (step_no, obs, terminated, truncated, extra_info), step_no =
         actions played − 1 as the server logs it (truncated at step_no max_step − 1)."""
-        if type(act) is not int:
-            act = self._coerce_action(act)
-        if not 0 <= act < NUM_ACTIONS:
-            raise ValueError(f"action {act!r} is invalid: allowed {ACTION_HELP}")
+        act = checked_action(act, NUM_ACTIONS, ACTION_HELP)
         if self._done:
             raise EpisodeOverError("the episode has ended; call reset() to start a new one" if self._started
                                    else "call reset() before step()")
@@ -320,9 +317,7 @@ class RealmEnvV2(EpisodeProgress):
 
     # ---- state for tests, the planner and pictures ------------------------------------------------
 
-    @property
-    def extra_info(self) -> dict:
-        return self._latest(self._extra_info)
+    extra_info = latest_info("_extra_info", "The latest extra_info (after reset or the last step).")
 
     @property
     def hero(self) -> tuple[int, int]:
@@ -509,10 +504,3 @@ class RealmEnvV2(EpisodeProgress):
         chests and the start and the end (the other organs a map_info shows as points)."""
         return len(self.episode.treasures) + (2 if self.treasure_count_reads == "chests_plus_2" else 0)
 
-    @staticmethod
-    def _coerce_action(act) -> int:
-        if isinstance(act, Integral) and not isinstance(act, bool):
-            return int(act)
-        if isinstance(act, np.ndarray) and act.shape == () and np.issubdtype(act.dtype, np.integer):
-            return int(act)
-        raise ValueError(f"action {act!r} ({type(act).__name__}) is invalid: allowed {ACTION_HELP}")

@@ -172,3 +172,18 @@ def read_manifest(root: Path, names: str) -> tuple[int, str] | None:
         raise ConfigError(f"{manifest}: expected JSON with a \"version\" like \"18.0.2\" ({type(e).__name__}: {e}); "
                           f"or set app.kaiwu_version = {names}") from None
     return major, project_code
+
+
+def read_env_conf_file(path: Path, expected: str) -> dict:
+    """A package's train_env_conf.toml as a tree with an [env_conf] table; ConfigError naming
+    `path` when it cannot be read or has none (`expected`: what the table holds, for the message)."""
+    import toml
+
+    try:
+        tree = toml.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, toml.TomlDecodeError) as e:
+        raise ConfigError(f"{path}: cannot read it ({type(e).__name__}: {e})") from None
+    if not isinstance(tree.get("env_conf"), dict):
+        raise ConfigError(f"{path}: expected an [env_conf] table {expected}; "
+                          f"found {', '.join(map(repr, tree)) or 'nothing'}")
+    return tree

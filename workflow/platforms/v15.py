@@ -24,7 +24,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from workflow.platforms.base import REPO_ROOT, ConfigError
+from workflow.platforms.base import REPO_ROOT, ConfigError, read_env_conf_file
 from workflow.platforms.agent_folders import AGENT_FOLDER_EXPORT, AgentFolderVersion
 
 PROJECT_CODE = "gorge_chase"
@@ -99,18 +99,10 @@ class Platform15(AgentFolderVersion):
         """The file as the package's read_usr_conf hands it to env.reset passes the simulator's
         checks (the official keys, types and ranges; with the run's [env], its map ids). On the
         platform a bad value only shows as a failed task."""
-        import toml
-
         from realm.gorge_chase.usr_conf import GorgeUsrConfError, validate_usr_conf
 
-        try:
-            usr_conf = toml.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, toml.TomlDecodeError) as e:
-            raise ConfigError(f"{path}: cannot read it ({type(e).__name__}: {e})") from None
-        if not isinstance(usr_conf.get("env_conf"), dict):
-            raise ConfigError(f"{path}: expected an [env_conf] table (map, map_random, treasure_count, buff_count, "
-                              f"buff_cooldown, talent_cooldown, monster_interval, monster_speedup, max_step); "
-                              f"found {', '.join(map(repr, usr_conf)) or 'nothing'}")
+        usr_conf = read_env_conf_file(path, "(map, map_random, treasure_count, buff_count, buff_cooldown, "
+                                            "talent_cooldown, monster_interval, monster_speedup, max_step)")
         try:
             validate_usr_conf(usr_conf)
             if env_config is not None:

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from workflow.platforms.agent_folders import AGENT_FOLDER_EXPORT, AgentFolderVersion
-from workflow.platforms.base import REPO_ROOT, ConfigError, Layout
+from workflow.platforms.base import REPO_ROOT, ConfigError, Layout, read_env_conf_file
 
 ALGO_CONF = Path("conf") / "algo_conf_back_to_the_realm.toml"
 #: The 2025 platform's root-level modules (arena_proto, tools.train_env_conf_validate, tools.metrics_utils).
@@ -93,18 +93,10 @@ class Platform18(AgentFolderVersion):
         """The file, as the package's workflow will hand it to env.reset (with the view_size the
         platform's read_usr_conf adds), passes the simulator's checks (on the platform a bad one
         only shows as a reset that times out)."""
-        import toml
-
         from realm.usr_conf import UsrConfError, validate_env_conf
 
-        try:
-            table = toml.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, toml.TomlDecodeError) as e:
-            raise ConfigError(f"{path}: cannot read it ({type(e).__name__}: {e})") from None
-        env_conf = table.get("env_conf")
-        if not isinstance(env_conf, dict):
-            raise ConfigError(f"{path}: expected an [env_conf] table (start, end, treasure_random, treasure_count, "
-                              f"treasure_id, talent_type, max_step); found {', '.join(map(repr, table)) or 'nothing'}")
+        env_conf = read_env_conf_file(path, "(start, end, treasure_random, treasure_count, treasure_id, "
+                                            "talent_type, max_step)")["env_conf"]
         try:
             validate_env_conf({"env_conf": {**env_conf, "view_size": env_conf.get("view_size", 25)}})
         except UsrConfError as e:

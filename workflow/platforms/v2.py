@@ -28,7 +28,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from workflow.platforms.base import REPO_ROOT, ConfigError, ExportLayout
+from workflow.platforms.base import REPO_ROOT, ConfigError, ExportLayout, read_env_conf_file
 from workflow.platforms.agent_folders import AGENT_FOLDER_EXPORT, AgentFolderVersion
 
 PROJECT_CODE = "back_to_the_realm_v2"
@@ -116,17 +116,9 @@ class PlatformV2(AgentFolderVersion):
         the official keys and ranges, no repeats, no unknown key; with the run's [env], also on
         its map (a fixed point on a wall or cut off, an obstacle the map lacks). On the platform a
         bad one only shows as a failed reset."""
-        import toml
-
         from realm.v2.usr_conf import UsrConfV2Error, validate_usr_conf
 
-        try:
-            usr_conf = toml.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, toml.TomlDecodeError) as e:
-            raise ConfigError(f"{path}: cannot read it ({type(e).__name__}: {e})") from None
-        if not isinstance(usr_conf.get("env_conf"), dict):
-            raise ConfigError(f"{path}: expected an [env_conf] table with map_name and [env_conf.<map_name>]; "
-                              f"found {', '.join(map(repr, usr_conf)) or 'nothing'}")
+        usr_conf = read_env_conf_file(path, "with map_name and [env_conf.<map_name>]")
         try:
             validate_usr_conf(usr_conf)
         except UsrConfV2Error as e:

@@ -1,7 +1,8 @@
-"""Pictures of a Back to the Realm (2024 game) episode: the episode replayed from its actions
-through the episode runner, the whole map with the route, flashes and pick-ups under a header
-line (PNG), and each step's 51×51 local view with the action chosen (GIF frames).
-games.back_to_the_realm draws with these for tools/render.py."""
+"""Evaluation of Back to the Realm (the 2024 game): a checkpoint's policy (`AgentPolicy`, greedy
+or sampled, through the episode runner and its package's protocol functions), the route planner
+as reference (`ReferencePolicy`), and pictures (`play_and_draw`): the episode replayed from its
+actions, the whole map with the route, flashes and pick-ups under a header line (PNG), and each
+step's 51×51 local view with the action chosen (GIF frames)."""
 from __future__ import annotations
 
 import math
@@ -10,8 +11,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
+from episodes.runner import EpisodeRunner
+from evaluation.episodes import EpisodeRecord, LoadedAgent, record_from
 from games.base import Rendering, frame_indices
 from realm.constants import VIEW_SIZE
+from realm.planner import run_planner
 from realm.render import COLORS, render_episode, render_local_view, world_to_pixel
 
 CAPTION_HEIGHT = 16  # px of text under each GIF frame
@@ -19,6 +23,55 @@ HEADER_HEIGHT = 22  # px of text above the map
 PICKUP_COLOR = (255, 255, 255)
 COMPASS = ("E", "NE", "N", "NW", "W", "SW", "S", "SE")  # direction d = d × 45° counter-clockwise from +x
 
+
+POLICY_MODES = ("greedy", "sample")
+
+
+class AgentPolicy:
+    """A trained package agent acting through the episode runner.
+
+    "greedy" is Kaiwu's evaluation (`exploit`: for the project's PPO agent the most probable
+    action, with draws where it would loop, `[ppo] exploit_policy`). "sample" draws from the
+    policy as in training (`predict`). Both seed the agent's sampling with the episode seed, so
+    an episode replays identically.
+    """
+
+    MODES = POLICY_MODES
+
+    def __init__(self, loaded: LoadedAgent, name: str = "agent", mode: str = "greedy"):
+        if mode not in POLICY_MODES:
+            raise ValueError(f"policy mode {mode!r} is invalid: allowed {', '.join(POLICY_MODES)}")
+        self.loaded = loaded
+        self.agent = loaded.agent
+        self.name = name
+        self.mode = mode
+
+    def play(self, env, usr_conf: dict, seed: int, on_step=None) -> EpisodeRecord:
+        generator = getattr(self.agent, "sample_generator", None)
+        if generator is not None:
+            generator.manual_seed(int(seed))
+        else:
+            import torch
+
+            torch.manual_seed(int(seed))
+        act = self.agent.predict if self.mode == "sample" else self.agent.exploit
+        played, conf = self.loaded.platform.eval_episode(env, usr_conf, self.loaded.map_window)
+        runner = EpisodeRunner([played], act, self.loaded.observation_process, self.loaded.action_process)
+        stats, actions = runner.play(conf, seed=seed, on_step=on_step)
+        return record_from(stats, stats.win, usr_conf, seed, actions)
+
+
+class ReferencePolicy:
+    """The route planner with full map knowledge: the project's upper reference."""
+
+    name = "planner"
+
+    def play(self, env, usr_conf: dict, seed: int) -> EpisodeRecord:
+        result = run_planner(env, usr_conf, seed=seed)
+        return record_from(result, result.won, usr_conf, seed, result.actions)
+
+
+# --- pictures ---------------------------------------------------------------------------------
 
 @dataclass
 class StepFrame:

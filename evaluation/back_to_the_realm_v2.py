@@ -1,6 +1,7 @@
 """Evaluation episodes of back_to_the_realm_v2 packages: a checkpoint plays with the package's
-own `exploit`, the full-information planner (realm/v2/planner.py) plays the same episodes for
-scale: games.back_to_the_realm_v2 plays and draws a v2 checkpoint with these.
+own `exploit` (`AgentPolicy`), the full-information planner (realm/v2/planner.py,
+`ReferencePolicy`) plays the same episodes for scale, and `play_and_draw` draws one:
+games.back_to_the_realm_v2 evaluates and draws a v2 checkpoint with these.
 
 An episode is (usr_conf, seed) on one env: `env.reset(usr_conf, seed)` draws the random points
 and the obstacle, so the agent and the planner meet the same episode. Before each episode the
@@ -68,9 +69,9 @@ def play_planner(env, usr_conf: dict, seed: int) -> EpisodeV2:
     return _finished(env, env.extra_info, result.won, seed, usr_conf, result.trajectory, result.jumps, result.actions)
 
 
-class AgentPolicyV2:
+class AgentPolicy:
     """A checkpoint of a v2 package (or of the project's v2 agent) playing with its own exploit:
-    evaluation.worker's policy for this game, as episodes.AgentPolicy is for the 2024 one."""
+    evaluation.worker's policy for this game."""
 
     MODES = ("greedy",)  # the platform evaluates exploit; a v2 package's predict takes its own batches
 
@@ -85,7 +86,7 @@ class AgentPolicyV2:
         return play_exploit(env, self.loaded, usr_conf, seed)
 
 
-class PlannerPolicyV2:
+class ReferencePolicy:
     """The full-information v2 planner on the same episodes."""
 
     name = "planner"
