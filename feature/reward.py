@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from feature.constants import BUFF_STEP_LENGTH, FLASH_DISTANCE, STEP_LENGTH, UNIT_VECTORS, VIEW_RADIUS, cell_of
 from feature.layout import NUM_MOVES
-from feature.terms import Term, reward_config, weighted_terms
+from feature.realm_terms import PICKUPS, PROGRESS, SCORED
+from feature.terms import Shaping, Term
 from feature.unpack import StepView
 
 
@@ -74,46 +75,23 @@ class StepChange:
 
 
 TERM_TABLE: tuple[Term, ...] = (
-    Term("end_progress", 0.005, "per BFS cell walked toward the end",
-         lambda s: 0.0 if s.is_flash else s.end_delta),
-    Term("chest_progress", 0.01, "per BFS cell walked toward the chest that was nearest at the previous step (a "
-         "pick-up counts the last cells; the next target's distance is no penalty); above end_progress so a detour "
-         "for a chest pays", lambda s: 0.0 if s.is_flash else s.chest_delta),
-    Term("flash_progress", 0.005, "per BFS cell gained toward the end and that chest on a flash step",
-         lambda s: s.end_delta + s.chest_delta if s.is_flash else 0.0),
-    Term("chest_pickup", 1.0, "per chest collected", lambda s: s.cur.chest_count - s.prev.chest_count),
-    Term("buff_pickup", 0.02, "per buff collected", lambda s: s.cur.buff_count - s.prev.buff_count),
+    *PROGRESS,  # feature.realm_terms: end_delta and chest_delta are BFS cells over the whole map
+    *PICKUPS,
     Term("wall_bump", -0.005, "a move that stopped short (< blocked_ratio of 700, 1000 with the buff) with an "
          "obstacle on its path in the previous obstacle map", lambda s: 1.0 if s.wall_bump else 0.0),
     Term("flash_wall", -0.05, "a flash that stopped short of 8000 units with its target blocked or off the map",
          lambda s: 1.0 if s.flash_wall else 0.0),
     Term("revisit", -0.002, "x memory at the hero's new cell (0.2 per earlier visit, capped at 1)",
          lambda s: s.cur.memory),
-    Term("step", -0.002, "every step", lambda s: 1.0),
-    Term("win", 1.5, "reaching the end", lambda s: 1.0 if s.cur.terminated else 0.0),
-    # 0 by default: the step limit is not in the observation and a truncated episode bootstraps
-    # V(s') as if it went on, so a penalty there lands, through GAE, on the last ~30 actions of
-    # every timed-out episode whatever they were (tools/bench_near_end.py: 7 of 10 seeds learn
-    # with -2, 10 of 10 and 4x faster with 0). The game's 0 on a timeout is carried by the win
-    # bonus, chests_left and the step cost.
-    Term("timeout", 0.0, "hitting max_step without reaching the end (the game then scores 0)",
-         lambda s: 1.0 if s.cur.truncated and not s.cur.terminated else 0.0),
+    *SCORED,
     Term("chests_left", -1.0, "per chest still on the map when the episode ends either way",
          lambda s: float(len(s.cur.chest_dists)) if s.ended else 0.0),
 )
-TERMS: tuple[str, ...] = tuple(t.name for t in TERM_TABLE)
 
 
 def _validate(cfg) -> None:
     if not 0.0 < cfg.blocked_ratio <= 1.0:
         raise ValueError(f"blocked_ratio must be in (0, 1], got {cfg.blocked_ratio}")
-
-
-RewardConfig = reward_config(
-    TERM_TABLE, [("blocked_ratio", float, 0.5)], _validate,  # a move covering less of its length was blocked
-    "Weights of the shaped reward ([reward]): one per entry of TERM_TABLE, plus scale and blocked_ratio. The "
-    "events weigh what the game scores, in units of 100 points: a chest 1.0, a step -0.002, reaching the end 1.5; "
-    "the dense progress terms only guide the way (100 cells toward a chest are worth one chest).", __name__)
 
 
 def step_change(prev: StepView, cur: StepView, action: int, cfg) -> StepChange:
@@ -133,6 +111,10 @@ def step_change(prev: StepView, cur: StepView, action: int, cfg) -> StepChange:
                       ended=cur.terminated or cur.truncated)
 
 
-def reward_shaping(prev: StepView, cur: StepView, action: int, cfg) -> tuple[float, dict[str, float]]:
-    """Shaped reward of the step from `prev` to `cur` taken with `action` -> (total, terms)."""
-    return weighted_terms(TERM_TABLE, step_change(prev, cur, action, cfg), cfg)
+SHAPING = Shaping(
+    TERM_TABLE, step_change,
+    "Weights of the shaped reward ([reward]): one per entry of TERM_TABLE, plus scale and blocked_ratio. The "
+    "events weigh what the game scores, in units of 100 points: a chest 1.0, a step -0.002, reaching the end 1.5; "
+    "the dense progress terms only guide the way (100 cells toward a chest are worth one chest).", __name__,
+    extra=[("blocked_ratio", float, 0.5)], validate=_validate)  # a move covering less of its length was blocked
+TERMS, RewardConfig, reward_shaping = SHAPING.terms, SHAPING.config, SHAPING

@@ -4,7 +4,8 @@ weighted, reported on its own, declared once in `TERM_TABLE`.
 `reward_shaping(prev, cur, action, cfg)` compares the `StepView`s of two consecutive steps
 (`step_view(memory, terminated, truncated)`, a snapshot of the episode's feature.memory_v2) and
 returns `(total, terms)`; `sum(terms.values()) == total` and each term includes `cfg.scale`.
-`RewardConfig` (the TOML's [reward_v2]) is built from the table: adding a term is one entry
+`RewardConfig` (the TOML's [reward_v2]) is built from the table (with the terms both realm
+games share, feature.realm_terms): adding a term is one entry
 here plus, to tune it, its weight in conf/ppo_v2.toml. The events weigh what the game scores, in
 units of 100 points: a chest 1.0, reaching the end 1.5, a step -0.002.
 """
@@ -14,7 +15,8 @@ from dataclasses import dataclass
 
 from feature.constants_v2 import NUM_MOVES
 from feature.memory_v2 import V2Memory
-from feature.terms import Term, reward_config, weighted_terms
+from feature.realm_terms import PICKUPS, PROGRESS, SCORED
+from feature.terms import Shaping, Term
 
 
 @dataclass(frozen=True)
@@ -82,41 +84,25 @@ def _chest_delta(prev: StepView, cur: StepView) -> float:
 
 
 TERM_TABLE: tuple[Term, ...] = (
-    Term("end_progress", 0.005, "per path cell walked toward the end over the explored map",
-         lambda s: 0.0 if s.is_flash else s.end_delta),
-    Term("chest_progress", 0.01, "per path cell walked toward the chest headed for (its pick-up counts the cells "
-         "left); above end_progress so a detour for a chest pays", lambda s: 0.0 if s.is_flash else s.chest_delta),
-    Term("flash_progress", 0.005, "per path cell a talent gains toward the end and the chest",
-         lambda s: s.end_delta + s.chest_delta if s.is_flash else 0.0),
-    Term("chest_pickup", 1.0, "per chest collected (100 points)", lambda s: s.cur.chest_count - s.prev.chest_count),
-    Term("buff_pickup", 0.02, "per buff collected", lambda s: s.cur.buff_count - s.prev.buff_count),
+    *PROGRESS,  # feature.realm_terms: end_delta and chest_delta are path cells over the explored map
+    *PICKUPS,
     Term("explore", 0.0005, "per cell first seen", lambda s: float(s.cur.new_cells)),
     Term("stuck", -0.005, "a move that left the hero on its cell", lambda s: 1.0 if s.stuck else 0.0),
     Term("revisit", -0.002, "x visits on the new cell before this step (0.2 each, capped at 1)",
          lambda s: s.cur.revisit),
-    Term("step", -0.002, "every step (0.2 points)", lambda s: 1.0),
-    Term("win", 1.5, "reaching the end (150 points)", lambda s: 1.0 if s.cur.terminated else 0.0),
-    Term("timeout", 0.0, "hitting max_step without reaching the end (the game scores 0)",
-         lambda s: 1.0 if s.cur.truncated and not s.cur.terminated else 0.0),
+    *SCORED,
     Term("chests_left", -0.5, "per chest known to be on the map when the episode ends either way",
          lambda s: float(s.cur.live_chests) if s.ended else 0.0),
 )
-TERMS: tuple[str, ...] = tuple(t.name for t in TERM_TABLE)
 
 
-RewardConfig = reward_config(
-    TERM_TABLE, [], lambda cfg: None,
-    "Weights of the v2 shaped reward ([reward_v2]): one per entry of feature.reward_v2's TERM_TABLE, plus scale "
-    "(multiplies every term).", __name__)
-
-
-def step_change(prev: StepView, cur: StepView, action: int) -> StepChange:
+def step_change(prev: StepView, cur: StepView, action: int, cfg=None) -> StepChange:
     is_flash = action >= NUM_MOVES and prev.talent_ready
     stuck = not is_flash and not cur.terminated and cur.hero == prev.hero
     return StepChange(prev=prev, cur=cur, is_flash=is_flash, end_delta=_end_delta(prev, cur),
                       chest_delta=_chest_delta(prev, cur), stuck=stuck, ended=cur.terminated or cur.truncated)
 
 
-def reward_shaping(prev: StepView, cur: StepView, action: int, cfg) -> tuple[float, dict[str, float]]:
-    """Shaped reward of the step from `prev` to `cur` taken with `action` -> (total, terms)."""
-    return weighted_terms(TERM_TABLE, step_change(prev, cur, action), cfg)
+SHAPING = Shaping(TERM_TABLE, step_change, "Weights of the v2 shaped reward ([reward_v2]): one per entry of "
+                  "feature.reward_v2's TERM_TABLE, plus scale (multiplies every term).", __name__)
+TERMS, RewardConfig, reward_shaping = SHAPING.terms, SHAPING.config, SHAPING

@@ -1,7 +1,7 @@
 """The one mechanism behind every game's reward shaping: a game's reward module declares its
-terms once, as a table of `Term`s (name, default weight, what it measures, how), and gets from
-it the [reward] section's dataclass and the weighted sum, so adding a term is one table entry
-(and, to tune it, its weight in the TOML). Each term is reported on its own."""
+terms once, as a table of `Term`s (name, default weight, what it measures, how), and its
+`Shaping` gives the [reward] section's dataclass and the weighted sum, so adding a term is one
+table entry (and, to tune it, its weight in the TOML). Each term is reported on its own."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, make_dataclass
@@ -37,3 +37,20 @@ def weighted_terms(table: Sequence[Term], change, cfg) -> tuple[float, dict[str,
     """(total, terms) of one step: each term's value × its weight × cfg.scale."""
     terms = {t.name: float(getattr(cfg, t.name) * t.value(change) * cfg.scale) for t in table}
     return sum(terms.values()), terms
+
+
+class Shaping:
+    """A game's reward: its term table, the step change its terms read (`change(prev, cur, action,
+    cfg)` of two consecutive step views), and the config section built from the table.
+    `shaping(prev, cur, action, cfg)` -> (total, terms), `sum(terms.values()) == total`."""
+
+    def __init__(self, table: Sequence[Term], change: Callable, doc: str, module: str,
+                 extra: Sequence[tuple[str, type, Any]] = (), validate: Callable = lambda cfg: None):
+        self.table = tuple(table)
+        self.terms: tuple[str, ...] = tuple(t.name for t in self.table)
+        self.change = change
+        self.config = reward_config(self.table, extra, validate, doc, module)
+
+    def __call__(self, prev, cur, action: int, cfg) -> tuple[float, dict[str, float]]:
+        """Shaped reward of the step from `prev` to `cur` taken with `action` -> (total, terms)."""
+        return weighted_terms(self.table, self.change(prev, cur, action, cfg), cfg)

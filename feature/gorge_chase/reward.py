@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from feature.gorge_chase.constants import FAR, NUM_MOVES
 from feature.gorge_chase.memory import GorgeMemory
-from feature.terms import Term, reward_config, weighted_terms
+from feature.terms import Shaping, Term
 
 DANGER_CELLS = 5  # the danger term grows as the nearest monster comes within this many path cells
 
@@ -83,20 +83,14 @@ TERM_TABLE: tuple[Term, ...] = (
     Term("revisit", 0.0, "x visits on the new cell before this step (0.2 each, capped at 1)", lambda s: s.cur.revisit),
     Term("flash", 0.0, "per flash fired (a price on the cooldown)", lambda s: 1.0 if s.is_flash else 0.0),
 )
-TERMS: tuple[str, ...] = tuple(t.name for t in TERM_TABLE)
-
-RewardConfig = reward_config(
-    TERM_TABLE, [], lambda cfg: None,
-    "Weights of the gorge_chase shaped reward ([reward_gorge]): one per entry of feature.gorge_chase.reward's "
-    "TERM_TABLE, plus scale (multiplies every term).", __name__)
 
 
-def step_change(prev: StepView, cur: StepView, action: int) -> StepChange:
+def step_change(prev: StepView, cur: StepView, action: int, cfg=None) -> StepChange:
     is_flash = action >= NUM_MOVES and prev.flash_ready
     return StepChange(prev=prev, cur=cur, is_flash=is_flash,
                       stuck=not is_flash and not cur.terminated and cur.hero == prev.hero)
 
 
-def reward_shaping(prev: StepView, cur: StepView, action: int, cfg) -> tuple[float, dict[str, float]]:
-    """Shaped reward of the step from `prev` to `cur` taken with `action` -> (total, terms)."""
-    return weighted_terms(TERM_TABLE, step_change(prev, cur, action), cfg)
+SHAPING = Shaping(TERM_TABLE, step_change, "Weights of the gorge_chase shaped reward ([reward_gorge]): one per "
+                  "entry of feature.gorge_chase.reward's TERM_TABLE, plus scale (multiplies every term).", __name__)
+TERMS, RewardConfig, reward_shaping = SHAPING.terms, SHAPING.config, SHAPING
