@@ -10,37 +10,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-
-@dataclass(slots=True)
-class Position:
-    """A world point in int32 world units (not axis-swapped: x is world x)."""
-
-    x: int
-    z: int
+from realm.protocol import HeroState, Organ, Position, Talent  # noqa: F401  (the proto's names too)
 
 
 @dataclass(slots=True)
-class Talent:
-    talent_type: int
-    status: int  # 1 ready, 0 cooling down
-    cooldown: int  # ms left
+class RealmHero(HeroState):
+    """The proto's hero: the 2024 protocol's fields (hero_id, pos, speed_up, talent)."""
 
 
 @dataclass(slots=True)
-class RealmHero:
-    hero_id: int
-    pos: Position  # world
-    speed_up: int  # 1 while the buff is active
-    talent: Talent
-
-
-@dataclass(slots=True)
-class RealmOrgan:
-    sub_type: int  # 1 chest, 2 buff
-    config_id: int  # position id
-    status: int  # 1 collectable, 0 taken (or the buff respawning)
-    pos: Position  # world
-    cooldown: int  # ms until it reappears (buff), 0 otherwise
+class RealmOrgan(Organ):
+    """The proto's organ: the 2024 protocol's fields (sub_type, config_id, status, pos, cooldown)."""
 
 
 @dataclass(slots=True)

@@ -70,7 +70,7 @@ def test_a_bad_v2_map_file_stops_the_launcher_naming_the_file_and_what_is_wrong(
 
 def test_a_bad_v2_map_file_stops_a_package_run_the_same_way(tmp_path):
     """A package's train_env_conf.toml is checked on the run's map: the map's fault is [env]'s."""
-    from tests.test_kaiwu_package import train
+    from tests.official_packages import train
     from tests.test_kaiwu_v2_package import copy_package
 
     package = copy_package(tmp_path, "28.1.1")
@@ -243,8 +243,9 @@ def test_an_episode_plays_the_map_file_its_map_name_names_in_v2_maps(tmp_path):
 
 @pytest.mark.slow
 def test_a_package_whose_map_name_has_no_file_in_v2_maps_is_told_which_map_plays(tmp_path):
-    from tests.test_kaiwu_package import train
-    from tests.test_kaiwu_v2_package import SHARED_V2, copy_package
+    from tests.official_packages import train
+    from tests.official_packages import KAIWU_V2 as SHARED_V2
+    from tests.test_kaiwu_v2_package import copy_package
 
     fish = SHARED_V2 / "fragments" / "train_env_conf_24.0.2_map_fish.toml"
     if not fish.is_file():

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO_ROOT
+from tests.official_packages import KAIWU_2024, copy_official
 from tests.test_checkpoint_manager import checkpoint_at, ids, make_trainee, restore_platform_config  # noqa: F401
 from tests.test_training_system import pid_alive
 from workflow import platforms
@@ -23,7 +23,7 @@ from workflow.checkpoints.evaluations import (EVALUATIONS_FILE, Evaluations, bes
 from workflow.config import ConfigError, load_config
 from workflow.launcher import check_evaluation
 
-KAIWU_DIR = REPO_ROOT.parent / "shared" / "kaiwu"
+
 #: Short episodes (an untrained agent walks to the step limit): an evaluation takes seconds.
 SHORT = ["--set", "eval.episodes=2", "--set",
          "eval.usr_conf={diy={start=2,end=1,treasure_random=1,treasure_num=2,max_step=100,talent_type=1}}"]
@@ -222,11 +222,7 @@ def test_a_killed_evaluator_is_restarted_and_a_resumed_run_stops_cleanly_at_its_
 
 @pytest.fixture
 def package(tmp_path) -> Path:
-    if not (KAIWU_DIR / "dqn").is_dir():
-        pytest.skip(f"the platform's package is not at {KAIWU_DIR}")
-    dest = tmp_path / "kaiwu"
-    shutil.copytree(KAIWU_DIR, dest)
-    return dest
+    return copy_official(KAIWU_2024, tmp_path / "kaiwu", "dqn")
 
 
 @pytest.mark.slow

@@ -74,7 +74,7 @@ def test_the_v2_package_is_recognised_registers_diy_and_plays_its_exploit(tmp_pa
 def test_the_v2_export_trains_through_train_sh_and_is_scored_by_evaluate(tmp_path):
     """The exported 28.x package is an ordinary Kaiwu package: `./train.sh --package` passes the
     platform's train test with it, and `tools/evaluate.py --package` scores what it trained."""
-    from tests.test_kaiwu_package import train
+    from tests.official_packages import train
 
     assert export(tmp_path, "v2-28", v2_config()).returncode == 0
     package = tmp_path / "package"

@@ -6,8 +6,6 @@ package is left byte for byte as it was. One trained run is shared by the module
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,23 +13,19 @@ import numpy as np
 import pytest
 import toml
 
-from tests.conftest import REPO_ROOT
-from tests.test_kaiwu_package import fingerprint, train
+from tests.official_packages import (KAIWU_GORGE, check_a_bad_env_conf_stops_the_run, check_the_diy_template_stops,
+                                     copy_official, fingerprint, set_conf_line, tool, train, weight_sums)
 from workflow import platforms
 from workflow.host.kaiwu_package import package_layout
 from workflow.platforms.v15 import PLATFORM_ROOT
 from workflow.schema import ConfigError
 
-SHARED = REPO_ROOT.parent / "shared" / "kaiwu_gorge" / "package_15.0.1"
 #: a handful of small train steps
 SMALL = ("--set", "app.max_train_steps=3", "--set", "app.replay_buffer_capacity=16", "--set", "app.train_batch_size=4")
 
 
 def copy_package(dest: Path) -> Path:
-    if not (SHARED / "agent_ppo").is_dir():
-        pytest.skip(f"the official 15.0.1 package is not at {SHARED}")
-    shutil.copytree(SHARED, dest)
-    return dest
+    return copy_official(KAIWU_GORGE, dest, "agent_ppo")
 
 
 @pytest.fixture
@@ -127,38 +121,12 @@ def test_the_official_ppo_passes_the_train_test_and_trains_a_few_steps(trained):
     assert fingerprint(package) == before
 
 
-LOAD_SCRIPT = """
-import json, sys, torch
-from kaiwudrl.common.config.config_control import CONFIG
-package, platform, ckpt_dir, ids = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
-CONFIG.load({"algo": "ppo", "app": "gorge_chase"})
-sys.path[:0] = [package, platform]
-from agent_ppo.agent import Agent
-class Log:
-    def info(self, *args, **kwargs):
-        pass
-agent = Agent(agent_type="learner", device=torch.device("cpu"), logger=Log())
-sums = {}
-for i in ids:
-    agent.load_model(path=ckpt_dir, id=int(i))
-    sums[i] = sum(float(v.double().abs().sum()) for v in agent.model.state_dict().values())
-print(json.dumps(sums))
-"""
-
-
 @pytest.mark.slow
 def test_its_checkpoints_load_in_a_fresh_process_with_its_own_load_model(trained):
     package, runs, _, result = trained
     assert result.returncode == 0, result.stderr
-    out = subprocess.run([sys.executable, "-c", LOAD_SCRIPT, str(package), str(PLATFORM_ROOT), str(ckpt_dir(runs)),
-                          "0", "1"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    sums = json.loads(out.stdout.strip().splitlines()[-1])
+    sums = weight_sums(package, "gorge_chase", "ppo", ckpt_dir(runs), 0, 1, platform_root=PLATFORM_ROOT)
     assert sums["0"] != sums["1"]  # trained weights
-
-
-def tool(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
 
 
 SHORT = json.dumps({"env_conf": {"map": [1, 2], "max_step": 60}})
@@ -222,25 +190,13 @@ def test_a_run_resumes_from_its_newest_checkpoint(trained):
 @pytest.mark.slow
 def test_the_diy_template_stops_naming_the_missing_checkpoint(package, tmp_path):
     """The official diy is a template: its save_model writes nothing, so the run stops saying so."""
-    before = fingerprint(package)
-    result = train(package, tmp_path / "runs", "--train-test", "--set", 'app.algo="diy"', timeout_s=120)
-    assert result.returncode != 0
-    assert "diy Agent.save_model" in result.stderr and "wrote no file named model.ckpt-0" in result.stderr
-    assert "train test FAILED" in result.stderr
-    assert fingerprint(package) == before
+    check_the_diy_template_stops(package, tmp_path / "runs")
 
 
 @pytest.mark.parametrize("key, value", [("treasure_count", "11"), ("map_random", "1"), ("monster_speedup", "0")])
 def test_a_bad_train_env_conf_stops_before_anything_starts_naming_file_and_key(package, tmp_path, key, value):
-    conf = package / "agent_ppo" / "conf" / "train_env_conf.toml"
-    lines = conf.read_text(encoding="utf-8").splitlines()
-    at = next(i for i, line in enumerate(lines) if line.startswith(f"{key} ="))
-    lines[at] = f"{key} = {value}"
-    conf.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    result = train(package, tmp_path / "runs", timeout_s=120)
-    assert result.returncode == 2, result.stdout + result.stderr
-    assert "train_env_conf.toml" in result.stderr and f"'{key}'" in result.stderr
-    assert not (tmp_path / "runs").exists()
+    set_conf_line(package / "agent_ppo" / "conf" / "train_env_conf.toml", key, value)
+    check_a_bad_env_conf_stops_the_run(package, tmp_path / "runs", named=key)
 
 
 def test_train_test_py_names_the_allowed_algorithms():

@@ -4,60 +4,28 @@ processes, a real reverb server and the official agent_dqn / agent_target_dqn fr
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import REPO_ROOT
-from tests.test_kaiwu_package import fingerprint, train
+from tests.official_packages import (KAIWU_18, KAIWU_2024, copy_official, fingerprint, small_replay, tool, train,
+                                     train_dqn_four_steps, weight_sums)
 from workflow import platforms
 from workflow.checkpoints import ckpt_files
 from workflow.host.kaiwu_package import KAIWU18_DIR, detect_kaiwu_version, package_layout
 from workflow.schema import ConfigError
 
-KAIWU18_PACKAGE = REPO_ROOT.parent / "shared" / "kaiwu18" / "package"
-KAIWU_2024 = REPO_ROOT.parent / "shared" / "kaiwu"
-SMALL_REPLAY = ["--set", "app.replay_buffer_capacity=16", "--set", "app.preload_ratio=8", "--set", "app.train_batch_size=2",
-                "--set", "app.aisrv_num=1", "--set", "app.max_minutes=5"]
+SMALL_REPLAY = small_replay(batch=2)
 
 
 @pytest.fixture
 def package(tmp_path) -> Path:
-    if not (KAIWU18_PACKAGE / "agent_dqn").is_dir():
-        pytest.skip(f"the platform's 18.0.2 package is not at {KAIWU18_PACKAGE}")
-    dest = tmp_path / "kaiwu18"
-    shutil.copytree(KAIWU18_PACKAGE, dest)
-    return dest
-
-
-LOAD_SCRIPT = """
-import json, sys, torch
-from kaiwudrl.common.config.config_control import CONFIG
-package, platform, algo, ckpt_dir, ids = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
-CONFIG.load({"algo": algo, "app": "back_to_the_realm"})
-sys.path[:0] = [package, platform]
-from importlib import import_module
-class Log:
-    def info(self, *args, **kwargs):
-        pass
-agent = import_module(f"agent_{algo}.agent").Agent(agent_type="learner", device=torch.device("cpu"), logger=Log())
-sums = {}
-for i in ids:
-    agent.load_model(path=ckpt_dir, id=int(i))
-    sums[i] = sum(float(v.double().abs().sum()) for v in agent.algorithm.model.state_dict().values() if v.is_floating_point())
-print(json.dumps(sums))
-"""
+    return copy_official(KAIWU_18, tmp_path / "kaiwu18", "agent_dqn")
 
 
 def load_with_package(package: Path, algo: str, ckpt_dir: Path, *ids: int) -> dict[str, float]:
-    """Checkpoints read back by the package's own load_model, in a process of their own."""
-    out = subprocess.run([sys.executable, "-c", LOAD_SCRIPT, str(package), str(KAIWU18_DIR), algo, str(ckpt_dir),
-                          *map(str, ids)], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return weight_sums(package, "back_to_the_realm", algo, ckpt_dir, *ids, platform_root=KAIWU18_DIR)
 
 
 def insist_on_float32_tensors(package: Path) -> None:
@@ -103,13 +71,8 @@ def test_official_dqn_trains_on_tensors_checkpoints_resumes_and_its_own_load_mod
     insist_on_float32_tensors(package)
     before = fingerprint(package)
     common = ["--set", 'app.algo="dqn"', "--set", "app.dump_model_freq=2", *SMALL_REPLAY]
-    result = train(package, tmp_path / "runs", "--set", "app.max_train_steps=4", *common)
-    assert result.returncode == 0, result.stdout + result.stderr
-    run = tmp_path / "runs" / "r"
+    _, run = train_dqn_four_steps(package, tmp_path / "runs", load_with_package, *SMALL_REPLAY)
     ckpt_dir = run / "ckpt" / "back_to_the_realm_dqn"
-    assert [c.id for c in ckpt_files.list_checkpoints(ckpt_dir)] == [0, 2, 4]
-    sums = load_with_package(package, "dqn", ckpt_dir, 0, 4)
-    assert sums["0"] != sums["4"]  # trained weights, read back by the package's own load_model
     aisrv_log = (run / "log" / "aisrv-0.log").read_text()
     assert "package dqn, model pool checkpoint 0" in aisrv_log
     assert fingerprint(package) == before  # the package is used as it is
@@ -124,10 +87,6 @@ def test_official_dqn_trains_on_tensors_checkpoints_resumes_and_its_own_load_mod
 # episodes it is evaluated and rendered on stop after 150 steps instead of the presets' 2000.
 SHORT_EPISODE = json.dumps({"diy": {"start": 2, "end": 1, "treasure_random": 1, "treasure_num": 3, "max_step": 150,
                                     "talent_type": 1}})
-
-
-def tool(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
 
 
 @pytest.mark.slow

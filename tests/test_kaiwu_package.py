@@ -3,84 +3,34 @@ processes, a real reverb server and the official dqn / target_dqn from ../shared
 (copied to a temporary directory; the copy is checked to be left as it was)."""
 from __future__ import annotations
 
-import hashlib
 import json
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 
-from tests.conftest import REPO_ROOT
+from tests.official_packages import KAIWU_2024, copy_official, fingerprint, small_replay, train, train_dqn_four_steps, weight_sums
 from tests.test_training_system import pid_alive
 from workflow.checkpoints import ckpt_files
 from workflow.config import PACKAGE_DEFAULTS, ConfigError, load_config
 
-KAIWU_DIR = REPO_ROOT.parent / "shared" / "kaiwu"
-SMALL_REPLAY = ["--set", "app.replay_buffer_capacity=16", "--set", "app.preload_ratio=8", "--set", "app.train_batch_size=4",
-                "--set", "app.aisrv_num=1", "--set", "app.max_minutes=5"]
+SMALL_REPLAY = small_replay(batch=4)
 
 
 @pytest.fixture
 def package(tmp_path) -> Path:
-    if not (KAIWU_DIR / "dqn").is_dir():
-        pytest.skip(f"the platform's package is not at {KAIWU_DIR}")
-    dest = tmp_path / "kaiwu"
-    shutil.copytree(KAIWU_DIR, dest)
-    return dest
-
-
-def fingerprint(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.md5(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
-
-
-def train(package: Path, run_dir: Path, *args: str, timeout_s: float = 300) -> subprocess.CompletedProcess:
-    cmd = ["./train.sh", "--package", str(package), "--set", f'app.run_dir="{run_dir}"', "--set", 'app.run_name="r"', *args]
-    return subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout_s)
-
-
-LOAD_SCRIPT = """
-import json, sys, torch
-from kaiwudrl.common.config.config_control import CONFIG
-package, algo, ckpt_dir, ids = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
-CONFIG.load({"algo": algo, "app": "back_to_the_realm"})
-sys.path.insert(0, package)
-from importlib import import_module
-class Log:
-    def info(self, *args, **kwargs):
-        pass
-agent = import_module(algo + ".algorithm.agent").Agent(agent_type="learner", device=torch.device("cpu"), logger=Log())
-sums = {}
-for i in ids:
-    agent.load_model(path=ckpt_dir, id=int(i))
-    sums[i] = sum(float(v.double().abs().sum()) for v in agent.model.state_dict().values() if v.is_floating_point())
-print(json.dumps(sums))
-"""
+    return copy_official(KAIWU_2024, tmp_path / "kaiwu", "dqn")
 
 
 def load_with_package(package: Path, algo: str, ckpt_dir: Path, *ids: int) -> dict[str, float]:
-    """Each checkpoint loaded by the package's own Agent.load_model in a fresh process (as the
-    platform would); returns a weight checksum per id."""
-    result = subprocess.run([sys.executable, "-c", LOAD_SCRIPT, str(package), algo, str(ckpt_dir), *map(str, ids)],
-                            cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout.strip().splitlines()[-1])
+    return weight_sums(package, "back_to_the_realm", algo, ckpt_dir, *ids, agent_module="{algo}.algorithm.agent")
 
 
 @pytest.mark.slow
 def test_official_dqn_trains_checkpoints_resumes_and_its_own_load_model_reads_them(package, tmp_path):
     before = fingerprint(package)
-    result = train(package, tmp_path / "runs", "--set", 'app.algo="dqn"', "--set", "app.dump_model_freq=2",
-                   "--set", "app.max_train_steps=4", *SMALL_REPLAY)
-    assert result.returncode == 0, result.stdout + result.stderr
-    run = tmp_path / "runs" / "r"
+    result, run = train_dqn_four_steps(package, tmp_path / "runs", load_with_package, *SMALL_REPLAY)
     ckpt_dir = run / "ckpt" / "back_to_the_realm_dqn"
-    assert [c.id for c in ckpt_files.list_checkpoints(ckpt_dir)] == [0, 2, 4]
-    sums = load_with_package(package, "dqn", ckpt_dir, 0, 4)
-    assert sums["0"] != sums["4"]  # trained weights, read back by the package's own load_model
     state = json.loads((ckpt_dir / "run_state.json").read_text())
     assert state["4"]["counters"]["consumed_rows"] == 4 * 4
     metrics = (run / "metrics.csv").read_text()

@@ -6,7 +6,6 @@ with the package's own exploit."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,23 +13,18 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO_ROOT
-from tests.test_kaiwu_package import fingerprint, train
+from tests.official_packages import (KAIWU_V2, check_a_bad_env_conf_stops_the_run, check_the_diy_template_stops,
+                                     copy_official, fingerprint, set_conf_line, tool, train, weight_sums)
 from workflow import platforms
 from workflow.host.kaiwu_package import package_layout
 from workflow.platforms.v2 import PLATFORM_ROOT
 from workflow.schema import ConfigError
 
-SHARED_V2 = REPO_ROOT.parent / "shared" / "kaiwu_v2"
 VERSIONS = {"24.0.1": "v2-24", "28.1.1": "v2-28"}
 
 
 def copy_package(tmp_path: Path, version: str) -> Path:
-    source = SHARED_V2 / f"package_{version}"
-    if not (source / "agent_dqn").is_dir():
-        pytest.skip(f"the official {version} package is not at {source}")
-    dest = tmp_path / f"package_{version}"
-    shutil.copytree(source, dest)
-    return dest
+    return copy_official(KAIWU_V2 / f"package_{version}", tmp_path / f"package_{version}", "agent_dqn")
 
 
 @pytest.fixture
@@ -93,36 +87,8 @@ def test_the_platform_modules_are_on_the_path_of_a_v2_package_only():
     assert not (REPO_ROOT / "tools" / "train_env_conf_validate.py").exists()  # the project's tools/ stays its own
 
 
-LOAD_SCRIPT = """
-import json, sys, torch
-from kaiwudrl.common.config.config_control import CONFIG
-package, platform, algo, ckpt_dir, ids = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
-CONFIG.load({"algo": algo, "app": "back_to_the_realm_v2"})
-sys.path[:0] = [package, platform]
-from importlib import import_module
-class Log:
-    def info(self, *args, **kwargs):
-        pass
-agent = import_module(f"agent_{algo}.agent").Agent(agent_type="learner", device=torch.device("cpu"), logger=Log())
-model = agent.model if hasattr(agent, "model") else agent.algorithm.model
-sums = {}
-for i in ids:
-    agent.load_model(path=ckpt_dir, id=int(i))
-    sums[i] = sum(float(v.double().abs().sum()) for v in model.state_dict().values() if v.is_floating_point())
-print(json.dumps(sums))
-"""
-
-
 def load_with_package(package: Path, algo: str, ckpt_dir: Path, *ids: int) -> dict[str, float]:
-    """Checkpoints read back by the package's own load_model, in a process of its own."""
-    out = subprocess.run([sys.executable, "-c", LOAD_SCRIPT, str(package), str(PLATFORM_ROOT), algo, str(ckpt_dir),
-                          *map(str, ids)], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-def tool(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    return weight_sums(package, "back_to_the_realm_v2", algo, ckpt_dir, *ids, platform_root=PLATFORM_ROOT)
 
 
 def short_episode() -> str:
@@ -178,13 +144,7 @@ def test_official_algorithm_passes_the_train_test_and_its_load_model_reads_the_c
 def test_the_diy_template_stops_naming_the_missing_checkpoint(tmp_path, version):
     """The official diy is a template: its save_model writes nothing (and its workflow plays no
     step), so its train test fails, saying so, as the platform's train_test.py never sees a model."""
-    package = copy_package(tmp_path, version)
-    before = fingerprint(package)
-    result = train(package, tmp_path / "runs", "--train-test", "--set", 'app.algo="diy"', timeout_s=120)
-    assert result.returncode != 0
-    assert "diy Agent.save_model" in result.stderr and "wrote no file named model.ckpt-0" in result.stderr
-    assert "train test FAILED" in result.stderr
-    assert fingerprint(package) == before
+    check_the_diy_template_stops(copy_package(tmp_path, version), tmp_path / "runs")
 
 
 @pytest.mark.parametrize("key, value, named", [
@@ -194,15 +154,5 @@ def test_the_diy_template_stops_naming_the_missing_checkpoint(tmp_path, version)
     ("treasure_num", "3", "treasure_num"),  # an unknown key
 ])
 def test_a_bad_env_conf_stops_before_anything_starts_naming_file_and_key(package28, tmp_path, key, value, named):
-    conf = package28 / "agent_dqn" / "conf" / "train_env_conf.toml"
-    lines = conf.read_text(encoding="utf-8").splitlines()
-    at = next((i for i, line in enumerate(lines) if line.startswith(f"{key} =")), None)
-    if at is None:
-        lines.append(f"{key} = {value}")
-    else:
-        lines[at] = f"{key} = {value}"
-    conf.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    result = train(package28, tmp_path / "runs", timeout_s=120)
-    assert result.returncode == 2, result.stdout + result.stderr
-    assert "train_env_conf.toml" in result.stderr and f"'{named}'" in result.stderr
-    assert not (tmp_path / "runs").exists()
+    set_conf_line(package28 / "agent_dqn" / "conf" / "train_env_conf.toml", key, value)
+    check_a_bad_env_conf_stops_the_run(package28, tmp_path / "runs", named)

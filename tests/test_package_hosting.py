@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.test_kaiwu_package import train
+from tests.official_packages import train
 from tests.test_kaiwu_v2_package import copy_package
 from workflow.checkpoints import ckpt_files
 from workflow.host.kaiwu_package import describe_failure

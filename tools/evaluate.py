@@ -24,22 +24,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tool_args import (  # noqa: E402
-    add_best_arg,
-    best_checkpoint_file,
-    add_package_arg,
-    add_policy_args,
-    package_checkpoint,
-    run_tool,
-    REPO_ROOT,
-    InputError,
-    add_episode_args,
-    add_map_args,
-    check_episode_args,
-    describe_episodes,
-    eval_env_kwargs,
-    game_episode_settings,
-)
+from tool_args import (InputError, REPO_ROOT, add_best_arg, add_episode_args, add_map_args, add_package_arg,
+                       add_policy_args, best_checkpoint_file, check_episode_args, describe_episodes,
+                       eval_env_kwargs, game_episode_settings, package_checkpoint, run_tool)  # noqa: E402
 
 import numpy as np  # noqa: E402
 

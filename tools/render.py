@@ -15,19 +15,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from tool_args import (  # noqa: E402
-    add_package_arg,
-    add_policy_args,
-    package_checkpoint,
-    run_tool,
-    REPO_ROOT,
-    InputError,
-    add_episode_args,
-    add_map_args,
-    check_episode_args,
-    eval_env_kwargs,
-    game_episode_settings,
-)
+from tool_args import (InputError, REPO_ROOT, add_episode_args, add_map_args, add_package_arg, add_policy_args,
+                       check_episode_args, eval_env_kwargs, game_episode_settings, package_checkpoint, run_tool)  # noqa: E402
 
 import numpy as np  # noqa: E402
 

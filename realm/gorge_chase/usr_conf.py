@@ -88,6 +88,13 @@ def _fail(key: str, value, detail: str = "", allowed: str | None = None) -> Gorg
                              f"{allowed or ALLOWED[key]}")
 
 
+def _check_known(table: dict, allowed, where: str) -> None:
+    for key in table:
+        if key not in allowed:
+            raise GorgeUsrConfError(f"unknown key {key!r} in {where}; allowed keys: {', '.join(allowed)}"
+                                    f"{did_you_mean(key, allowed)}")
+
+
 def validate_usr_conf(usr_conf, map_ids=OPEN_MAP_IDS) -> EnvConf:
     """Check `usr_conf` and fill defaults. `map_ids`: the ids the env's maps answer to (the
     official 1..10 by default; a generated or folder source may allow others)."""
@@ -96,18 +103,12 @@ def validate_usr_conf(usr_conf, map_ids=OPEN_MAP_IDS) -> EnvConf:
     if not isinstance(usr_conf, dict):
         raise GorgeUsrConfError(f"usr_conf must be a dict like {{'env_conf': {{...}}}} or None, got "
                                 f"{type(usr_conf).__name__}")
-    for key in usr_conf:
-        if key not in TOP_LEVEL_KEYS:
-            raise GorgeUsrConfError(f"unknown key {key!r} in usr_conf; allowed keys: {', '.join(TOP_LEVEL_KEYS)}"
-                                    f"{did_you_mean(key, TOP_LEVEL_KEYS)}")
+    _check_known(usr_conf, TOP_LEVEL_KEYS, "usr_conf")
     table = usr_conf.get("env_conf") or {}
     if not isinstance(table, dict):
         raise GorgeUsrConfError(f"usr_conf['env_conf'] must be a dict of {', '.join(ALLOWED)}, got "
                                 f"{type(table).__name__}")
-    for key in table:
-        if key not in ALLOWED:
-            raise GorgeUsrConfError(f"unknown key {key!r} in usr_conf['env_conf']; allowed keys: "
-                                    f"{', '.join(ALLOWED)}{did_you_mean(key, ALLOWED)}")
+    _check_known(table, ALLOWED, "usr_conf['env_conf']")
     conf = {**DEFAULT_ENV_CONF, **table}
 
     maps = conf["map"]

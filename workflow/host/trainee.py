@@ -16,7 +16,6 @@ import torch
 from loguru import logger
 
 from agent.checkpoint_io import CheckpointError, WriteFailed, check_counters, is_training_state
-from workflow import platforms
 from workflow.checkpoints import ckpt_files
 from workflow.checkpoints.manager import CheckpointManager, prune_user_saves
 from workflow.host.kaiwu_package import KaiwuPackage, PackageError, numeric_values
@@ -265,28 +264,28 @@ class Trainee:
         incomplete, so nothing loads them) go, and their entries with them; returns their ids."""
         removed = set()
         for ckpt_id in sorted(self._left_behind):
-            try:
-                for path in ckpt_files.checkpoint_files(self.ckpts.ckpt_dir, ckpt_id):
-                    path.unlink(missing_ok=True)
-            except OSError as e:
-                logger.warning(f"could not remove what the failed write of checkpoint {ckpt_id} left "
-                               f"({type(e).__name__}: {e}); it stays flagged incomplete in {RUN_STATE_FILE}")
-                continue
-            removed.add(ckpt_id)
+            if self._remove_files(ckpt_id, f"what the failed write of checkpoint {ckpt_id} left"):
+                removed.add(ckpt_id)
         self._left_behind -= removed
         return {str(ckpt_id) for ckpt_id in removed}
 
     def _discard(self, step: int, state: dict) -> None:
         """Remove what a failed write of checkpoint `step` left, files and entry, as far as the disk
         lets us (files left behind stay flagged: nothing loads, counts or prunes them)."""
+        if self._remove_files(step, f"the partial checkpoint {step}", " until the next whole checkpoint"):
+            self._put_back(state)
+
+    def _remove_files(self, ckpt_id: int, what: str, until: str = "") -> bool:
+        """Remove checkpoint `ckpt_id`'s files; False, after a warning naming `what`, where the disk
+        refused (what is left stays flagged incomplete: nothing loads, counts or prunes it)."""
         try:
-            for path in ckpt_files.checkpoint_files(self.ckpts.ckpt_dir, step):
+            for path in ckpt_files.checkpoint_files(self.ckpts.ckpt_dir, ckpt_id):
                 path.unlink(missing_ok=True)
         except OSError as e:
-            logger.warning(f"could not remove the partial checkpoint {step} ({type(e).__name__}: {e}): it stays "
-                           f"flagged incomplete in {RUN_STATE_FILE} until the next whole checkpoint")
-            return
-        self._put_back(state)
+            logger.warning(f"could not remove {what} ({type(e).__name__}: {e}); it stays flagged incomplete in "
+                           f"{RUN_STATE_FILE}{until}")
+            return False
+        return True
 
     def _put_back(self, state: dict) -> None:
         """Write the run state as it was before a failed checkpoint; an empty one is left as the

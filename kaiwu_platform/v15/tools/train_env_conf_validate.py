@@ -4,7 +4,7 @@ stops the workflow with the key named. The rules are the simulator's
 (realm.gorge_chase.usr_conf.validate_usr_conf: the official keys, types and ranges)."""
 from __future__ import annotations
 
-from kaiwudrl.common.utils.env_conf_file import read_env_conf_file
+from kaiwudrl.common.utils.env_conf_file import logged_check, read_env_conf_file
 
 
 def read_usr_conf(usr_conf_file, logger):
@@ -13,11 +13,6 @@ def read_usr_conf(usr_conf_file, logger):
     usr_conf = read_env_conf_file(usr_conf_file, logger)
     if usr_conf is None:
         return None
-    from realm.gorge_chase.usr_conf import GorgeUsrConfError, validate_usr_conf
+    from realm.gorge_chase.usr_conf import validate_usr_conf
 
-    try:
-        validate_usr_conf(usr_conf)
-    except GorgeUsrConfError as e:
-        logger.error(f"usr_conf file {usr_conf_file} is invalid: {e}")
-        return None
-    return usr_conf
+    return usr_conf if logged_check(validate_usr_conf, usr_conf, logger, f"usr_conf file {usr_conf_file}") else None

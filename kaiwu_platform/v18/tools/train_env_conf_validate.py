@@ -3,7 +3,7 @@
 bad file stops the workflow with the key named instead of failing later inside the env."""
 from __future__ import annotations
 
-from kaiwudrl.common.utils.env_conf_file import read_env_conf_file
+from kaiwudrl.common.utils.env_conf_file import logged_check, read_env_conf_file
 from realm.constants import VIEW_RADIUS
 
 INT_KEYS = ("start", "end", "treasure_count", "talent_type", "max_step", "view_size")
@@ -45,15 +45,7 @@ def read_usr_conf(usr_conf_file, logger):
 
 def check_usr_conf(usr_conf, logger) -> bool:
     """True when the simulator accepts `usr_conf`; otherwise False after logging the key and
-    what it allows (the simulator's validator holds the rules, so they cannot drift apart)."""
-    if not usr_conf:
-        logger.error("usr_conf is None, please check")
-        return False
-    from realm.usr_conf import UsrConfError, validate_env_conf
+    what it allows."""
+    from realm.usr_conf import validate_env_conf
 
-    try:
-        validate_env_conf(usr_conf)
-    except UsrConfError as e:
-        logger.error(f"usr_conf is invalid: {e}")
-        return False
-    return True
+    return logged_check(validate_env_conf, usr_conf, logger)

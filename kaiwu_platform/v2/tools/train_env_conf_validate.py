@@ -4,7 +4,7 @@ bad file stops the workflow with the key named instead of failing later inside t
 rules are the simulator's (realm.v2.usr_conf.validate_usr_conf: the official keys and ranges)."""
 from __future__ import annotations
 
-from kaiwudrl.common.utils.env_conf_file import read_env_conf_file
+from kaiwudrl.common.utils.env_conf_file import logged_check, read_env_conf_file
 
 
 def read_usr_conf(usr_conf_file, logger):
@@ -21,14 +21,6 @@ def read_usr_conf(usr_conf_file, logger):
 def check_usr_conf(usr_conf, logger, where: str = "usr_conf") -> bool:
     """True when the simulator accepts `usr_conf`; otherwise False after logging the key and
     what it allows."""
-    if not usr_conf:
-        logger.error("usr_conf is None, please check")
-        return False
-    from realm.v2.usr_conf import UsrConfV2Error, validate_usr_conf
+    from realm.v2.usr_conf import validate_usr_conf
 
-    try:
-        validate_usr_conf(usr_conf)
-    except UsrConfV2Error as e:
-        logger.error(f"{where} is invalid: {e}")
-        return False
-    return True
+    return logged_check(validate_usr_conf, usr_conf, logger, where)

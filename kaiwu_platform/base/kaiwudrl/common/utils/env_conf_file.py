@@ -1,5 +1,6 @@
 """Reading a package's train_env_conf.toml, as every version's `tools.train_env_conf_validate`
-does before checking it by its game's rules: the file as parsed, or None after logging why."""
+does, and checking it by its game's rules (the simulator's validator, so they cannot drift
+apart): the file as parsed, or None / False after logging why."""
 from __future__ import annotations
 
 import os
@@ -23,3 +24,19 @@ def read_env_conf_file(usr_conf_file, logger):
         logger.error(f"usr_conf file {usr_conf_file} has no [env_conf] table, please check")
         return None
     return loaded
+
+
+def logged_check(validate, usr_conf, logger, where: str = "usr_conf") -> bool:
+    """True when `validate(usr_conf)` (a game's realm validator) accepts it; otherwise False after
+    logging `where` and the key with what it allows (its realm.usr_conf.UsrConfError)."""
+    from realm.usr_conf import UsrConfError
+
+    if not usr_conf:
+        logger.error(f"{where} is None, please check")
+        return False
+    try:
+        validate(usr_conf)
+    except UsrConfError as e:
+        logger.error(f"{where} is invalid: {e}")
+        return False
+    return True
