@@ -38,7 +38,7 @@ class PPOConfig:
     # greedy policy that loops keeps coming back to the same cells and never times out otherwise)
     exploit_policy: Literal["greedy", "sample", "unstuck"] = "unstuck"
     unstuck_visits: int = 2
-    # back_to_the_realm_v2's agent (ppo_v2): exploit() never takes a move or talent that lands on
+    # back_to_the_realm_v2's agent: exploit() never takes a move or talent that lands on
     # the end it knows while chests are still live (reaching the end ends the episode), unless no
     # move is left (feature/layout_v2.py's end_guard). Training's masks are unchanged.
     exploit_end_guard: bool = True

@@ -26,7 +26,8 @@ from games.back_to_the_realm import resolve_episodes, resolved_usr_conf  # noqa:
 from games.base import Episode  # noqa: F401
 from workflow.checkpoints.ckpt_files import parse_ckpt_id, run_dir_of
 from workflow import platforms
-from workflow.host.kaiwu_package import PROJECT_ALGO, PROJECT_ALGORITHMS, KaiwuPackage, config_file
+from workflow.host.kaiwu_package import KaiwuPackage, config_file
+from workflow.platforms.project import PROJECT_DEFAULT, current_name, described, find_project_algorithm
 
 
 @dataclass
@@ -102,17 +103,20 @@ def _read_toml(file: Path) -> dict:
         raise CheckpointError(f"cannot read config {file}: {e}") from e
 
 
-def project_algo(ckpt_file: Path, config: str | Path | None) -> str:
-    """Which of the project's agents made a checkpoint: the run's `app.algo` (`config`, else the
-    run's effective config); PPO when no config says."""
+def project_algo(ckpt_file: Path, config: str | Path | None) -> tuple[str, str]:
+    """Which of the project's agents made a checkpoint: (app.app, app.algo) of `config`, else of
+    the run's effective config, by this release's names (a run of an earlier release that named
+    the v2 agent "ppo_v2" is back_to_the_realm_v2's "ppo"); the default agent when no config says."""
     source = Path(config) if config else run_config_file(ckpt_file)
-    algo = (_read_toml(source).get("app") or {}).get("algo") if source is not None else None
+    app_section = (_read_toml(source).get("app") or {}) if source is not None else {}
+    algo = app_section.get("algo")
     if algo is None:
-        return PROJECT_ALGO
-    if algo not in PROJECT_ALGORITHMS:
-        raise CheckpointError(f"{source}: app.algo = {algo!r} is not one of the project's agents "
-                              f"({', '.join(PROJECT_ALGORITHMS)}); a Kaiwu package's checkpoint needs --package DIR")
-    return algo
+        return PROJECT_DEFAULT.game, PROJECT_DEFAULT.algo
+    app, algo = current_name(app_section.get("app", PROJECT_DEFAULT.game), algo)
+    if find_project_algorithm(app, algo) is None:
+        raise CheckpointError(f"{source}: app = {app!r}, algo = {algo!r} is not one of the project's agents "
+                              f"({described()}); a Kaiwu package's checkpoint needs --package DIR")
+    return app, algo
 
 
 def project_settings(ckpt_file: Path, config: str | Path | None) -> dict:
@@ -120,7 +124,7 @@ def project_settings(ckpt_file: Path, config: str | Path | None) -> dict:
     config; the network's shape from the checkpoint's training state when it has one."""
     source = Path(config) if config else run_config_file(ckpt_file)
     data = _read_toml(source) if source is not None else {}
-    sections = PROJECT_ALGORITHMS[project_algo(ckpt_file, config)].sections
+    sections = find_project_algorithm(*project_algo(ckpt_file, config)).sections
     settings = {name: dict(data[name]) for name in sections if isinstance(data.get(name), dict)}
     train_file = train_state_file(ckpt_file.parent, parse_ckpt_id(ckpt_file))
     if train_file.is_file():
@@ -160,10 +164,10 @@ def load_agent(ckpt_file: str | Path, config_file_path: str | Path | None = None
                                         platform=platforms.detect(package_dir))
         else:
             run_config = None
-            algo = project_algo(ckpt_file, config_file_path)
-            values = {"app": "back_to_the_realm", "algo": algo, "svr_name": "eval",
+            app, algo = project_algo(ckpt_file, config_file_path)
+            values = {"app": app, "algo": algo, "svr_name": "eval",
                       "package_settings": project_settings(ckpt_file, config_file_path)}
-            package = KaiwuPackage.project(algo, values)
+            package = KaiwuPackage.project(app, algo, values)
         agent = package.make_agent("eval", logging.getLogger("eval"), None)  # platform agents log as they load
         agent.load_model(path=str(ckpt_file.parent), id=ckpt_id)
     except CheckpointError:

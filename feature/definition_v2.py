@@ -1,4 +1,4 @@
-"""Kaiwu's data classes and protocol functions for the v2 PPO package (`ppo_v2`): the PPO
+"""Kaiwu's data classes and protocol functions for the v2 PPO package (app = "back_to_the_realm_v2", algo = "ppo"): the PPO
 package's (feature.definition: ActData, segments of up to SEGMENT_FRAMES frames valued on the
 learner, the row converters) over the v2 observation (feature.layout_v2, feature.observation_v2).
 The classes are made under the platform's names with `create_cls` and the protocol functions

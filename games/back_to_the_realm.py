@@ -39,6 +39,12 @@ class BackToTheRealm(Game):
     eval_workflows = "kaiwu_agent.back_to_the_realm.{algo}"
     policy_extras = {"state": "conf.back_to_the_realm_state.BackToTheRealmState",
                      "action": "conf.back_to_the_realm_action.BackToTheRealmAction"}
+    project_agents = {
+        "ppo": {"config": "agent.ppo_config", "definition": "feature.definition", "agent": "agent.ppo_agent",
+                "workflow": "episodes.ppo_workflow"},
+        "dqn_plus": {"config": "agent.dqn_config", "definition": "feature.dqn_definition", "agent": "agent.dqn_agent",
+                     "workflow": "episodes.dqn_workflow"},
+    }
 
     def presets(self) -> dict[str, dict]:
         from realm.presets import PRESETS

@@ -13,6 +13,9 @@ class BackToTheRealmV2(Game):
     policy_modes = ("greedy",)  # the platform evaluates exploit; a v2 package's predict takes its own batches
     map_companion = "obstacles_file"
     map_animation = True
+    project_agents = {"ppo": {"config": "agent.ppo_v2_config", "definition": "feature.definition_v2",
+                              "agent": "agent.ppo_v2_agent", "workflow": "episodes.ppo_v2_workflow"}}
+    renamed_agents = {"ppo_v2": "ppo"}
 
     def presets(self) -> dict[str, dict]:
         from realm.v2.presets import V2_PRESETS

@@ -38,6 +38,13 @@ class Game:
     map_animation: bool = False
     #: how an episode ended, for messages: (won, lost)
     outcomes: tuple[str, str] = ("won", "timed out")
+    #: the project's own agents for this game: algo (app.algo) -> its four modules, dotted: `config`
+    #: (the platform's Config and the TOML sections it reads, as `Settings`), `definition` (data
+    #: classes and protocol functions), `agent` (the Agent class), `workflow` (the training episode
+    #: loop). One algorithm keeps its name in every game; the game (app.app) brings the content.
+    project_agents: dict[str, dict[str, str]] = {}
+    #: algorithm names of earlier releases that are now this game's: old algo -> algo
+    renamed_agents: dict[str, str] = {}
 
     # --- episodes ---------------------------------------------------------------------------------
 

@@ -24,6 +24,9 @@ class GorgeChase(Game):
     map_companion = "positions_file"  # refused with a hint: gorge maps are a folder, [env] gorge_maps
     outcomes = ("survived", "caught")
     map_animation = False
+    project_agents = {"ppo": {"config": "agent.ppo_gorge_config", "definition": "feature.gorge_chase.definition",
+                              "agent": "agent.ppo_gorge_agent", "workflow": "episodes.ppo_gorge_workflow"}}
+    renamed_agents = {"ppo_gorge": "ppo"}
 
     def presets(self) -> dict[str, dict]:
         from realm.gorge_chase.presets import PRESETS
@@ -60,7 +63,7 @@ class GorgeChase(Game):
     # --- export -----------------------------------------------------------------------------------
 
     def train_env_conf(self, settings) -> tuple[dict, str]:
-        """The run's [curriculum_gorge] (the project's ppo_gorge), else the official defaults."""
+        """The run's [curriculum_gorge] (the project's ppo), else the official defaults."""
         from realm.gorge_chase.usr_conf import default_usr_conf, validate_usr_conf
 
         curriculum = getattr(settings, "curriculum_gorge", None)

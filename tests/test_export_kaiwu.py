@@ -382,8 +382,10 @@ def test_each_export_carries_only_its_own_definition(monkeypatch):
     sample_process and row converters (wider rows) in the platform's protocol registry."""
     monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "tools"))
     from export_kaiwu import file_map
+    from workflow.platforms.project import PROJECT_ALGORITHMS
 
-    dqn = file_map("dqn_plus")
+    dqn = file_map(PROJECT_ALGORITHMS[("back_to_the_realm", "dqn_plus")])
+    ppo = file_map(PROJECT_ALGORITHMS[("back_to_the_realm", "ppo")])
     assert "feature/dqn_definition.py" in dqn and "feature/definition.py" not in dqn
     assert "agent/dqn_options.py" in dqn and "agent/ppo_options.py" not in dqn
-    assert "feature/definition.py" in file_map("ppo") and "agent/ppo_options.py" in file_map("ppo")
+    assert "feature/definition.py" in ppo and "agent/ppo_options.py" in ppo

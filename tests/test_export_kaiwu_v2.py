@@ -1,4 +1,4 @@
-"""tools/export_kaiwu.py --kaiwu-version v2-28 | v2-24: the project's v2 agent (ppo_v2) as a
+"""tools/export_kaiwu.py --kaiwu-version v2-28 | v2-24: the project's v2 agent (app = "back_to_the_realm_v2", algo = "ppo") as a
 back_to_the_realm_v2 code package in the algorithm slot the platform scores (diy), recognised as
 its version, with a valid train_env_conf.toml, and played by evaluation through its own exploit."""
 from __future__ import annotations
@@ -33,7 +33,7 @@ def export(tmp_path, kaiwu_version: str, config_text: str, algo: str = "diy") ->
 
 
 def v2_config() -> str:
-    return f'include = ["{REPO_ROOT}/conf/ppo_v2.toml"]\n' + toml.dumps({"app": {"algo": "ppo_v2"}, **TINY})
+    return f'include = ["{REPO_ROOT}/conf/ppo_v2.toml"]\n' + toml.dumps({"app": {"app": "back_to_the_realm_v2", "algo": "ppo"}, **TINY})
 
 
 @pytest.mark.parametrize("name, version", [("v2-28", "28.1.1"), ("v2-24", "24.0.1")])
@@ -95,14 +95,14 @@ def test_the_v2_export_trains_through_train_sh_and_is_scored_by_evaluate(tmp_pat
 
 
 def test_a_2024_agent_is_not_exported_as_a_v2_package_nor_the_v2_agent_as_a_2024_one(tmp_path):
-    result = export(tmp_path, "2024", v2_config(), algo="ppo_v2")
+    result = export(tmp_path, "2024", v2_config(), algo="ppo")
     assert result.returncode == 2 and "back_to_the_realm_v2" in result.stderr
     assert not (tmp_path / "package").exists()
 
 
 @pytest.mark.slow
 def test_evaluate_and_render_play_a_run_checkpoint_of_the_v2_agent_on_v2_episodes(tmp_path):
-    """tools/evaluate.py and tools/render.py --ckpt of a ppo_v2 run play the v2 game (its own exploit and the v2
+    """tools/evaluate.py and tools/render.py --ckpt of a v2 run play the v2 game (its own exploit and the v2
     planner on the same episodes), as the run's app.algo says; not the 2024 game."""
     config = tmp_path / "run.toml"
     config.write_text(v2_config())
@@ -191,7 +191,7 @@ SCRIPT = (E, TALENT_NE)
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
-    """A freshly initialised ppo_v2 checkpoint exported as a 28.x package, loaded as the platform loads it."""
+    """A freshly initialised v2 ppo checkpoint exported as a 28.x package, loaded as the platform loads it."""
     from evaluation.episodes import load_agent
 
     folder = tmp_path_factory.mktemp("export")
@@ -298,3 +298,32 @@ def test_the_exported_v2_package_reads_the_talent_from_its_status_whatever_legal
         _, obs, terminated, truncated, extra_info = env.step(act)
         done, step = terminated or truncated, step + 1
     assert statuses[:2] == [True, True] and not any(statuses[2:])  # cooling from the cast on
+
+
+def test_a_run_of_the_earlier_algorithm_name_is_still_evaluated_and_its_config_says_what_to_change(tmp_path):
+    """An earlier release named the v2 agent algo "ppo_v2" (with the default app): its run's
+    checkpoints are still loaded and scored as back_to_the_realm_v2's ppo; a config that still says
+    so is refused naming the two keys to set; a resume with the new names names the old folder."""
+    from evaluation.episodes import load_agent, project_algo
+    from workflow.checkpoints.runs import RunError, resolve_run
+    from workflow.config import ConfigError, load_config
+
+    old = toml.loads(v2_config().split("\n", 1)[1])
+    old["app"] = {"app": "back_to_the_realm", "algo": "ppo_v2"}
+    old_config = tmp_path / "log" / "effective_config.toml"
+    old_config.parent.mkdir()
+    old_config.write_text(toml.dumps(old))
+    settings = Settings.from_dict({k: v for k, v in old.items() if k in Settings.sections()})
+    ckpt = Agent(agent_type="learner", settings=settings, seed=0).save_model(
+        tmp_path / "ckpt" / "back_to_the_realm_ppo_v2", 5)
+    assert project_algo(ckpt, None) == ("back_to_the_realm_v2", "ppo")  # read from the run's own config
+    assert load_agent(ckpt).platform.game == "back_to_the_realm_v2"
+
+    with pytest.raises(ConfigError, match='algo "ppo_v2" is now the algorithm "ppo" of game "back_to_the_realm_v2": '
+                                          'set app = "back_to_the_realm_v2" and algo = "ppo"'):
+        load_config(old_config)
+    cfg = load_config(REPO_ROOT / "conf" / "ppo_v2.toml", [f'app.run_dir="{tmp_path.parent}"',
+                                                            f'app.run_name="{tmp_path.name}"'])
+    with pytest.raises(RunError, match=r"no checkpoint in .*back_to_the_realm_v2_ppo; it has checkpoints in "
+                                       r"ckpt/back_to_the_realm_ppo_v2 .*rename the folder"):
+        resolve_run(cfg.app, resume=True)

@@ -1,4 +1,4 @@
-"""The project's gorge_chase package (ppo_gorge): its numbers against the simulator's, the
+"""The project's gorge_chase package (app = "gorge_chase", algo = "ppo"): its numbers against the simulator's, the
 15.0.1 protocol in the episode runner, the memory's moves and flashes against the env's rules,
 the reward terms, the agent acting on the raw env_obs, one local training step; and the
 commands: `./train.sh --config conf/gorge_chase.toml`, tools/evaluate.py on its checkpoint,
@@ -142,12 +142,12 @@ def test_the_game_is_hosted_by_the_15_platform():
     from workflow.platforms.project import PROJECT_ALGORITHMS, hosting_version
 
     assert hosting_version("gorge_chase").name == "15"
-    assert PROJECT_ALGORITHMS["ppo_gorge"].layout.kaiwu_version == "15"
-    assert set(PROJECT_ALGORITHMS["ppo_gorge"].sections) == {"model", "ppo", "reward_gorge", "curriculum_gorge"}
+    assert PROJECT_ALGORITHMS[("gorge_chase", "ppo")].layout.kaiwu_version == "15"
+    assert set(PROJECT_ALGORITHMS[("gorge_chase", "ppo")].sections) == {"model", "ppo", "reward_gorge", "curriculum_gorge"}
     from workflow.config import load_config
 
     cfg = load_config(CONF)
-    assert cfg.app.algo == "ppo_gorge" and cfg.curriculum_gorge.map == list(range(1, 9))
+    assert (cfg.app.app, cfg.app.algo) == ("gorge_chase", "ppo") and cfg.curriculum_gorge.map == list(range(1, 9))
 
 
 def _run(*args, timeout: float = 300) -> subprocess.CompletedProcess:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.algorithms import ALGORITHMS, PACKAGE_FOLDERS
+from agent.algorithms import PACKAGE_FOLDERS
 
 ROOT = Path(__file__).resolve().parents[1]
 PLATFORM = ("kaiwu_agent", "kaiwudrl")
@@ -44,8 +44,11 @@ def test_every_package_folder_is_a_folder_with_code():
     assert set(BELOW) == set(PACKAGE_FOLDERS)
     for folder in PACKAGE_FOLDERS:
         assert files(folder), folder
-    for modules in ALGORITHMS.values():  # the four modules of every algorithm are package code
-        assert {name.split(".")[0] for name in modules.values()} <= set(PACKAGE_FOLDERS)
+    import games
+
+    for game in games.GAMES.values():  # the four modules of every game's agents are package code
+        for modules in game.project_agents.values():
+            assert {name.split(".")[0] for name in modules.values()} <= set(PACKAGE_FOLDERS), game.name
 
 
 @pytest.mark.parametrize("folder", PACKAGE_FOLDERS)

@@ -1,4 +1,4 @@
-"""The v2 PPO package (ppo_v2, back_to_the_realm_v2): its episode protocol, features and reward
+"""The v2 PPO package (app = "back_to_the_realm_v2", algo = "ppo"): its episode protocol, features and reward
 on the real v2 simulator, the local trainer, and a learning test on tools/near_end_v2.py's task."""
 import copy
 import sys

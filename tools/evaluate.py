@@ -220,11 +220,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def evaluated_platform(args: argparse.Namespace):
     """The platform version the evaluated policy plays in (its game is the episodes'): --package's;
-    else, for --ckpt, that of the project agent of the checkpoint's run (app.algo); else, for the
+    else, for --ckpt, that of the project agent of the checkpoint's run (app.app, app.algo); else, for the
     reference alone, the version whose evaluation preset --preset is (or one of its game's), else
     the project's."""
     from workflow import platforms
-    from workflow.platforms.project import PROJECT_ALGORITHMS
+    from workflow.platforms.project import find_project_algorithm
     from workflow.schema import ConfigError
 
     if args.package is not None:
@@ -237,10 +237,10 @@ def evaluated_platform(args: argparse.Namespace):
         from evaluation.episodes import project_algo
 
         try:
-            algo = project_algo(find_checkpoints(args.ckpt, 1)[0], args.config)
+            project = find_project_algorithm(*project_algo(find_checkpoints(args.ckpt, 1)[0], args.config))
         except CheckpointError as e:
             raise InputError(str(e)) from e
-        return PROJECT_ALGORITHMS[algo].layout.platform
+        return project.layout.platform
     game = games.of_preset(args.preset) if args.preset else None
     if game is not None:
         family = [v for v in platforms.VERSIONS.values() if v.game == game.name]

@@ -24,7 +24,7 @@ and with `--kaiwu-version 18`, in the 18.0.2 (2025) layout:
     conf/configure_app.toml, kaiwu.json ({"version": "18.0.2"}), ckpt/
 The platform's 2025 eval and exam workflows exist for dqn, target_dqn and diy only: upload an 18
 export as `--algo diy` for the platform to score it.
-The v2 agent (ppo_v2, back_to_the_realm_v2) exports with `--kaiwu-version v2-28` (or v2-24) in the
+The v2 agent (app = "back_to_the_realm_v2", algo = "ppo") exports with `--kaiwu-version v2-28` (or v2-24) in the
 same layout: agent_<algo>/ with conf/train_env_conf.toml (the run's [curriculum_v2]),
 conf/algo_conf_back_to_the_realm_v2.toml, conf/app_conf_back_to_the_realm_v2.toml and kaiwu.json
 (28.1.1 or 24.0.1, project_code back_to_the_realm_v2). The platform scores the algorithms it
@@ -67,14 +67,14 @@ RUN_KEYS = ("algorithm_on_policy_or_off_policy", "learner_train_by_while_true", 
 ALGO_RE = re.compile(r"^[a-z_][a-z0-9_]*$")
 
 
-def file_map(project_algo: str, target: Target = PROJECT_TARGET) -> dict[str, str]:
-    """Project file -> exported path ({algo} not yet filled in) for one of the project's algorithms:
-    its four modules and every package-code module they import, directly or not (nothing else)."""
+def file_map(project, target: Target = PROJECT_TARGET) -> dict[str, str]:
+    """Project file -> exported path ({algo} not yet filled in) for one of the project's agents
+    (workflow.platforms.project.ProjectAlgorithm): its four modules and every package-code module
+    they import, directly or not (nothing else)."""
     from agent.algorithms import PACKAGE_FOLDERS
-    from workflow.host.kaiwu_package import PROJECT_ALGORITHMS
 
-    layout = PROJECT_ALGORITHMS[project_algo].layout
-    own = {layout.file(part, project_algo): target.modules[part] for part in ("config", "definition", "agent", "workflow")}
+    layout = project.layout
+    own = {layout.file(part, project.algo): target.modules[part] for part in ("config", "definition", "agent", "workflow")}
     files: dict[str, str] = {}
     pending = list(own)
     while pending:
@@ -103,15 +103,15 @@ def imported_modules(text: str) -> list[str]:
     return found
 
 
-def module_map(project_algo: str, algo: str, target: Target = PROJECT_TARGET) -> dict[str, str]:
+def module_map(project, algo: str, target: Target = PROJECT_TARGET) -> dict[str, str]:
     """Dotted project module -> dotted module in the exported package."""
     return {path.removesuffix(".py").replace("/", "."): place.format(algo=algo).removesuffix(".py").replace("/", ".")
-            for path, place in file_map(project_algo, target).items()}
+            for path, place in file_map(project, target).items()}
 
 
-def source_files(project_algo: str, algo: str, target: Target = PROJECT_TARGET) -> dict[str, Path]:
+def source_files(project, algo: str, target: Target = PROJECT_TARGET) -> dict[str, Path]:
     """Exported relative path -> project file."""
-    return {place.format(algo=algo): REPO_ROOT / path for path, place in file_map(project_algo, target).items()}
+    return {place.format(algo=algo): REPO_ROOT / path for path, place in file_map(project, target).items()}
 
 
 def rewrite_imports(text: str, modules: dict[str, str], where: str) -> str:
@@ -169,22 +169,21 @@ def export(ckpt: Path, out: Path, algo: str | None, config: Path | None, kaiwu_v
     from workflow.checkpoints.ckpt_files import checkpoint_files, parse_ckpt_id
     from agent.checkpoint_io import CheckpointError
     from evaluation.episodes import load_agent, project_algo, project_settings, run_config_file
-    from workflow.host.kaiwu_package import PROJECT_ALGORITHMS
+    from workflow.platforms.project import find_project_algorithm
 
     try:
-        project = project_algo(ckpt, config)
+        project = find_project_algorithm(*project_algo(ckpt, config))
     except CheckpointError as e:
         raise InputError(f"--ckpt {ckpt}: {e}") from e
-    algo = algo or project
+    algo = algo or project.algo
     try:
         platform = platforms.get(kaiwu_version)
     except ValueError as e:
         raise InputError(f"--{e}") from None
     target = platform.export
-    game = PROJECT_ALGORITHMS[project].layout.platform.game
-    if platform.game != game:
+    if platform.game != project.game:
         raise InputError(f"--kaiwu-version {kaiwu_version}: a {platform.game} package; the checkpoint is of "
-                         f"{project}, which plays {game}")
+                         f"the project's {project.game} {project.algo}")
     if not ALGO_RE.match(algo):
         raise InputError(f"--algo {algo!r}: a lower-case Python identifier, e.g. ppo")
     ckpt_id = parse_ckpt_id(ckpt)
@@ -194,7 +193,7 @@ def export(ckpt: Path, out: Path, algo: str | None, config: Path | None, kaiwu_v
         raise InputError(f"--out {out}: exists and is not empty; give a new directory")
     try:
         load_agent(ckpt, config)  # the checkpoint must load into the agent it is exported with
-        config_module = importlib.import_module(PROJECT_ALGORITHMS[project].layout.config)
+        config_module = importlib.import_module(project.layout.config)
         settings = config_module.Settings.from_dict(project_settings(ckpt, config))
     except (CheckpointError, ValueError) as e:
         raise InputError(f"--ckpt {ckpt}: {e}") from e
@@ -241,7 +240,7 @@ def export(ckpt: Path, out: Path, algo: str | None, config: Path | None, kaiwu_v
     return sorted(p for p in out.rglob("*") if p.is_file())
 
 
-def package_texts(project: str, algo: str, target: Target) -> dict[str, str]:
+def package_texts(project, algo: str, target: Target) -> dict[str, str]:
     """Exported path -> the file's text, imports moved under the algorithm's folder; the loops
     set to the target's protocol and its extra files added (a 2025 export's
     feature/preprocessor.py). Every text is checked to import only what the platform has."""

@@ -3,7 +3,7 @@ tests/test_learning_gorge.py and measurements.
 
 Generated maps 1-4, one monster (monster_interval -2: no second one), no chests or buffs, 200
 steps. A random policy is caught within about 15 steps (the monster spawns 10 cells away and
-chases on the shortest path). The gorge_chase PPO package (`ppo_gorge`: its features, reward
+chases on the shortest path). The gorge_chase PPO package (its features, reward
 terms and episode loop) trains in one process (workflow.host.local_trainer) for a budget of env
 steps; then its greedy policy (exploit) plays EVAL_EPISODES fresh episodes on generated maps it
 never saw (11-14), beside a random legal policy on the same episodes.
@@ -26,7 +26,7 @@ EVAL_EPISODES = 12
 
 def survival_config(seed: int = 0, **ppo):
     """The task's AppConfig (tools/small_task.py) on the training maps."""
-    cfg = small_ppo_config("ppo_gorge", seed, 1e-3, ppo)
+    cfg = small_ppo_config("gorge_chase", seed, 1e-3, ppo)
     cfg.curriculum_gorge = task_curriculum(TRAIN_MAPS)
     return cfg
 

@@ -3,7 +3,7 @@ tests/test_learning_v2.py and measurements.
 
 Generated v2 map 0 (map_cherry's points), start [111, 83], the end fixed at [84, 95] (30 moves
 away, out of the 11×11 view at the start), no chests, no obstacle, 100 steps. The v2 PPO package
-(`ppo_v2`: its features, reward terms and episode loop) trains in one process
+(its features, reward terms and episode loop) trains in one process
 (workflow.host.local_trainer) until WIN_TARGET of the last WINDOW training episodes are won, or a
 budget of env steps runs out; then its sampling policy plays EVAL_EPISODES fresh episodes.
 """
@@ -24,7 +24,7 @@ EVAL_EPISODES = 20
 
 def near_end_v2_config(seed: int = 0, **ppo):
     """The task's AppConfig (tools/small_task.py) on the near-end episode."""
-    cfg = small_ppo_config("ppo_v2", seed, 5e-4, ppo)
+    cfg = small_ppo_config("back_to_the_realm_v2", seed, 5e-4, ppo)
     cfg.curriculum_v2 = curriculum()
     return cfg
 

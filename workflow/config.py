@@ -22,7 +22,7 @@ import toml
 from workflow import platforms
 
 from workflow.checkpoints import ckpt_files
-from workflow.platforms.project import PROJECT_ALGORITHMS
+from workflow.platforms.project import PROJECT_ALGORITHMS, project_algorithm
 from workflow.schema import ConfigError, build, closest_key, to_dict
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -320,13 +320,11 @@ class FrameworkConfig:
         if self.reverb_rate_limiter == "SampleToInsertRatio" and self.reverb_samples_per_insert <= 0:
             raise ValueError(f"reverb_samples_per_insert = {self.reverb_samples_per_insert}: with reverb_rate_limiter = "
                              "\"SampleToInsertRatio\" it must be > 0 (times each sample is trained on)")
-        if not self.package and self.algo not in PROJECT_ALGORITHMS:
-            raise ValueError(f"algo: got {self.algo!r}; the project's algorithms are {', '.join(PROJECT_ALGORITHMS)} "
-                             "(a Kaiwu package's own: ./train.sh --package DIR)")
-        if not self.package and self.kaiwu_version != platforms.AUTO and \
-                self.kaiwu_version != PROJECT_ALGORITHMS[self.algo].layout.kaiwu_version:
-            hosted = PROJECT_ALGORITHMS[self.algo].layout.kaiwu_version
-            raise ValueError(f"kaiwu_version = \"{self.kaiwu_version}\": the project's {self.algo} speaks the "
+        project = None if self.package else project_algorithm(self.app, self.algo)  # ValueError: what to set
+        if project is not None and self.kaiwu_version != platforms.AUTO and \
+                self.kaiwu_version != project.layout.kaiwu_version:
+            hosted = project.layout.kaiwu_version
+            raise ValueError(f"kaiwu_version = \"{self.kaiwu_version}\": the project's {self.app} {self.algo} speaks the "
                              f"{hosted} protocol here; a {self.kaiwu_version} package trains with "
                              f"./train.sh --package DIR (tools/export_kaiwu.py --kaiwu-version {self.kaiwu_version} "
                              "writes one)")
@@ -424,14 +422,14 @@ def package_sections() -> dict[str, type]:
     `Settings`, in declaration order. A section two packages share ([model], [reward],
     [curriculum]) is one class."""
     sections: dict[str, type] = {}
-    for algo, project in PROJECT_ALGORITHMS.items():
+    for project in PROJECT_ALGORITHMS.values():
         settings = project.settings_class
         for name, cls in typing.get_type_hints(settings).items():
             if name not in project.sections:
                 continue
             if sections.setdefault(name, cls) is not cls:
                 raise TypeError(f"[{name}] is {sections[name].__name__} for one package and {cls.__name__} "
-                                f"for {algo}: a section shared by packages must be one class")
+                                f"for {project.game} {project.algo}: a section shared by packages must be one class")
     return sections
 
 

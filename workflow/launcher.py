@@ -128,8 +128,7 @@ def check_episode_settings(cfg: AppConfig) -> None:
     (its settings' `usr_confs_to_check`: the curriculum at each stage), so a map or curriculum the
     simulator rejects fails here, not in every aisrv."""
     from realm import make_env
-    from workflow.host.kaiwu_package import PROJECT_ALGORITHMS
-    from workflow.platforms.project import run_platform
+    from workflow.platforms.project import project_algorithm, run_platform
 
     try:
         env = make_env(**cfg.env.make_kwargs(run_platform(cfg.app)))
@@ -137,7 +136,7 @@ def check_episode_settings(cfg: AppConfig) -> None:
         raise ConfigError(f"[env]: the simulator rejects it: {e}") from e
     if cfg.app.package:
         return  # a platform package's episode settings are its own code's
-    project = PROJECT_ALGORITHMS[cfg.app.algo]
+    project = project_algorithm(cfg.app.app, cfg.app.algo)
     try:  # the rules across the package's sections
         settings = project.settings_class.from_dict({name: cfg.to_dict()[name] for name in project.sections})
     except ValueError as e:

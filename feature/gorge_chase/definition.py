@@ -1,4 +1,4 @@
-"""Kaiwu's data classes and protocol functions for the gorge_chase PPO package (`ppo_gorge`):
+"""Kaiwu's data classes and protocol functions for the gorge_chase PPO package (app = "gorge_chase", algo = "ppo"):
 the PPO package's (feature.definition: ActData, segments of up to SEGMENT_FRAMES frames valued on
 the learner, the row converters) over gorge_chase's observation (feature.gorge_chase.layout,
 .observation). The classes are made under the platform's names with `create_cls` and the

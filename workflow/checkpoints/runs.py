@@ -164,6 +164,18 @@ def _has_checkpoints(paths: RunPaths) -> bool:
     return bool(ckpt_files.all_checkpoint_files(paths.ckpt))
 
 
+def _other_checkpoint_folders(paths: RunPaths) -> str:
+    """For a refused resume: the run's checkpoint folders of another app and algo, with what to do
+    (a config of an earlier release named the v2 agent "ppo_v2": its folder keeps that name)."""
+    others = sorted(d.name for d in paths.ckpt_root.iterdir() if d.is_dir() and d != paths.ckpt
+                    and ckpt_files.all_checkpoint_files(d)) if paths.ckpt_root.is_dir() else []
+    if not others:
+        return ""
+    return (f"; it has checkpoints in {', '.join(f'ckpt/{name}' for name in others)} (a folder is named <app>_<algo> "
+            f"after the [app] that trained it): resume with that app and algo, or rename the folder to "
+            f"ckpt/{paths.ckpt.name} when it holds this agent's checkpoints")
+
+
 def _newest_checkpoint_mtime(paths: RunPaths) -> float:
     found = ckpt_files.all_checkpoint_files(paths.ckpt)
     return max(c.path.stat().st_mtime for c in found) if found else 0.0
@@ -193,7 +205,7 @@ def hold_run(app_cfg, resume: bool) -> tuple[RunPaths, RunLock]:
 def check_run(paths: RunPaths, resume: bool) -> None:
     """A resume needs a checkpoint; a fresh start must not have one."""
     if resume and not _has_checkpoints(paths):
-        raise RunError(f"--resume: run {paths.root} has no checkpoint in {paths.ckpt}")
+        raise RunError(f"--resume: run {paths.root} has no checkpoint in {paths.ckpt}{_other_checkpoint_folders(paths)}")
     if not resume and _has_checkpoints(paths):
         raise RunError(f"run {paths.root} already has checkpoints; add --resume to continue it, "
                        f"or choose another app.run_name")

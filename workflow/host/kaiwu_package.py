@@ -7,9 +7,10 @@ modules, and which platform root modules go on the path after the package, is it
 version's answer (workflow.platforms: v2024, v18); `detect_kaiwu_version` recognises it
 (`kaiwu.json`, else the layout) and `app.kaiwu_version` overrides it.
 
-The project's own agents are packages too, laid out as this repository is: agent.algorithms
-declares their modules and the folders that are package code (`PROJECT_ALGORITHMS` here is that
-declaration as Layouts); the training system hosts them by the same path, `app.algo` choosing.
+The project's own agents are packages too, laid out as this repository is: each game declares
+its agents' modules, agent.algorithms the folders that are package code (`PROJECT_ALGORITHMS` here
+is that declaration as Layouts); the training system hosts them by the same path, `app.app` and
+`app.algo` choosing.
 tools/export_kaiwu.py writes them out in the platform's layout.
 """
 from __future__ import annotations
@@ -27,7 +28,8 @@ import numpy as np
 
 from workflow import platforms
 from workflow.platforms import Layout
-from workflow.platforms.project import PROJECT_ALGO, PROJECT_ALGORITHMS, PROJECT_CODE, PROJECT_LAYOUT  # noqa: F401
+from workflow.platforms.project import (PROJECT_ALGO, PROJECT_ALGORITHMS, PROJECT_CODE, PROJECT_LAYOUT,  # noqa: F401
+                                       find_project_algorithm, project_algorithm)
 from workflow.platforms.v18 import PLATFORM_ROOT as V18_PLATFORM_ROOT
 from workflow.schema import ConfigError
 
@@ -169,9 +171,9 @@ class KaiwuPackage:
         return env_conf_file(self.root, self.layout)
 
     @classmethod
-    def project(cls, algo: str, config_values: dict[str, Any]) -> "KaiwuPackage":
-        """One of the project's own packages (PROJECT_ALGORITHMS)."""
-        return cls.load(REPO_ROOT, algo, config_values, project_layout(algo))
+    def project(cls, app: str, algo: str, config_values: dict[str, Any]) -> "KaiwuPackage":
+        """One of the project's own packages (PROJECT_ALGORITHMS): game `app`'s `algo`."""
+        return cls.load(REPO_ROOT, algo, config_values, project_layout(app, algo))
 
     def preprocessor_class(self) -> type | None:
         """A 2025 package's `agent_<algo>/feature/preprocessor.py` Preprocessor (its features'
@@ -235,12 +237,12 @@ PROTOCOL_NAMES = ("ObsData", "ActData", "SampleData", "observation_process", "ac
                   "SampleData2NumpyData", "NumpyData2SampleData")
 
 
-def project_layout(algo: str) -> Layout:
-    """The layout of one of the project's own algorithms; ConfigError naming them otherwise."""
-    if algo not in PROJECT_ALGORITHMS:
-        raise ConfigError(f"app.algo = {algo!r}: the project's algorithms are {', '.join(PROJECT_ALGORITHMS)} "
-                          "(a Kaiwu package's own: ./train.sh --package DIR)")
-    return PROJECT_ALGORITHMS[algo].layout
+def project_layout(app: str, algo: str) -> Layout:
+    """The layout of one of the project's own agents; ConfigError saying what to set otherwise."""
+    try:
+        return project_algorithm(app, algo).layout
+    except ValueError as e:
+        raise ConfigError(f"[app] {e}") from None
 
 
 def _run_source(cfg) -> tuple[str | Path, str, Layout | None, platforms.PlatformVersion]:
@@ -248,7 +250,7 @@ def _run_source(cfg) -> tuple[str | Path, str, Layout | None, platforms.Platform
     (its layout found in it), or the project's own `app.algo`."""
     if cfg.app.package:
         return cfg.app.package, cfg.app.algo, None, platforms.of_package(cfg.app.package, cfg.app.kaiwu_version)
-    return REPO_ROOT, cfg.app.algo, project_layout(cfg.app.algo), platforms.PROJECT
+    return REPO_ROOT, cfg.app.algo, project_layout(cfg.app.app, cfg.app.algo), platforms.PROJECT
 
 
 def _placed(package_dir: str | Path, algo: str, layout: Layout | None, platform: platforms.PlatformVersion,
@@ -332,7 +334,7 @@ def platform_config(cfg, role: str, paths) -> dict[str, Any]:
     if paths is not None:  # a run on disk (not the in-process local mode)
         values.update(restore_dir=str(paths.ckpt_root), user_ckpt_dir=str(paths.user_ckpt),
                       metrics_file=str(paths.metrics_csv))  # tools.metrics_utils (2025 packages) reads it
-    if not cfg.app.package and cfg.app.algo in PROJECT_ALGORITHMS:  # the project's agents read their TOML sections
-        values["package_settings"] = {name: data[name] for name in PROJECT_ALGORITHMS[cfg.app.algo].sections
-                                      if name in data}
+    project = None if cfg.app.package else find_project_algorithm(cfg.app.app, cfg.app.algo)
+    if project is not None:  # the project's agents read their TOML sections
+        values["package_settings"] = {name: data[name] for name in project.sections if name in data}
     return values

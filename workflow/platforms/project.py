@@ -1,15 +1,16 @@
 """The project's own agents as packages: laid out as this repository is, each hosted in the
-platform version of the game it plays (agent.algorithms.GAMES; hosting_version).
-agent.algorithms declares their modules and the folders that are package code;
-`PROJECT_ALGORITHMS` is that declaration as Layouts, which the config (app.algo), the host and
-the export read."""
+platform version of the game it plays (hosting_version). A game declares its agents
+(games.<game>'s `project_agents`); a run names one by (app.app, app.algo): one algorithm name, say
+"ppo", in every game. `PROJECT_ALGORITHMS` is that declaration as Layouts, which the config, the
+host and the export read."""
 from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
 
-from agent.algorithms import ALGORITHMS, DEFAULT_ALGORITHM, DEFAULT_GAME, GAMES, PACKAGE_FOLDERS
-from workflow.platforms import VERSIONS, of_package
+import games
+from agent.algorithms import DEFAULT_ALGORITHM, PACKAGE_FOLDERS
+from workflow.platforms import PROJECT, VERSIONS, of_package
 from workflow.platforms.base import Layout, PlatformVersion
 
 #: What of this repository is package code (the rest is the simulator, the training system, tools).
@@ -18,8 +19,10 @@ PROJECT_CODE = tuple(f"{folder}/" for folder in PACKAGE_FOLDERS)
 
 @dataclass(frozen=True)
 class ProjectAlgorithm:
-    """One of the project's own packages: where its modules are in this repository."""
+    """One of the project's own packages: its game and algorithm, where its modules are."""
 
+    game: str
+    algo: str
     layout: Layout
 
     @property
@@ -42,17 +45,60 @@ def hosting_version(game: str) -> PlatformVersion:
     raise ValueError(f"no platform version hosts the project's agents of game {game!r}")
 
 
-PROJECT_ALGORITHMS: dict[str, ProjectAlgorithm] = {
-    algo: ProjectAlgorithm(Layout(**modules, code=PROJECT_CODE,
-                                  platform=hosting_version(GAMES.get(algo, DEFAULT_GAME))))
-    for algo, modules in ALGORITHMS.items()}
+PROJECT_ALGORITHMS: dict[tuple[str, str], ProjectAlgorithm] = {
+    (game.name, algo): ProjectAlgorithm(game.name, algo, Layout(**modules, code=PROJECT_CODE,
+                                                                platform=hosting_version(game.name)))
+    for game in games.GAMES.values() for algo, modules in game.project_agents.items()}
 PROJECT_ALGO = DEFAULT_ALGORITHM
-PROJECT_LAYOUT = PROJECT_ALGORITHMS[PROJECT_ALGO].layout
+PROJECT_DEFAULT = PROJECT_ALGORITHMS[(PROJECT.game, PROJECT_ALGO)]  # what configure_app.toml trains
+PROJECT_LAYOUT = PROJECT_DEFAULT.layout
+
+
+def described() -> str:
+    """The project's agents for messages: "ppo, dqn_plus (back_to_the_realm); ppo (...)"."""
+    by_game: dict[str, list[str]] = {}
+    for game, algo in PROJECT_ALGORITHMS:
+        by_game.setdefault(game, []).append(algo)
+    return "; ".join(f"{', '.join(algos)} (app = \"{game}\")" for game, algos in by_game.items())
+
+
+def current_name(app: str, algo: str) -> tuple[str, str]:
+    """(app, algo) as this release names the agent: an algorithm name of an earlier release that
+    a game has taken over (`renamed_agents`: "ppo_v2" is back_to_the_realm_v2's "ppo") becomes
+    that game's; any other pair is returned as it is."""
+    for game in games.GAMES.values():
+        if algo in game.renamed_agents:
+            return game.name, game.renamed_agents[algo]
+    return app, algo
+
+
+def rename_hint(app: str, algo: str) -> str:
+    """What to change in a config that names an agent by an earlier release's name ("" if none)."""
+    new_app, new_algo = current_name(app, algo)
+    if (new_app, new_algo) == (app, algo):
+        return ""
+    return (f"algo \"{algo}\" is now the algorithm \"{new_algo}\" of game \"{new_app}\": set app = \"{new_app}\" "
+            f"and algo = \"{new_algo}\" in [app] (a run's checkpoints then live in ckpt/{new_app}_{new_algo})")
+
+
+def find_project_algorithm(app: str, algo: str) -> ProjectAlgorithm | None:
+    return PROJECT_ALGORITHMS.get((app, algo))
+
+
+def project_algorithm(app: str, algo: str) -> ProjectAlgorithm:
+    """The project's agent `algo` for game `app`; ValueError saying what to set otherwise."""
+    found = PROJECT_ALGORITHMS.get((app, algo))
+    if found is None:
+        hint = rename_hint(app, algo)
+        raise ValueError(hint or f"app = \"{app}\", algo = \"{algo}\" is none of the project's agents: "
+                                 f"{described()} (a Kaiwu package's own: ./train.sh --package DIR)")
+    return found
 
 
 def run_platform(app) -> PlatformVersion:
     """The platform version a run ([app]) hosts its package in: a package's (app.kaiwu_version,
-    detected when "auto"), else the project algorithm's (app.algo)."""
-    if app.package or app.algo not in PROJECT_ALGORITHMS:
+    detected when "auto"), else the project agent's (app.app, app.algo)."""
+    project = None if app.package else find_project_algorithm(app.app, app.algo)
+    if project is None:
         return of_package(app.package, app.kaiwu_version)
-    return PROJECT_ALGORITHMS[app.algo].layout.platform
+    return project.layout.platform

@@ -76,7 +76,7 @@ class Platform15(AgentFolderVersion):
     name = "15"
     title = "15.0.1 (gorge_chase, 2026)"
     env_protocol = "gorge"
-    hosts_project_agents = True  # agent.algorithms.GAMES: ppo_gorge
+    hosts_project_agents = True  # games.gorge_chase's project_agents
     flash_rule = "nearest"  # unused by the gorge env: its flash lands on the farthest free cell of its range
     platform_root = PLATFORM_ROOT
     runs_in_package_dir = True  # its workflow opens agent_<algo>/conf/train_env_conf.toml

@@ -175,7 +175,7 @@ class PlatformV2_28(PlatformV2):
 
     name = "v2-28"
     title = "28.x (back_to_the_realm_v2, 2025 competition)"
-    #: the project's v2 agents (agent.algorithms.GAMES) train in this version's protocol
+    #: the project's v2 agents (games.back_to_the_realm_v2's project_agents) train in this version's protocol
     hosts_project_agents = True
     majors = (28, 10**6)
     kaiwu_json_version = "28.1.1"
