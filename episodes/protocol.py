@@ -17,14 +17,15 @@ tools/export_kaiwu.py sets in a package exported for a later platform version.
 back_to_the_realm_v2 (code packages 24.x, 28.x; the version names "v2-24" and "v2-28" both
 speak it): `env.reset(usr_conf={"env_conf": ...})` returns `(obs, extra_info)` and `env.step`
 `(step_no, obs, terminated, truncated, extra_info)`, obs and extra_info plain dicts. Its
-usr_conf is the package's own (feature.curriculum_v2), not a 2024 one; its view keeps the
-episode's memory (feature.observation_v2.V2View) and hands it on as the observation.
+usr_conf is the package's own (feature.curriculum_v2), not a 2024 one; the game's episodes hand
+the runner the view that keeps the episode's memory (feature.observation_v2.V2View).
 gorge_chase (code package 15.0.1, version name "15"): `env.reset(usr_conf)` returns the env_obs
 (a dict holding observation, extra_info, terminated and truncated) and `env.step(act)`
 `(env_reward, env_obs)`; its usr_conf is the package's own (feature.gorge_chase.curriculum) and
-its view keeps the episode's memory (feature.gorge_chase.observation.GorgeView).
+its game's view keeps the episode's memory (feature.gorge_chase.observation.GorgeView).
 This module is package code (it ships inside exported packages), so it answers for the episode
-loops on its own; the training system's platform versions are workflow.platforms.
+loops on its own, and imports no game's features but the 2024 game's 2025 reading (an export
+carries only its own game's); the training system's platform versions are workflow.platforms.
 """
 from __future__ import annotations
 
@@ -32,9 +33,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from feature.curriculum import env_conf
-from feature.gorge_chase.observation import GorgeView
 from feature.observation18 import Realm18View
-from feature.observation_v2 import V2View
 
 
 @dataclass(frozen=True)
@@ -78,8 +77,8 @@ class EnvProtocol:
     name: str
     #: the loop's usr_conf as this protocol's reset takes it
     usr_conf: Callable[[dict | None], dict | None]
-    #: reads an episode's observations for the package's features (None: as they come); a 2025
-    #: view turns them into the 2024 protocol's, the v2 view keeps the episode's memory
+    #: reads an episode's observations for the package's features (None: as they come, or through
+    #: the view the game's episodes give the runner); the 2025 view turns them into the 2024 protocol's
     view: type | None = None
     #: env.step's result -> (obs, score, terminated, truncated, env_info)
     step: Callable[[tuple], tuple] = _step_2024
@@ -92,9 +91,9 @@ def _as_given(usr_conf: dict | None) -> dict | None:
 
 
 #: The v2 protocol, under both names of its platform versions.
-V2 = EnvProtocol("v2", _as_given, V2View, _step_v2, info_at_reset=True)
+V2 = EnvProtocol("v2", _as_given, None, _step_v2, info_at_reset=True)
 #: gorge_chase's 15.0.1 protocol, under its platform version's name and its env's.
-GORGE = EnvProtocol("15", _as_given, GorgeView, _step_gorge)
+GORGE = EnvProtocol("15", _as_given, None, _step_gorge)
 PROTOCOLS = {protocol.name: protocol for protocol in (
     EnvProtocol("2024", _as_given),
     EnvProtocol("18", env_conf, Realm18View),

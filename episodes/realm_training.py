@@ -11,6 +11,8 @@ from feature.unpack import step_view
 
 
 class RealmEpisodes:
+    obs_view = None  # a 2025 env's episodes are read by its protocol's view (episodes.protocol)
+
     def __init__(self, settings, kaiwu_version: str | None = None):
         """`settings`: the package's (reads .reward, .curriculum); `kaiwu_version` as episodes.runner's."""
         self.kaiwu_version = kaiwu_version

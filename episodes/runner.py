@@ -15,11 +15,12 @@ reset makes an observation without one, so each episode starts from the policy's
 (training, evaluation and rendering alike; a package without memory answers None).
 
 A v2 env (back_to_the_realm_v2) resets to `(obs, extra_info)` and steps to five values; with
-`translate` its view (the episode's memory, feature.observation_v2.V2View) is what
-`observation_process` and the Transitions see as the observation.
+`translate` the game's view (`view`: the episode's memory, feature.observation_v2.V2View, which
+the game's episodes hand over) is what `observation_process` and the Transitions see as the
+observation.
 
 A gorge_chase env (15.0.1) resets to the env_obs and steps to `(env_reward, env_obs)`; with
-`translate` its view (feature.gorge_chase.observation.GorgeView) keeps the episode's memory.
+`translate` the game's view (feature.gorge_chase.observation.GorgeView) keeps the episode's memory.
 
 Either protocol (episodes.protocol): a 2025 (18.0.2) env gets a 2024 usr_conf as env_conf
 (whether an env speaks 2025 is settled before its first reset: episodes.protocol
@@ -101,13 +102,16 @@ class _Slot:
 
 class EpisodeRunner:
     def __init__(self, envs: Sequence[Any], act: Callable[[list], list], observation_process: Callable,
-                 action_process: Callable, kaiwu_version: str | None = None, translate: bool = False):
+                 action_process: Callable, kaiwu_version: str | None = None, translate: bool = False,
+                 view: type | None = None):
         """`act(list_obs_data) -> list_act_data` is the agent's predict or exploit (a 2025
         aisrv's `(list, model_version)` is unpacked). `kaiwu_version` (episodes.protocol.KAIWU_VERSIONS): the
         protocol of every env; None: each env's own (episodes.protocol.env_protocol).
-        `translate`: hand on a 2025 env's observations in the 2024 shapes (module docstring)."""
+        `translate`: hand on each episode's observations through a view (module docstring):
+        `view`, the game's (one per episode), else the protocol's own (a 2025 env's 2024 shapes)."""
         self.slots = [_Slot(env, env_protocol(env, kaiwu_version)) for env in envs]
         self.translate = translate
+        self.view_class = view
         self.act = act
         self.observation_process = observation_process
         self.action_process = action_process
@@ -130,8 +134,8 @@ class EpisodeRunner:
             obs, info = result
             if obs is None:
                 return None
-            if self.translate and slot.protocol.view is not None:
-                slot.view = slot.protocol.view()
+            slot.view = self._new_view(slot)
+            if slot.view is not None:
                 obs, info = slot.view.reset(obs, info)
             slot.obs_data = self.observation_process(obs, info)
             slot.steps = 0
@@ -139,17 +143,23 @@ class EpisodeRunner:
         if isinstance(result, tuple):  # 2025: (obs, state)
             if result[0] is None:
                 return None
-            if self.translate and slot.protocol.view is not None:
-                slot.view = slot.protocol.view()
+            slot.view = self._new_view(slot)
+            if slot.view is not None:
                 result = slot.view.reset(result[0])[0]
-        elif result is not None and self.translate and slot.protocol.view is not None:  # 15.0.1: the env_obs
-            slot.view = slot.protocol.view()
-            result = slot.view.reset(result)[0]
+        elif result is not None:  # 15.0.1: the env_obs
+            slot.view = self._new_view(slot)
+            if slot.view is not None:
+                result = slot.view.reset(result)[0]
         if result is None:
             return None
         slot.obs_data = self.observation_process(result, None)
         slot.steps = 0
         return result
+
+    def _new_view(self, slot: _Slot):
+        """A fresh view of the episode starting on `slot` (None: its observations as they come)."""
+        view = (self.view_class or slot.protocol.view) if self.translate else None
+        return view() if view is not None else None
 
     def step(self, indices: Sequence[int] | None = None) -> list[Transition]:
         """One action on each env of `indices` (default all), chosen in one batched call."""

@@ -24,6 +24,7 @@ class GameEpisodes(Protocol):
     """A game's part of the training episodes."""
 
     kaiwu_version: str | None  # the protocol the envs speak (episodes.runner; None: the package's own)
+    obs_view: type | None  # reads each episode's observations for the features (None: the protocol's)
 
     def usr_conf(self, finished: int, samples_learned: int) -> dict:
         """The next episode's settings, for the workflow's finished episodes and the run's progress."""
@@ -56,7 +57,7 @@ class TrainingEpisodes:
         features read); the agent's `samples_learned` (the run's, brought by every model it loads)
         moves the game's settings (a curriculum's stages). Every env starts an episode."""
         self.runner = EpisodeRunner(envs, agent.predict, observation_process, action_process, game.kaiwu_version,
-                                    translate=True)
+                                    translate=True, view=game.obs_view)
         self.agent = agent
         self.game = game
         self.logger = logger or logging.getLogger(__name__)
@@ -119,9 +120,9 @@ class FixedSettingsEpisodes:
     read from step views that keep the episode's memory (`step_view(obs)` at the reset,
     `step_view(obs, terminated, truncated)` after a step): the v2 and gorge_chase packages'."""
 
-    def __init__(self, kaiwu_version: str, usr_conf: dict, reward_cfg, step_view, reward_shaping,
+    def __init__(self, kaiwu_version: str, obs_view: type, usr_conf: dict, reward_cfg, step_view, reward_shaping,
                  report=lambda usr_conf: {}):
-        self.kaiwu_version = kaiwu_version
+        self.kaiwu_version, self.obs_view = kaiwu_version, obs_view
         self._usr_conf, self.reward_cfg = usr_conf, reward_cfg
         self._step_view, self._reward_shaping, self._report = step_view, reward_shaping, report
 

@@ -389,3 +389,23 @@ def test_each_export_carries_only_its_own_definition(monkeypatch):
     assert "feature/dqn_definition.py" in dqn and "feature/definition.py" not in dqn
     assert "agent/dqn_options.py" in dqn and "agent/ppo_options.py" not in dqn
     assert "feature/definition.py" in ppo and "agent/ppo_options.py" in ppo
+
+
+def test_an_export_carries_no_later_games_code(monkeypatch):
+    """A package is one game's: the 2024 agents carry nothing of back_to_the_realm_v2 or
+    gorge_chase, and those two nothing of each other (their PPO still builds on the 2024 PPO's
+    modules: feature.definition, layout, observation)."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "tools"))
+    from export_kaiwu import file_map
+    from workflow.platforms.project import PROJECT_ALGORITHMS
+
+    def carried(game: str, algo: str) -> set[str]:
+        return set(file_map(PROJECT_ALGORITHMS[(game, algo)]))
+
+    v2_files = {f for f in carried("back_to_the_realm_v2", "ppo") if "_v2" in f}
+    gorge_files = {f for f in carried("gorge_chase", "ppo") if "gorge" in f}
+    assert v2_files and gorge_files
+    for algo in ("ppo", "dqn_plus"):
+        assert not carried("back_to_the_realm", algo) & (v2_files | gorge_files), algo
+    assert not carried("back_to_the_realm_v2", "ppo") & gorge_files
+    assert not carried("gorge_chase", "ppo") & v2_files

@@ -43,7 +43,7 @@ def test_the_15_protocol_is_named_by_its_version_and_its_env():
     env = make_env(protocol="gorge", seed=0)
     assert env_protocol(env, "15") is env_protocol(env, "gorge") is GORGE
     runner = EpisodeRunner([env], lambda obs: [type("A", (), {"action": 0})() for _ in obs], observation_process,
-                           action_process, GORGE.name, translate=True)
+                           action_process, GORGE.name, translate=True, view=GorgeView)
     memory = runner.reset(0, ONE_MONSTER.usr_conf())
     assert isinstance(memory, GorgeMemory) and memory.step_no == 0
     obs_data = runner.obs_data(0)

@@ -37,7 +37,7 @@ def test_the_v2_protocol_is_named_by_both_v2_versions_and_steps_five_values():
     env = make_env(protocol=V2.name, seed=0)
     assert env_protocol(env, "v2-28") is env_protocol(env, "v2-24") is V2
     runner = EpisodeRunner([env], lambda obs: [type("A", (), {"action": 0})() for _ in obs], observation_process,
-                           action_process, V2.name, translate=True)
+                           action_process, V2.name, translate=True, view=V2View)
     memory = runner.reset(0, near_end_v2.usr_conf())
     assert memory.hero == tuple(near_end_v2.START) and memory.end.pos == tuple(near_end_v2.END)
     obs_data = runner.obs_data(0)
