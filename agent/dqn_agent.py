@@ -27,7 +27,7 @@ from agent.dqn_config import Settings, load_settings
 from agent.model import QNetwork
 from agent.workflow_methods import WorkflowMethods
 from feature.dqn_definition import SAMPLE_ROWS, ActData, SampleData
-from feature.layout import earlier_visits
+from feature.layout import INPUT_SHAPE, earlier_visits
 from kaiwu_agent.agent.base_agent import (exploit_wrapper, learn_wrapper, load_model_wrapper, predict_wrapper,
                                           save_model_wrapper)
 from kaiwu_agent.utils.common_func import attached
@@ -52,7 +52,7 @@ class Agent(WorkflowMethods, CheckpointedAgent):
         with torch.random.fork_rng(devices=[], enabled=seed is not None):
             if seed is not None:
                 torch.manual_seed(seed)
-            self.model = QNetwork(self.model_cfg, self.dqn_cfg.dueling).to(self.device)
+            self.model = QNetwork(self.model_cfg, INPUT_SHAPE, self.dqn_cfg.dueling).to(self.device)
             explore_seed = int(torch.randint(0, 2**62, (1,)).item())
         self.target_model = copy.deepcopy(self.model).requires_grad_(False)
         self.explore_rng = np.random.default_rng(explore_seed)  # this process's own (not checkpointed)

@@ -9,19 +9,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent.dqn_options import DQNConfig
-from agent.settings import SETTINGS_FILE, CommonSettings, PlatformConfig, read_settings
+from agent.realm_settings import RealmSettings
+from agent.settings import SETTINGS_FILE, game_config, read_settings
 from feature.dqn_definition import SAMPLE_DIM
+from feature.layout import MAP_SHAPE, STATE_DIM
 
-
-class Config(PlatformConfig):
-    """The platform's per-algorithm constants (what its framework reads of this file)."""
-
-    SAMPLE_DIM = SAMPLE_DIM  # width of SampleData2NumpyData's rows (the next observation included)
+Config = game_config(MAP_SHAPE, STATE_DIM, SAMPLE_DIM, __name__)  # SAMPLE_DIM: with the next observation
 
 
 @dataclass
-class Settings(CommonSettings):
-    """[model] [reward] [curriculum] (agent.settings.CommonSettings) and [dqn]."""
+class Settings(RealmSettings):
+    """[model] [reward] [curriculum] (agent.realm_settings.RealmSettings) and [dqn]."""
 
     dqn: DQNConfig = field(default_factory=DQNConfig)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from feature.layout import NUM_ACTIONS, NUM_FLASHES, NUM_MOVES
+from feature.segments import NUM_ACTIONS, NUM_FLASHES, NUM_MOVES
 
 from agent.model_options import ACTION_HEADS  # noqa: F401 (its home is agent.model_options)
 

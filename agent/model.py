@@ -13,7 +13,7 @@ policy head (agent.heads: "joint" or "factored"); both give logits over the 16 a
 One backbone feeds both heads (`share_backbone=True`, the default: half the update's FLOPs, and
 on the leaderboard task it learns at least as well per train step); with `share_backbone=False`
 the actor and the critic each own one, so value regression cannot disturb the policy's
-features. Input sizes come from feature.layout, so a new feature needs no edit here.
+features. Input sizes are the package's features' (a game's layout), so a new feature needs no edit here.
 Illegal actions get a large negative logit, so they are never sampled and carry no gradient.
 
 The conv towers keep their weights and inputs channels-last (NHWC), the layout oneDNN's fast
@@ -33,9 +33,9 @@ from torch import nn
 
 from agent.core import RecurrentCore
 from agent.heads import action_head
-from agent.model_options import INPUT_SHAPE, ModelConfig  # noqa: F401 (their home is agent.model_options)
+from agent.model_options import ModelConfig  # noqa: F401 (its home is agent.model_options)
 from agent.value_norm import ValueNorm
-from feature.layout import NUM_ACTIONS
+from feature.segments import NUM_ACTIONS
 
 MASKED_LOGIT = -1e8  # exp() underflows to exactly 0; finite, so no NaN in softmax or entropy
 
@@ -64,7 +64,7 @@ def layer_init(layer: nn.Module, gain: float) -> nn.Module:
 class Backbone(nn.Module):
     """Conv tower over the map, then one hidden layer over [conv features, state]."""
 
-    def __init__(self, cfg: ModelConfig, input_shape: tuple[int, int, int] = INPUT_SHAPE):
+    def __init__(self, cfg: ModelConfig, input_shape: tuple[int, int, int]):
         super().__init__()
         in_ch, size, state_dim = input_shape
         layers = []
@@ -84,7 +84,7 @@ class Backbone(nn.Module):
 
 
 class ActorCritic(nn.Module):
-    def __init__(self, cfg: ModelConfig, input_shape: tuple[int, int, int] = INPUT_SHAPE):
+    def __init__(self, cfg: ModelConfig, input_shape: tuple[int, int, int]):
         """`input_shape`: (map channels, map size, state size) of the package's features."""
         super().__init__()
         cfg.validate(input_shape)
@@ -199,16 +199,17 @@ class QNetwork(nn.Module):
     Q(s, a) = V(s) + A(s, a) - mean_a A(s, a) (Wang et al. 2016), or a plain linear head.
     Illegal actions are not masked here: the agent masks them where it takes a max or argmax."""
 
-    def __init__(self, cfg: ModelConfig, dueling: bool = True):
+    def __init__(self, cfg: ModelConfig, input_shape: tuple[int, int, int], dueling: bool = True):
+        """`input_shape`: (map channels, map size, state size) of the package's features."""
         super().__init__()
-        cfg.validate()
+        cfg.validate(input_shape)
         if cfg.core != "none" or cfg.action_head != "joint":
             raise ValueError(f"model.core = {cfg.core!r}, model.action_head = {cfg.action_head!r}: the DQN package's "
                              "QNetwork has neither; they are options of the PPO package (core = \"none\", "
                              "action_head = \"joint\" here)")
         self.cfg = cfg
         self.dueling = dueling
-        self.backbone = Backbone(cfg)
+        self.backbone = Backbone(cfg, input_shape)
         self.advantage_head = layer_init(nn.Linear(cfg.hidden_size, NUM_ACTIONS), 0.01)
         self.value_head = layer_init(nn.Linear(cfg.hidden_size, 1), 1.0) if dueling else None
 

@@ -8,11 +8,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from agent.limits import MAX_BACKBONE_PARAMS, MAX_CORE_SIZE
-from feature.layout import MAP_CHANNELS, MAP_SIZE, STATE_DIM
 
-#: (map channels, map size, state size) of the 2024 features; another package's features (the v2
-#: package's feature.layout_v2) hand the model their own
-INPUT_SHAPE = (MAP_CHANNELS, MAP_SIZE, STATE_DIM)
 CORES = ("none", "lstm", "gru")  # agent.core
 ACTION_HEADS = ("joint", "factored")  # agent.heads
 
@@ -42,9 +38,9 @@ class ModelConfig:
         """Numbers of the model's whole recurrent state: one core per backbone."""
         return core_state_size(self.core, self.core_size) * (1 if self.share_backbone else 2)
 
-    def validate(self, input_shape: tuple[int, int, int] = INPUT_SHAPE):
-        """Ranges, and that the conv tower fits `input_shape` (map channels, map size, state size)."""
-        map_channels, map_size, state_dim = input_shape
+    def validate(self, input_shape: tuple[int, int, int] | None = None):
+        """Ranges; with `input_shape` (map channels, map size, state size: a game's features, which
+        its package's settings hand over) also that the conv tower fits it."""
         if self.core not in CORES:
             raise ValueError(f"core: got {self.core!r}, allowed: {' | '.join(CORES)}")
         if self.action_head not in ACTION_HEADS:
@@ -62,6 +58,10 @@ class ModelConfig:
                              f"{len(self.channels)}, {len(self.kernel_sizes)}, {len(self.strides)}")
         if min(self.channels + self.kernel_sizes + self.strides + [self.hidden_size]) < 1:
             raise ValueError("channels, kernel_sizes, strides and hidden_size must be >= 1")
+        if input_shape is not None:
+            self._check_fits(*input_shape)
+
+    def _check_fits(self, map_channels: int, map_size: int, state_dim: int) -> None:
         if max(self.kernel_sizes + self.strides) > map_size:
             raise ValueError(f"kernel_sizes and strides must be <= {map_size} (the map's width), got "
                              f"{self.kernel_sizes}, {self.strides}")

@@ -8,25 +8,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent.ppo_options import PPOConfig, check_ppo_sizes
-from agent.settings import SETTINGS_FILE, CommonSettings, PlatformConfig, read_settings
+from agent.realm_settings import RealmSettings
+from agent.settings import SETTINGS_FILE, game_config, read_settings
 from feature.definition import CORE_STATE_DIM, SAMPLE_DIM
+from feature.layout import MAP_SHAPE, STATE_DIM
 
-
-class Config(PlatformConfig):
-    """The platform's per-algorithm constants (what its framework reads of this file)."""
-
-    # width of SampleData2NumpyData's rows: one segment of SEGMENT_FRAMES frames, fixed at import
-    # whatever [ppo] num_steps is (feature.definition.SEGMENT_FRAMES says why)
-    SAMPLE_DIM = SAMPLE_DIM
+# SAMPLE_DIM: the width of SampleData2NumpyData's rows, one segment of SEGMENT_FRAMES frames, fixed
+# at import whatever [ppo] num_steps is (feature.segments.SEGMENT_FRAMES says why)
+Config = game_config(MAP_SHAPE, STATE_DIM, SAMPLE_DIM, __name__)
 
 
 @dataclass
-class Settings(CommonSettings):
-    """[model] [reward] [curriculum] (agent.settings.CommonSettings) and [ppo]."""
+class Settings(RealmSettings):
+    """[model] [reward] [curriculum] (agent.realm_settings.RealmSettings) and [ppo]."""
 
     ppo: PPOConfig = field(default_factory=PPOConfig)
 
     def validate(self) -> None:
+        super().validate()
         check_ppo_sizes(self.model, self.ppo, CORE_STATE_DIM)
 
 

@@ -1,5 +1,5 @@
 """Settings of the PPO package over a game's own features (v2, gorge_chase): [model] and [ppo] as
-the 2024 package has them, and the game's reward terms and train_env_conf keys under sections of
+every PPO package has them, and the game's reward terms and train_env_conf keys under sections of
 its own suffix, so one run's TOML never mixes two games' [reward]."""
 from __future__ import annotations
 
@@ -8,16 +8,18 @@ from typing import Callable
 
 from agent.model_options import ModelConfig
 from agent.ppo_options import PPOConfig, check_ppo_sizes
-from agent.settings import PackageSettings
+from agent.settings import PackageSettings, check_model_fits
 
 
 def ppo_game_settings(suffix: str, reward: type, curriculum: type, probe_usr_confs: Callable,
-                      core_state_dim: int, module: str) -> type:
+                      core_state_dim: int, input_shape: tuple[int, int, int], module: str) -> type:
     """The `Settings` dataclass of [model] [ppo] [reward_<suffix>] [curriculum_<suffix>]
-    (`module`: the package's config module, which binds it as `Settings`)."""
+    (`input_shape`: the game's features for [model]; `module`: the package's config module,
+    which binds it as `Settings`)."""
     reward_key, curriculum_key = f"reward_{suffix}", f"curriculum_{suffix}"
 
     def validate(self) -> None:
+        check_model_fits(self.model, input_shape)
         check_ppo_sizes(self.model, self.ppo, core_state_dim)
 
     def usr_confs_to_check(self, seed: int) -> list[tuple[str, str, dict]]:

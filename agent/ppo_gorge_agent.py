@@ -1,4 +1,4 @@
-"""The gorge_chase PPO package's Agent (`agent_<algo>/agent.py`): the PPO Agent (agent.ppo_agent:
+"""The gorge_chase PPO package's Agent (`agent_<algo>/agent.py`): the PPO Agent (agent.ppo_base_agent:
 the ActorCritic, the update on the learner, checkpoints) over gorge_chase's observation
 (feature.gorge_chase), and the calls the 15.0.1 platform makes:
 
@@ -11,7 +11,7 @@ the ActorCritic, the update on the learner, checkpoints) over gorge_chase's obse
 """
 from __future__ import annotations
 
-from agent.ppo_agent import Agent as PPOAgent
+from agent.ppo_base_agent import PPOAgent
 from agent.ppo_gorge_config import load_settings
 from agent.ppo_view_agent import GameFeatures, ViewAgent
 from feature.gorge_chase.definition import SAMPLE_ROWS

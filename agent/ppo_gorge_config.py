@@ -1,4 +1,4 @@
-"""`agent_<algo>/conf/conf.py` of the gorge_chase PPO package (`ppo_gorge`): the platform's
+"""`agent_<algo>/conf/conf.py` of gorge_chase's PPO package (app = "gorge_chase", algo = "ppo"): the platform's
 `Config`, and the sections the agent, the reward and the episode loop read: [model] and [ppo]
 (the PPO package's classes), [reward_gorge] (feature.gorge_chase.reward) and [curriculum_gorge]
 (feature.gorge_chase.curriculum, the game's train_env_conf keys). Where they come from:
@@ -17,7 +17,8 @@ from feature.gorge_chase.reward import RewardConfig
 
 
 Config = game_config(MAP_SHAPE, STATE_DIM, SAMPLE_DIM, __name__)
-Settings = ppo_game_settings("gorge", RewardConfig, CurriculumConfig, probe_usr_confs, CORE_STATE_DIM, __name__)
+Settings = ppo_game_settings("gorge", RewardConfig, CurriculumConfig, probe_usr_confs, CORE_STATE_DIM,
+                             (MAP_SHAPE[0], MAP_SHAPE[1], STATE_DIM), __name__)
 
 
 def load_settings() -> Settings:

@@ -1,12 +1,12 @@
 """The [ppo] section as a dataclass, with its checks. Torch-free: see agent.model_options.
-It reads feature.definition's SEGMENT_FRAMES, so only the PPO packages import it."""
+It reads feature.segments' SEGMENT_FRAMES, which every game's PPO package shares."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal
 
 from agent.limits import MAX_COUNT, MAX_PASSES, MAX_VISITS, check_at_most
-from feature.definition import SEGMENT_FRAMES
+from feature.segments import SEGMENT_FRAMES
 
 
 @dataclass
@@ -58,7 +58,7 @@ class PPOConfig:
                 raise ValueError(f"{key} must be >= 1, got {getattr(self, key)}")
         if self.num_steps > SEGMENT_FRAMES:
             raise ValueError(f"num_steps ({self.num_steps}) must be <= {SEGMENT_FRAMES}, the frames a sample row "
-                             "holds (feature.definition.SEGMENT_FRAMES)")
+                             "holds (feature.segments.SEGMENT_FRAMES)")
         if self.minibatch_size is not None and self.minibatch_size < 1:
             raise ValueError(f"minibatch_size must be >= 1 (or unset), got {self.minibatch_size}")
         check_at_most(self, {"update_epochs": MAX_PASSES, "num_minibatches": MAX_PASSES, "minibatch_size": MAX_COUNT,
@@ -84,7 +84,7 @@ def check_ppo_sizes(model, ppo: PPOConfig, core_state_dim: int) -> None:
     if model.core_state_size > core_state_dim:
         raise ValueError(f"model.core = {model.core!r} with model.core_size {model.core_size} (share_backbone = "
                          f"{model.share_backbone}) makes a state of {model.core_state_size} numbers; a sample row "
-                         f"has room for {core_state_dim} (feature.definition.CORE_STATE_DIM): lower core_size")
+                         f"has room for {core_state_dim} (feature.segments.CORE_STATE_DIM): lower core_size")
     if model.burn_in >= ppo.num_steps:
         raise ValueError(f"model.burn_in ({model.burn_in}) must be < ppo.num_steps ({ppo.num_steps}): "
                          "a segment repeats burn_in frames of the one before and trains on the rest")

@@ -1,5 +1,5 @@
 """The v2 PPO package's Agent (`agent_<algo>/agent.py`, back_to_the_realm_v2): the PPO Agent
-(agent.ppo_agent: the ActorCritic, the update on the learner, checkpoints) over the v2
+(agent.ppo_base_agent: the ActorCritic, the update on the learner, checkpoints) over the v2
 observation (feature.layout_v2), and the calls the v2 platform's own workflows make:
 
 - `exploit({"obs": obs, "extra_info": extra_info})` -> the int action, as the platform's eval
@@ -12,7 +12,7 @@ observation (feature.layout_v2), and the calls the v2 platform's own workflows m
 """
 from __future__ import annotations
 
-from agent.ppo_agent import Agent as PPOAgent
+from agent.ppo_base_agent import PPOAgent
 from agent.ppo_v2_config import load_settings
 from agent.ppo_view_agent import GameFeatures, ViewAgent
 from feature.definition_v2 import SAMPLE_ROWS

@@ -1,4 +1,4 @@
-"""`agent_<algo>/conf/conf.py` of the v2 PPO package (`ppo_v2`, back_to_the_realm_v2): the
+"""`agent_<algo>/conf/conf.py` of back_to_the_realm_v2's PPO package (app = "back_to_the_realm_v2", algo = "ppo"): the
 platform's `Config`, and the sections the agent, the reward and the episode loop read: [model]
 and [ppo] (the PPO package's classes), [reward_v2] (feature.reward_v2) and [curriculum_v2]
 (feature.curriculum_v2, the game's train_env_conf keys). Where they come from: agent.settings.
@@ -16,7 +16,8 @@ from feature.reward_v2 import RewardConfig
 
 
 Config = game_config(MAP_SHAPE, STATE_DIM, SAMPLE_DIM, __name__)
-Settings = ppo_game_settings("v2", RewardConfig, CurriculumConfig, probe_usr_confs, CORE_STATE_DIM, __name__)
+Settings = ppo_game_settings("v2", RewardConfig, CurriculumConfig, probe_usr_confs, CORE_STATE_DIM,
+                             (MAP_SHAPE[0], MAP_SHAPE[1], STATE_DIM), __name__)
 
 
 def load_settings() -> Settings:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from agent.ppo_agent import Agent as PPOAgent
+from agent.ppo_base_agent import PPOAgent
 
 
 @dataclass(frozen=True)

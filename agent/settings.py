@@ -1,8 +1,9 @@
 """The sections of the run's TOML an algorithm package reads, and where it finds them.
 
-Each algorithm's `config.py` declares a dataclass of sections (PPO: [model] [ppo] [reward]
-[curriculum]; DQN: [model] [dqn] [reward] [curriculum]) on `PackageSettings`, and reads them
-with `read_settings`:
+Each algorithm's `config.py` declares a dataclass of sections (the 2024 PPO: [model] [ppo] [reward]
+[curriculum], agent.realm_settings; a later game's PPO: [model] [ppo] [reward_<game>]
+[curriculum_<game>], agent.ppo_game_settings) on `PackageSettings`, and reads them with
+`read_settings`:
 1. hosted by this toolkit's training system: the platform's CONFIG carries the run's sections
    as `CONFIG.package_settings` (the TOML and its --set overrides, already validated);
 2. exported (tools/export_kaiwu.py): `settings.json` beside the package's config.py, written from
@@ -18,37 +19,34 @@ from pathlib import Path
 from typing import TypeVar
 
 from agent.model_options import ModelConfig
-from feature.curriculum import CurriculumConfig, CurriculumStage, probe_usr_confs
-from feature.layout import MAP_SHAPE, NUM_ACTIONS, NUM_FLASHES, NUM_MOVES, STATE_DIM
-from feature.reward import RewardConfig
+from feature.segments import NUM_ACTIONS, NUM_FLASHES, NUM_MOVES
 from kaiwudrl.common.config.config_control import CONFIG
 
 SETTINGS_FILE = "settings.json"
 
 
-class PlatformConfig:
-    """The platform's per-algorithm constants both packages share; each `<algo>/config.py`
-    subclasses it as `Config` and adds its SAMPLE_DIM."""
-
-    DIM_OF_ACTION_DIRECTION = NUM_MOVES
-    DIM_OF_TALENT = NUM_FLASHES
-    DESC_OBS_SPLIT = [STATE_DIM, MAP_SHAPE]
-    OBSERVATION_SHAPE = STATE_DIM + MAP_SHAPE[0] * MAP_SHAPE[1] * MAP_SHAPE[2]
-    ACTION_NUM = NUM_ACTIONS
-    LEGAL_ACTION_SHAPE = 2
-    SUB_ACTION_MASK_SHAPE = 0
-    LSTM_HIDDEN_SHAPE = 0
-    LSTM_CELL_SHAPE = 0
 S = TypeVar("S", bound="PackageSettings")
 
 
-def game_config(map_shape: tuple, state_dim: int, sample_dim: int, module: str) -> type:
-    """`Config` of a PPO package over another game's observation: the platform's constants with
-    that game's sizes (`module`: the package's config module, where the platform finds it)."""
-    return type("Config", (PlatformConfig,), {
-        "__doc__": "The platform's per-algorithm constants, with the game's observation sizes.",
-        "__module__": module, "DESC_OBS_SPLIT": [state_dim, map_shape],
-        "OBSERVATION_SHAPE": state_dim + map_shape[0] * map_shape[1] * map_shape[2], "SAMPLE_DIM": sample_dim})
+def game_config(map_shape: tuple, state_dim: int, sample_dim: int, module: str, legal_action_shape: int = 2) -> type:
+    """`Config` of a package (`<algo>/config.py`): the platform's per-algorithm constants for a
+    game's observation sizes and row width (`module`: the package's config module, where the
+    platform finds it; `legal_action_shape`: the 2024 observation's legal_act, [1, flash_ready])."""
+    return type("Config", (), {
+        "__doc__": "The platform's per-algorithm constants (what its framework reads of this file).",
+        "__module__": module, "DIM_OF_ACTION_DIRECTION": NUM_MOVES, "DIM_OF_TALENT": NUM_FLASHES,
+        "DESC_OBS_SPLIT": [state_dim, map_shape],
+        "OBSERVATION_SHAPE": state_dim + map_shape[0] * map_shape[1] * map_shape[2], "ACTION_NUM": NUM_ACTIONS,
+        "LEGAL_ACTION_SHAPE": legal_action_shape, "SUB_ACTION_MASK_SHAPE": 0, "LSTM_HIDDEN_SHAPE": 0,
+        "LSTM_CELL_SHAPE": 0, "SAMPLE_DIM": sample_dim})
+
+
+def check_model_fits(model: ModelConfig, input_shape: tuple[int, int, int]) -> None:
+    """[model]'s conv tower against a game's features (map channels, map size, state size)."""
+    try:
+        model.validate(input_shape)
+    except ValueError as e:
+        raise ValueError(f"model: {e}") from None
 
 
 @dataclasses.dataclass
@@ -70,10 +68,9 @@ class PackageSettings:
         sections = {}
         for name in allowed:
             values = dict(data.get(name) or {})
-            if hints[name] is CurriculumConfig and "stages" in values:
-                values["stages"] = [CurriculumStage(**stage) for stage in values["stages"]]
+            make = getattr(hints[name], "from_dict", None) or (lambda v, cls=hints[name]: cls(**v))  # nested sections
             try:
-                sections[name] = hints[name](**values)
+                sections[name] = make(values)
             except TypeError as e:
                 raise ValueError(f"package settings [{name}]: {e}") from e
             sections[name].validate()
@@ -98,19 +95,6 @@ class PackageSettings:
                 return [plain(v) for v in value]
             return value
         return {name: plain(dataclasses.asdict(getattr(self, name))) for name in self.sections()}
-
-
-@dataclasses.dataclass
-class CommonSettings(PackageSettings):
-    """The sections both project packages read: the network's backbone, the reward, the curriculum."""
-
-    model: ModelConfig = dataclasses.field(default_factory=ModelConfig)
-    reward: RewardConfig = dataclasses.field(default_factory=RewardConfig)
-    curriculum: CurriculumConfig = dataclasses.field(default_factory=CurriculumConfig)
-
-    def usr_confs_to_check(self, seed: int) -> list[tuple[str, str, dict]]:
-        """The curriculum's usr_confs at every stage (feature.curriculum.probe_usr_confs)."""
-        return probe_usr_confs(self.curriculum, seed)
 
 
 def read_settings(cls: type[S], settings_file: Path) -> S:

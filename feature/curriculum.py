@@ -80,6 +80,14 @@ class CurriculumConfig:
     end_ids: list[int] = field(default_factory=lambda: list(SLOT_IDS))
     max_step: int = DEFAULT_MAX_STEP
 
+    @classmethod
+    def from_dict(cls, values: dict) -> "CurriculumConfig":
+        """The section from plain values (its stages as dicts, as TOML and settings.json hold them)."""
+        values = dict(values)
+        if "stages" in values:
+            values["stages"] = [CurriculumStage(**stage) for stage in values["stages"]]
+        return cls(**values)
+
     def start_end_pairs(self) -> tuple[list[int], list[int], list[int]]:
         """(starts that have an end != start, candidate starts, candidate ends)."""
         starts = [self.start] if self.start_mode == "fixed" else list(self.start_ids)

@@ -1,17 +1,17 @@
 """Kaiwu's data classes and protocol functions for the v2 PPO package (app = "back_to_the_realm_v2", algo = "ppo"): the PPO
-package's (feature.definition: ActData, segments of up to SEGMENT_FRAMES frames valued on the
+packages' (feature.segments: ActData, segments of up to SEGMENT_FRAMES frames valued on the
 learner, the row converters) over the v2 observation (feature.layout_v2, feature.observation_v2).
 The classes are made under the platform's names with `create_cls` and the protocol functions
 registered with `@attached`, as in any Kaiwu package.
 """
 from __future__ import annotations
 
-from feature.definition import CORE_STATE_DIM, SEGMENT_FIELDS, ActData, segment_protocol, segment_rows  # noqa: F401
+from feature.segments import CORE_STATE_DIM, SEGMENT_FIELDS, ActData, segment_protocol, segment_rows  # noqa: F401
 from feature.layout_v2 import MAP_SHAPE, NUM_ACTIONS, STATE_DIM
 from feature.observation_v2 import ObsData, action_process, observation_process  # noqa: F401 (the protocol's names)
 from kaiwu_agent.utils.common_func import create_cls
 
-#: A segment of one env's episode (fields as feature.definition's SampleData), v2 shapes.
+#: A segment of one env's episode (feature.segments' SEGMENT_FIELDS), v2 shapes.
 SampleData = create_cls("SampleData", **dict.fromkeys(SEGMENT_FIELDS))
 SAMPLE_ROWS = segment_rows(MAP_SHAPE, STATE_DIM, NUM_ACTIONS)
 SAMPLE_DIM: int = SAMPLE_ROWS.dim

@@ -18,6 +18,7 @@ from typing import Sequence
 
 import numpy as np
 
+from feature.segments import NUM_ACTIONS, NUM_FLASHES, NUM_MOVES  # noqa: F401 (every game's: 8 moves, 8 flashes)
 from feature.tables import MapChannel, StateBlock, state_slices  # noqa: F401 (the layout's row types)
 from feature.constants import NUM_ACTIONS as GAME_NUM_ACTIONS
 from feature.constants import VIEW_SIZE, as_grid, is_null
@@ -77,9 +78,8 @@ MAP_SHAPE: tuple[int, int, int] = (MAP_CHANNELS, MAP_SIZE, MAP_SIZE)
 STATE_SLICES: dict[str, slice] = state_slices(STATE_LAYOUT)
 STATE_DIM: int = sum(b.size for b in STATE_LAYOUT)
 
-NUM_MOVES = 8  # actions 0..7 walk in direction d (d × 45° counter-clockwise from +x)
-NUM_FLASHES = 8  # actions 8..15 flash in direction act − 8
-NUM_ACTIONS = NUM_MOVES + NUM_FLASHES
+#: (map channels, map size, state size): the network's input (agent.model) for these features
+INPUT_SHAPE: tuple[int, int, int] = (MAP_CHANNELS, MAP_SIZE, STATE_DIM)
 assert NUM_ACTIONS == GAME_NUM_ACTIONS, "the action layout must cover the game's actions exactly"
 
 

@@ -1,22 +1,15 @@
-"""What both of the project's packages share of the protocol: the observation (`ObsData`,
-`observation_process`) and `action_process` (an ActData's `action` is the env's action); each
-algorithm's definition.py re-exports them under the platform's names. What goes into the
-arrays is declared in feature.layout; this module only fills them.
+"""The 2024 game's observation as both of its packages (PPO, DQN) read it: `observation_process`
+fills feature.segments' `ObsData`; `action_process` (an ActData's `action` is the env's action) is
+feature.segments'. Each algorithm's definition.py re-exports them under the platform's names.
+What goes into the arrays is declared in feature.layout; this module only fills them.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from feature.layout import MAP_LAYOUT, MAP_SHAPE, STATE_DIM, STATE_LAYOUT, STATE_SLICES, legal_mask
-from kaiwu_agent.utils.common_func import attached, create_cls
-
-#: What the network sees at one step: `map` MAP_SHAPE float32 (obstacle, memory, treasure, end
-#: windows), `state` (STATE_DIM,) float32 (blocks named in layout.STATE_LAYOUT), `legal`
-#: (NUM_ACTIONS,) float32, 1 = action allowed. `core_state`: a recurrent policy's state before
-#: this step, as its previous answer in the same episode handed it out (None: the episode's
-#: first step, or a policy without memory; episodes.runner carries it, agent.core says why).
-ObsData = create_cls("ObsData", map=None, state=None, legal=None, core_state=None)
-
+from feature.segments import ObsData, action_process  # noqa: F401 (the protocol's names)
+from kaiwu_agent.utils.common_func import attached
 
 @attached
 def observation_process(raw_obs, env_info=None) -> ObsData:
@@ -34,9 +27,3 @@ def observation_process(raw_obs, env_info=None) -> ObsData:
             raise ValueError(f"state block {block.name!r} filled {values.size} numbers, declared {block.size}")
         state[STATE_SLICES[block.name]] = values
     return ObsData(map=map_tensor, state=state, legal=legal_mask(obs.legal_act))
-
-
-@attached
-def action_process(act_data) -> int:
-    """ActData -> the int action env.step takes."""
-    return int(act_data.action)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from feature.layout_v2 import MAP_LAYOUT, MAP_SHAPE, STATE_DIM, STATE_LAYOUT, STATE_SLICES, legal_mask
 from feature.memory_v2 import V2Memory
-from feature.observation import ObsData, action_process  # noqa: F401 (the protocol's names)
+from feature.segments import ObsData, action_process  # noqa: F401 (the protocol's names)
 from feature.tables import fill_tables
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from feature.layout import INPUT_SHAPE
 from agent.ppo_agent import Agent
 from agent.ppo_config import Settings
 from agent.model import ActorCritic, ModelConfig
@@ -43,7 +44,7 @@ def test_probabilities_sum_to_one_and_an_illegal_flash_is_never_drawn(core):
 
 def test_the_heads_log_probabilities_add():
     """log π(m × 8 + d) = log p_direction(d) + log p_mode(m); the entropy is the heads' sum."""
-    model = ActorCritic(FACTORED)
+    model = ActorCritic(FACTORED, INPUT_SHAPE)
     with torch.no_grad():
         model.policy_head.mode.bias.copy_(torch.tensor([0.3, -0.4]))
         maps, states, legal = make()._obs_tensors(obs_batch(8, seed=1))
@@ -61,8 +62,8 @@ def test_the_heads_log_probabilities_add():
 def test_joint_and_factored_give_the_same_log_probability_to_the_same_distribution(flash_ready):
     """A joint head whose logits are the factored head's sums (W[m × 8 + d] = W_dir[d] + W_mode[m])
     is the same distribution: the same log-probability for every action, legal or not."""
-    factored = ActorCritic(FACTORED)
-    joint = ActorCritic(TINY)
+    factored = ActorCritic(FACTORED, INPUT_SHAPE)
+    joint = ActorCritic(TINY, INPUT_SHAPE)
     joint.load_state_dict({k: v for k, v in factored.state_dict().items() if not k.startswith("policy_head")},
                           strict=False)
     head = factored.policy_head

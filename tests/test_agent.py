@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+from feature.layout import INPUT_SHAPE
 from agent.ppo_agent import Agent
 from agent.checkpoint_io import CheckpointError, latest_checkpoint_id, progress_file, train_state_file
 from agent.ppo_config import Settings
@@ -122,20 +123,20 @@ def test_earlier_visits_reads_the_simulators_memory_map():
 
 
 def test_model_init_follows_the_recipe():
-    model = ActorCritic(ModelConfig(share_backbone=False))
+    model = ActorCritic(ModelConfig(share_backbone=False), INPUT_SHAPE)
     assert model.critic_backbone is not None and model.critic_backbone is not model.actor_backbone
     w = model.policy_head.weight.detach()
     # orthogonal rows scaled by the gain 0.01: W Wᵀ = 0.01² I
     assert torch.allclose(w @ w.T, torch.eye(w.shape[0]) * 1e-4, atol=1e-6)
     assert torch.all(model.value_head.bias == 0)
-    shared = ActorCritic(ModelConfig())  # the default
+    shared = ActorCritic(ModelConfig(), INPUT_SHAPE)  # the default
     assert shared.critic_backbone is None and shared.value_backbone is shared.actor_backbone
     assert sum(p.numel() for p in shared.parameters()) < sum(p.numel() for p in model.parameters())
 
 
 def test_model_config_rejects_a_tower_that_eats_the_map():
     with pytest.raises(ValueError, match="below 1"):
-        ModelConfig(channels=[8, 8], kernel_sizes=[9, 9], strides=[8, 8]).validate()
+        ModelConfig(channels=[8, 8], kernel_sizes=[9, 9], strides=[8, 8]).validate(INPUT_SHAPE)
 
 
 def test_learn_updates_and_counts():
@@ -149,7 +150,7 @@ def test_learn_updates_and_counts():
 
 def captured_batches(monkeypatch) -> list[dict]:
     """Every batch Agent.learn hands ppo_update, as it was handed over (the update still runs)."""
-    import agent.ppo_agent as agent_module
+    import agent.ppo_base_agent as agent_module
 
     seen, update = [], agent_module.ppo_update
 
@@ -244,7 +245,7 @@ def test_checkpoint_is_a_state_dict_the_platform_loads(tmp_path, monkeypatch):
     assert file.name == "model.ckpt-5.pkl"
     assert sorted(p.name for p in tmp_path.iterdir()) == [  # no temp file
         "model.ckpt-5.pkl", "model.ckpt-5.progress.json", "model.ckpt-5.train.pt"]
-    model = ActorCritic(TINY)
+    model = ActorCritic(TINY, INPUT_SHAPE)
     model.load_state_dict(torch.load(file))  # what the platform's own agents do
     assert float(model.value_norm.count) == 24  # the return statistics travel with the weights
     obs = obs_batch(8, seed=4)

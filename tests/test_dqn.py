@@ -220,7 +220,8 @@ def test_config_selects_the_package_and_names_a_wrong_algo():
     cfg = load_config(REPO_ROOT / "conf" / "dqn_plus.toml")
     assert cfg.app.algo == "dqn_plus" and cfg.app.prioritized and cfg.dqn.n_step == 3
     from workflow.schema import ConfigError
-    with pytest.raises(ConfigError, match="algo: got 'dqn_pluss'.*ppo, dqn_plus"):
+    with pytest.raises(ConfigError, match='algo = "dqn_pluss" is none of the project\'s agents: ppo, dqn_plus '
+                                          '\\(app = "back_to_the_realm"\\)'):
         load_config(overrides=['app.algo="dqn_pluss"'])
 
 

@@ -114,5 +114,7 @@ def test_a_failure_in_the_projects_own_package_code_is_named_at_its_file_and_lin
 
     with pytest.raises(AttributeError) as caught:
         observation_process(object())
+    source = (REPO_ROOT / "feature" / "observation.py").read_text().splitlines()
+    line = next(i for i, text in enumerate(source, 1) if "f = obs.feature" in text)  # where it fails
     assert describe_failure(caught.value, REPO_ROOT, PROJECT_CODE).startswith(
-        "feature/observation.py:26 in observation_process: AttributeError")
+        f"feature/observation.py:{line} in observation_process: AttributeError")

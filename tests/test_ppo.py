@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import torch
 
+from feature.layout import INPUT_SHAPE
 from agent.model import ActorCritic, ModelConfig
 from agent.ppo import PPOConfig, ValueNorm, ppo_loss, ppo_update, scheduled
 from feature.definition import SEGMENT_FRAMES
@@ -92,7 +93,7 @@ def _batch(n=64, seed=0, good_action=3):
 
 def _model(seed=0):
     torch.manual_seed(seed)
-    return ActorCritic(TINY)
+    return ActorCritic(TINY, INPUT_SHAPE)
 
 
 def test_update_raises_probability_of_advantaged_action():

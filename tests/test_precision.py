@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from feature.layout import INPUT_SHAPE
 from agent.ppo_agent import Agent
 from agent.model import ActorCritic, ModelConfig, QNetwork
 from fake_obs import rows_from
@@ -76,7 +77,7 @@ def test_this_cpus_flags_are_read():
 @pytest.mark.parametrize("network", ["actor_critic", "q_network"])
 def test_networks_hand_back_fp32_under_autocast(network):
     cfg = ModelConfig(channels=[8, 8], kernel_sizes=[5, 3], strides=[2, 2], hidden_size=32)
-    model = ActorCritic(cfg) if network == "actor_critic" else QNetwork(cfg)
+    model = ActorCritic(cfg, INPUT_SHAPE) if network == "actor_critic" else QNetwork(cfg, INPUT_SHAPE)
     x, s, legal = torch.rand((3,) + MAP_SHAPE), torch.rand(3, STATE_DIM), torch.ones(3, NUM_ACTIONS)
     with autocast(BF16, "cpu"):
         out = model(x, s, legal) if network == "actor_critic" else (model(x, s),)
@@ -91,7 +92,7 @@ def test_only_the_conv_towers_run_in_bf16():
     """The layers reading the state vector (positions, distances) and the heads stay fp32, with
     the actor's and the critic's own towers."""
     model = ActorCritic(ModelConfig(channels=[8, 8], kernel_sizes=[5, 3], strides=[2, 2], hidden_size=32,
-                                    share_backbone=False))
+                                    share_backbone=False), INPUT_SHAPE)
     dtypes = {}
     for name, module in model.named_modules():
         if isinstance(module, (torch.nn.Conv2d, torch.nn.Linear)):

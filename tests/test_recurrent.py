@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import realm
+from feature.layout import INPUT_SHAPE
 from agent.ppo_agent import Agent
 from agent.checkpoint_io import CheckpointError
 from agent.ppo_config import Settings
@@ -310,6 +311,6 @@ def test_the_config_names_a_bad_option_and_what_is_allowed(tmp_path):
 
 def test_the_dqn_package_refuses_the_ppo_options():
     with pytest.raises(ValueError, match="options of the PPO package"):
-        QNetwork(LSTM)
+        QNetwork(LSTM, INPUT_SHAPE)
     with pytest.raises(ValueError, match="options of the PPO package"):
-        QNetwork(dataclasses.replace(TINY, action_head="factored"))
+        QNetwork(dataclasses.replace(TINY, action_head="factored"), INPUT_SHAPE)

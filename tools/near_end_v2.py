@@ -46,12 +46,12 @@ def play(agent, episodes: int = EVAL_EPISODES, seed: int = 123, sample: bool = T
     separately seeded env, through the episode runner as evaluation plays."""
     from episodes.protocol import V2
     from episodes.runner import EpisodeRunner
-    from feature.observation_v2 import action_process, observation_process
+    from feature.observation_v2 import V2View, action_process, observation_process
     from realm import make_env
 
     env = make_env(protocol=V2.name, seed=seed)
     runner = EpisodeRunner([env], agent.predict if sample else agent.exploit, observation_process, action_process,
-                           V2.name, translate=True)
+                           V2.name, translate=True, view=V2View)
     wins = steps = 0
     for _ in range(episodes):
         stats, _ = runner.play(usr_conf())

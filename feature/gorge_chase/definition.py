@@ -1,5 +1,5 @@
 """Kaiwu's data classes and protocol functions for the gorge_chase PPO package (app = "gorge_chase", algo = "ppo"):
-the PPO package's (feature.definition: ActData, segments of up to SEGMENT_FRAMES frames valued on
+the PPO packages' (feature.segments: ActData, segments of up to SEGMENT_FRAMES frames valued on
 the learner, the row converters) over gorge_chase's observation (feature.gorge_chase.layout,
 .observation). The classes are made under the platform's names with `create_cls` and the
 protocol functions registered with `@attached`, as in any Kaiwu package.
@@ -10,7 +10,7 @@ from typing import Sequence
 
 import numpy as np
 
-from feature.definition import CORE_STATE_DIM, SEGMENT_FIELDS, ActData, segment_protocol, segment_rows  # noqa: F401
+from feature.segments import CORE_STATE_DIM, SEGMENT_FIELDS, ActData, segment_protocol, segment_rows  # noqa: F401
 from feature.gorge_chase.layout import MAP_SHAPE, NUM_ACTIONS, STATE_DIM
 from feature.gorge_chase.observation import ObsData, action_process, observation_process  # noqa: F401
 from feature.rows import RowLayout
@@ -34,7 +34,7 @@ class SegmentRows(RowLayout):
 _ROWS = segment_rows(MAP_SHAPE, STATE_DIM, NUM_ACTIONS)
 SAMPLE_ROWS = SegmentRows(_ROWS.fields, int_fields=("action", "burn_in"))
 SAMPLE_DIM: int = SAMPLE_ROWS.dim
-#: A segment of one env's episode (fields as feature.definition's SampleData), gorge_chase's
+#: A segment of one env's episode (feature.segments' SEGMENT_FIELDS), gorge_chase's
 #: shapes; FIELD_DIMS declares each field's width as 15.0.1's create_cls does, so the
 #: platform's framework packs a segment into the same row as SampleData2NumpyData below.
 SampleData = create_cls("SampleData", **dict.fromkeys(SEGMENT_FIELDS))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from feature.gorge_chase.layout import MAP_LAYOUT, MAP_SHAPE, STATE_DIM, STATE_LAYOUT, STATE_SLICES, legal_mask
 from feature.gorge_chase.memory import GorgeMemory
-from feature.observation import ObsData, action_process  # noqa: F401 (the protocol's names)
+from feature.segments import ObsData, action_process  # noqa: F401 (the protocol's names)
 from feature.tables import fill_tables
 
 
