@@ -40,15 +40,8 @@ SAMPLE_DIM: int = SAMPLE_ROWS.dim
 
 @attached
 def sample_process(list_game_data: Sequence[Frame], next_obs: ObsData, burn_in: int = 0) -> list[SampleData]:
-    """Consecutive frames of one env's episode (1..SEGMENT_FRAMES of them) and the observation
-    after the last one -> [one SampleData segment], padded to SEGMENT_FRAMES; the first
-    `burn_in` frames were the previous segment's last (a recurrent policy's warm-up).
-
-    The episode loop sends a segment when it reaches `[ppo] num_steps` frames or its episode
-    ends (terminated or truncated), so a segment never spans two episodes: only its last frame
-    may be terminated, and the only reset of a recurrent state is the zeros a segment that
-    starts an episode stores.
-    """
+    """Consecutive frames of one env's episode and the observation after the last one -> [one
+    SampleData segment] of the 2024 sizes (feature.segments.segment_samples' rules)."""
     return segment_samples(list_game_data, next_obs, burn_in, SampleData, MAP_SHAPE, STATE_DIM, NUM_ACTIONS)
 
 
