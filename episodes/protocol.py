@@ -6,9 +6,9 @@
 2025 (18.0.2): `env.reset(usr_conf={"env_conf": ...})` returns `(obs, state)`; `env.step`
 returns `(frame_no, obs, score, terminated, truncated, state)` with a slimmer obs; on the
 platform's aisrv `predict` and `exploit` return `(list of ActData, model_version)`.
-The loops keep the 2024 shapes inside (the curriculum's usr_conf, the features, the reward):
-episodes.runner hands an env its usr_conf in the env's protocol (`EnvProtocol.usr_conf`) and,
-asked to, reads its observations through the protocol's `view` (feature.observation18.Realm18View).
+The 2024 game's loops keep the 2024 shapes inside (the curriculum's usr_conf, the features, the
+reward): its episodes hand episodes.runner the 2025 reading (feature.observation18.Realm18View,
+feature.curriculum.env_conf), which the runner applies to the envs whose protocol `translates`.
 
 Which protocol an env speaks must be known before its first reset, since the usr_conf's shape
 depends on it and the platform answers a wrong one with nothing: an env may say so
@@ -24,16 +24,14 @@ gorge_chase (code package 15.0.1, version name "15"): `env.reset(usr_conf)` retu
 `(env_reward, env_obs)`; its usr_conf is the package's own (feature.gorge_chase.curriculum) and
 its game's view keeps the episode's memory (feature.gorge_chase.observation.GorgeView).
 This module is package code (it ships inside exported packages), so it answers for the episode
-loops on its own, and imports no game's features but the 2024 game's 2025 reading (an export
-carries only its own game's); the training system's platform versions are workflow.platforms.
+loops on its own, and imports no game's features (an export carries only its own game's); the
+training system's platform versions are workflow.platforms.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Callable
 
-from feature.curriculum import env_conf
-from feature.observation18 import Realm18View
 
 
 @dataclass(frozen=True)
@@ -75,28 +73,22 @@ class EnvProtocol:
     """How an episode loop meets an env of one protocol."""
 
     name: str
-    #: the loop's usr_conf as this protocol's reset takes it
-    usr_conf: Callable[[dict | None], dict | None]
-    #: reads an episode's observations for the package's features (None: as they come, or through
-    #: the view the game's episodes give the runner); the 2025 view turns them into the 2024 protocol's
-    view: type | None = None
+    #: a game's view may read this protocol's episodes for the package's features, and its usr_conf
+    #: be written in it (the game's episodes hand the runner both); the 2024 protocol's come as they are
+    translates: bool = False
     #: env.step's result -> (obs, score, terminated, truncated, env_info)
     step: Callable[[tuple], tuple] = _step_2024
     #: reset returns (obs, info) and the view reads both (v2); else reset's shapes as 2024 / 2025
     info_at_reset: bool = False
 
 
-def _as_given(usr_conf: dict | None) -> dict | None:
-    return usr_conf
-
-
 #: The v2 protocol, under both names of its platform versions.
-V2 = EnvProtocol("v2", _as_given, None, _step_v2, info_at_reset=True)
+V2 = EnvProtocol("v2", True, _step_v2, info_at_reset=True)
 #: gorge_chase's 15.0.1 protocol, under its platform version's name and its env's.
-GORGE = EnvProtocol("15", _as_given, None, _step_gorge)
+GORGE = EnvProtocol("15", True, _step_gorge)
 PROTOCOLS = {protocol.name: protocol for protocol in (
-    EnvProtocol("2024", _as_given),
-    EnvProtocol("18", env_conf, Realm18View),
+    EnvProtocol("2024"),
+    EnvProtocol("18", True),
     V2,
     GORGE,
 )}

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from feature.curriculum import CurriculumSampler
+from feature.curriculum import CurriculumSampler, env_conf
+from feature.observation18 import Realm18View
 from feature.reward import reward_shaping
 from feature.unpack import step_view
 
 
 class RealmEpisodes:
-    obs_view = None  # a 2025 env's episodes are read by its protocol's view (episodes.protocol)
+    obs_view = Realm18View  # a 2025 (18.0.2) env's episodes, read as the 2024 protocol's
+    env_usr_conf = staticmethod(env_conf)  # the curriculum's 2024 usr_conf as a 2025 env's reset takes it
 
     def __init__(self, settings, kaiwu_version: str | None = None):
         """`settings`: the package's (reads .reward, .curriculum); `kaiwu_version` as episodes.runner's."""

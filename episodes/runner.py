@@ -22,13 +22,15 @@ observation.
 A gorge_chase env (15.0.1) resets to the env_obs and steps to `(env_reward, env_obs)`; with
 `translate` the game's view (feature.gorge_chase.observation.GorgeView) keeps the episode's memory.
 
-Either protocol (episodes.protocol): a 2025 (18.0.2) env gets a 2024 usr_conf as env_conf
-(whether an env speaks 2025 is settled before its first reset: episodes.protocol
+Either protocol (episodes.protocol): a 2025 (18.0.2) env gets its usr_conf through `usr_conf_of`
+when given (the 2024 game's episodes give feature.curriculum.env_conf: a 2024 usr_conf as
+env_conf; whether an env speaks 2025 is settled before its first reset: episodes.protocol
 .env_protocol), and predict's `(list, model_version)` is unpacked. Its observations reach
 `observation_process` as they come (the reset's `(obs, state)`, then each step's obs and state:
 a 2025 package's own features read them so), unless `translate` asks for the 2024 shapes: then
-a per-env feature.observation18.Realm18View reads each episode, and `observation_process`, the
-Transitions and whatever reads them (the project's features and reward) see 2024 objects.
+a per-env view (feature.observation18.Realm18View, which the 2024 game's episodes give) reads
+each episode, and `observation_process`, the Transitions and whatever reads them (the project's
+features and reward) see 2024 objects.
 """
 from __future__ import annotations
 
@@ -103,15 +105,17 @@ class _Slot:
 class EpisodeRunner:
     def __init__(self, envs: Sequence[Any], act: Callable[[list], list], observation_process: Callable,
                  action_process: Callable, kaiwu_version: str | None = None, translate: bool = False,
-                 view: type | None = None):
+                 view: type | None = None, usr_conf_of: Callable | None = None):
         """`act(list_obs_data) -> list_act_data` is the agent's predict or exploit (a 2025
         aisrv's `(list, model_version)` is unpacked). `kaiwu_version` (episodes.protocol.KAIWU_VERSIONS): the
         protocol of every env; None: each env's own (episodes.protocol.env_protocol).
-        `translate`: hand on each episode's observations through a view (module docstring):
-        `view`, the game's (one per episode), else the protocol's own (a 2025 env's 2024 shapes)."""
+        `translate`: hand on the observations of an env whose protocol translates through `view`,
+        the game's (one per episode; module docstring). `usr_conf_of`: a usr_conf as such an env's
+        reset takes it (None: as it is given)."""
         self.slots = [_Slot(env, env_protocol(env, kaiwu_version)) for env in envs]
         self.translate = translate
         self.view_class = view
+        self.usr_conf_of = usr_conf_of
         self.act = act
         self.observation_process = observation_process
         self.action_process = action_process
@@ -128,7 +132,9 @@ class EpisodeRunner:
         `translate`, a 2025 env's observation in the 2024 shape), or None when the env gave no
         observation. A 2024 reset returns no env_info, so the first ObsData is made without it."""
         slot = self.slots[index]
-        result = slot.env.reset(usr_conf=slot.protocol.usr_conf(usr_conf), **kwargs)
+        if self.usr_conf_of is not None and slot.protocol.translates:
+            usr_conf = self.usr_conf_of(usr_conf)
+        result = slot.env.reset(usr_conf=usr_conf, **kwargs)
         slot.view = None
         if slot.protocol.info_at_reset:  # v2: (obs, extra_info), both for the features
             obs, info = result
@@ -158,8 +164,8 @@ class EpisodeRunner:
 
     def _new_view(self, slot: _Slot):
         """A fresh view of the episode starting on `slot` (None: its observations as they come)."""
-        view = (self.view_class or slot.protocol.view) if self.translate else None
-        return view() if view is not None else None
+        translated = self.translate and slot.protocol.translates and self.view_class is not None
+        return self.view_class() if translated else None
 
     def step(self, indices: Sequence[int] | None = None) -> list[Transition]:
         """One action on each env of `indices` (default all), chosen in one batched call."""

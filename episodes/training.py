@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Protocol
+from typing import Callable, Protocol
 
 from agent.checkpointed import CheckpointedAgent
 from episodes.runner import EpisodeRunner
@@ -24,7 +24,8 @@ class GameEpisodes(Protocol):
     """A game's part of the training episodes."""
 
     kaiwu_version: str | None  # the protocol the envs speak (episodes.runner; None: the package's own)
-    obs_view: type | None  # reads each episode's observations for the features (None: the protocol's)
+    obs_view: type | None  # reads a translating protocol's episodes for the features (episodes.runner)
+    env_usr_conf: Callable | None  # usr_conf() as a translating protocol's reset takes it (None: as it is)
 
     def usr_conf(self, finished: int, samples_learned: int) -> dict:
         """The next episode's settings, for the workflow's finished episodes and the run's progress."""
@@ -57,7 +58,7 @@ class TrainingEpisodes:
         features read); the agent's `samples_learned` (the run's, brought by every model it loads)
         moves the game's settings (a curriculum's stages). Every env starts an episode."""
         self.runner = EpisodeRunner(envs, agent.predict, observation_process, action_process, game.kaiwu_version,
-                                    translate=True, view=game.obs_view)
+                                    translate=True, view=game.obs_view, usr_conf_of=game.env_usr_conf)
         self.agent = agent
         self.game = game
         self.logger = logger or logging.getLogger(__name__)
@@ -122,7 +123,7 @@ class FixedSettingsEpisodes:
 
     def __init__(self, kaiwu_version: str, obs_view: type, usr_conf: dict, reward_cfg, step_view, reward_shaping,
                  report=lambda usr_conf: {}):
-        self.kaiwu_version, self.obs_view = kaiwu_version, obs_view
+        self.kaiwu_version, self.obs_view, self.env_usr_conf = kaiwu_version, obs_view, None
         self._usr_conf, self.reward_cfg = usr_conf, reward_cfg
         self._step_view, self._reward_shaping, self._report = step_view, reward_shaping, report
 

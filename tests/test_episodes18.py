@@ -91,7 +91,7 @@ def test_the_runner_plays_the_same_episode_on_both_protocols():
     for version, wrap in (("2024", False), ("18", True)):
         env = realm.make_env(map_seed=0, seed=1, **({"protocol": "18"} if version == "18" else {}))
         runner = EpisodeRunner([env], _scripted(script, wrap), observation_process, action_process, version,
-                               translate=True)
+                               translate=True, view=Realm18View, usr_conf_of=env_conf)  # the 2024 game's reading
         seen = []
         stats, actions = runner.play(diy, on_step=lambda t: seen.append(t))
         assert all(t.obs.feature.obstacle_map is not None and t.env_info.game_info is not None for t in seen)
@@ -111,7 +111,7 @@ def test_untranslated_a_2025_env_reaches_observation_process_as_it_comes():
         return observation_process(*Realm18View().reset(obs[0] if isinstance(obs, tuple) else obs))
 
     env = realm.make_env(map_seed=0, seed=1, protocol="18")
-    runner = EpisodeRunner([env], _scripted([0] * 5, True), raw_features, action_process, "18")
+    runner = EpisodeRunner([env], _scripted([0] * 5, True), raw_features, action_process, "18", usr_conf_of=env_conf)
     runner.reset(0, {"diy": {"treasure_num": 2, "max_step": 5}})
     runner.step()
     (reset_obs, none), (step_obs, state) = seen

@@ -394,9 +394,9 @@ def test_each_export_carries_only_its_own_definition(monkeypatch):
 
 def test_an_export_carries_only_its_own_games_code(monkeypatch):
     """A package is one game's: the 2024 agents carry nothing of back_to_the_realm_v2 or
-    gorge_chase, those two nothing of each other, and of the 2024 game's features only the
-    2025 reading the episode protocols know (feature.observation18, curriculum.env_conf); the
-    mechanisms (segments, rows, tables, terms) and the PPO agent are every game's."""
+    gorge_chase, and those two nothing of each other or of the 2024 game; the mechanisms
+    (segments, rows, tables, terms), the episode loop and the PPO agent are every game's (the
+    terms both realm games score, feature.realm_terms, are the v2 package's too)."""
     monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "tools"))
     from export_kaiwu import file_map
     from workflow.platforms.project import PROJECT_ALGORITHMS
@@ -412,7 +412,8 @@ def test_an_export_carries_only_its_own_games_code(monkeypatch):
     assert not carried("back_to_the_realm_v2", "ppo") & gorge_files
     assert not carried("gorge_chase", "ppo") & v2_files
     realm_own = {"feature/definition.py", "feature/layout.py", "feature/observation.py", "feature/reward.py",
-                 "feature/unpack.py", "agent/ppo_agent.py", "agent/ppo_config.py", "agent/realm_settings.py",
+                 "feature/unpack.py", "feature/observation18.py", "feature/curriculum.py", "feature/constants.py",
+                 "feature/explored_map.py", "agent/ppo_agent.py", "agent/ppo_config.py", "agent/realm_settings.py",
                  "episodes/realm_training.py"}
     assert realm_own <= carried("back_to_the_realm", "ppo")
     for game in ("back_to_the_realm_v2", "gorge_chase"):
