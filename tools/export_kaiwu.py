@@ -28,8 +28,9 @@ The v2 agent (app = "back_to_the_realm_v2", algo = "ppo") exports with `--kaiwu-
 same layout: agent_<algo>/ with conf/train_env_conf.toml (the run's [curriculum_v2]),
 conf/algo_conf_back_to_the_realm_v2.toml, conf/app_conf_back_to_the_realm_v2.toml and kaiwu.json
 (28.1.1 or 24.0.1, project_code back_to_the_realm_v2). The platform scores the algorithms it
-registers (28.1.1: dqn and diy; 24.0.1: dqn, target_dqn, ppo and diy): upload as `--algo diy`.
-The code is the algorithm's four modules (agent.algorithms) and every package-code module they
+registers (28.1.1: dqn and diy; 24.0.1: dqn, target_dqn, ppo and diy): upload as `--algo diy`
+(without --algo the package names the algorithm as the project does, ppo).
+The code is the agent's four modules (its game's `project_agents`, games/<game>.py) and every package-code module they
 import, with their imports moved under the algorithm's folder; the package
 imports only the platform's modules (kaiwu_agent, kaiwudrl), numpy, torch and the standard
 library, which this tool checks before it writes anything. `./train.sh --package DIR` trains it
