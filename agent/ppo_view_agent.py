@@ -17,7 +17,7 @@ class GameFeatures:
     """What a game's feature package gives the view agent."""
 
     sample_rows: object  # its feature.definition.SampleRows
-    map_shape: tuple  # (height, width, channels) of its map channels
+    map_shape: tuple  # (channels, height, width) of its map channels
     state_dim: int
     view_class: type  # its episode view: reset / step -> (memory, extra)
     features: Callable  # (memory, extra) -> ObsData

@@ -1,5 +1,5 @@
 """The v2 observation as the network sees it: `observation_process(memory, extra_info)` fills
-ObsData (feature.observation's class: map, state, legal, core_state) from the episode's
+ObsData (feature.segments' class: map, state, legal, core_state) from the episode's
 `V2Memory` (feature.memory_v2) following the tables of feature.layout_v2. The episode loops
 keep one memory per env and episode (episodes.protocol's v2 view); an Agent acting on the raw
 `{"obs", "extra_info"}` keeps its own (agent.ppo_v2_agent).

@@ -327,3 +327,17 @@ def test_a_run_of_the_earlier_algorithm_name_is_still_evaluated_and_its_config_s
     with pytest.raises(RunError, match=r"no checkpoint in .*back_to_the_realm_v2_ppo; it has checkpoints in "
                                        r"ckpt/back_to_the_realm_ppo_v2 .*rename the folder"):
         resolve_run(cfg.app, resume=True)
+
+
+def test_an_app_that_names_no_game_was_the_2024_games_and_a_config_is_told_so(tmp_path):
+    """An earlier release took app.app as a label only: such a run's agent is the 2024 game's, and
+    a config that still uses app so is refused naming what app is now."""
+    from evaluation.episodes import project_algo
+    from workflow.config import ConfigError, load_config
+
+    config = tmp_path / "run.toml"
+    config.write_text('[app]\napp = "exp1"\nalgo = "ppo"\n')
+    assert project_algo(tmp_path / "model.ckpt-1.pkl", config) == ("back_to_the_realm", "ppo")
+    with pytest.raises(ConfigError, match='app "exp1" names no game: app names the game .*set app = '
+                                          '"back_to_the_realm" and algo = "ppo"'):
+        load_config(overrides=['app.app="exp1"'])

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: Where a game's content lives (its simulator, its registration) and the platform versions,
 #: which declare the game their packages play.
 HOMES = ("games/", "realm/", "workflow/platforms/")
-GAME_CONSTANT = re.compile(r"^[A-Z0-9_]*GAME$")  # V2_GAME, DEFAULT_GAME, RealmEnv.GAME
+GAME_CONSTANT = re.compile(r"^[A-Z0-9_]*GAME$")  # V2_GAME, RealmEnv.GAME
 
 
 def _names_a_game(node: ast.AST, names: set[str]) -> bool:

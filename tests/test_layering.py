@@ -71,7 +71,7 @@ def test_the_simulator_imports_nothing_of_the_project():
 def test_the_games_stand_on_the_simulator_and_the_package_code_alone():
     """games/ is content the training system, evaluation and the tools ask (workflow.config's
     presets, the evaluation pool): it imports the simulators and package code, never a floor
-    above; a game's evaluation side is named by entry (games.base.entry)."""
+    above; a game's evaluation side is found by its name (Game.evaluation(): evaluation/<game>.py)."""
     for file in files("games"):
         for name in imports(file):
             top = name.split(".")[0]

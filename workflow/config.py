@@ -2,8 +2,8 @@
 
 Sections: the training system's own, [app] (Kaiwu's framework keys from configure_app.toml,
 same names and meaning), [env] and [eval] (the run's evaluator), and those the project's packages declare (each algorithm's
-`Settings` in its config module, agent.algorithms: [model] [reward] [curriculum] [ppo] [dqn]
-today); each section is validated by the class that declares it. A file may pull others in with
+`Settings` in its config module, each game's `project_agents`: [model] [reward] [curriculum] [ppo] [dqn],
+[reward_v2] [curriculum_v2], [reward_gorge] [curriculum_gorge] today); each section is validated by the class that declares it. A file may pull others in with
 `include = ["ppo.toml", ...]` (paths relative to it; the including file wins).
 Command-line overrides: `--set ppo.learning_rate=1e-4` (the value is read as a TOML literal,
 so `--set env.map_file="maps/m.json"` and `--set model.channels=[16,32]` work).

@@ -1,5 +1,5 @@
 """gorge_chase's observation as the network sees it: `observation_process(memory)` fills ObsData
-(feature.observation's class: map, state, legal, core_state) from the episode's GorgeMemory
+(feature.segments' class: map, state, legal, core_state) from the episode's GorgeMemory
 following feature.gorge_chase.layout's tables. The episode loops keep one memory per env and
 episode (`GorgeView`, episodes.protocol's gorge view); an Agent acting on the raw env_obs keeps
 its own (agent.ppo_gorge_agent).

@@ -65,10 +65,14 @@ def described() -> str:
 def current_name(app: str, algo: str) -> tuple[str, str]:
     """(app, algo) as this release names the agent: an algorithm name of an earlier release that
     a game has taken over (`renamed_agents`: "ppo_v2" is back_to_the_realm_v2's "ppo") becomes
-    that game's; any other pair is returned as it is."""
+    that game's; an `app` that names no game (an earlier release took it as a label only, its
+    agents being the 2024 game's) becomes the 2024 game for the algorithms that game has; any
+    other pair is returned as it is."""
     for game in games.GAMES.values():
         if algo in game.renamed_agents:
             return game.name, game.renamed_agents[algo]
+    if app not in games.GAMES and (PROJECT.game, algo) in PROJECT_ALGORITHMS:
+        return PROJECT.game, algo
     return app, algo
 
 
@@ -77,8 +81,11 @@ def rename_hint(app: str, algo: str) -> str:
     new_app, new_algo = current_name(app, algo)
     if (new_app, new_algo) == (app, algo):
         return ""
-    return (f"algo \"{algo}\" is now the algorithm \"{new_algo}\" of game \"{new_app}\": set app = \"{new_app}\" "
-            f"and algo = \"{new_algo}\" in [app] (a run's checkpoints then live in ckpt/{new_app}_{new_algo})")
+    said = (f"algo \"{algo}\" is now the algorithm \"{new_algo}\" of game \"{new_app}\"" if new_algo != algo else
+            f"app \"{app}\" names no game: app names the game ({', '.join(games.GAMES)}) and, with algo, the "
+            f"checkpoint folder")
+    return (f"{said}: set app = \"{new_app}\" and algo = \"{new_algo}\" in [app] (a run's checkpoints then live in "
+            f"ckpt/{new_app}_{new_algo})")
 
 
 def find_project_algorithm(app: str, algo: str) -> ProjectAlgorithm | None:
