@@ -5,7 +5,7 @@ agent.ppo_config's; "unstuck" reads the memory map's centre for the hero's earli
 """
 from __future__ import annotations
 
-from agent.ppo_base_agent import METRIC_NAMES, PPOAgent  # noqa: F401 (the learn() metric names)
+from agent.ppo_base_agent import PPOAgent
 from agent.ppo_config import Settings, load_settings
 from agent.workflow_methods import WorkflowMethods
 from feature.definition import SAMPLE_ROWS, ObsData
@@ -17,10 +17,6 @@ from kaiwu_agent.utils.common_func import attached
 class Agent(WorkflowMethods, PPOAgent):
     sample_rows = SAMPLE_ROWS
     input_shape = INPUT_SHAPE
-
-    def __init__(self, agent_type="player", device=None, logger=None, monitor=None, *,
-                 settings: Settings | None = None, seed: int | None = None):
-        super().__init__(agent_type, device, logger, monitor, settings=settings, seed=seed)
 
     def _load_settings(self) -> Settings:
         return load_settings()

@@ -224,7 +224,8 @@ class RealmEnv(EpisodeProgress):
 
     def step(self, act):
         """Play one step: returns (frame_no, obs, score, terminated, truncated, env_info)."""
-        act = checked_action(act, NUM_ACTIONS, ACTION_HELP)
+        if type(act) is not int or not 0 <= act < NUM_ACTIONS:  # the common case, a plain int in range, as it is
+            act = checked_action(act, NUM_ACTIONS, ACTION_HELP)
         if self._done:
             raise EpisodeOverError(
                 "the episode has ended; call reset() to start a new one" if self._started else "call reset() before step()"

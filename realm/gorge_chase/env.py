@@ -425,7 +425,8 @@ class GorgeChaseEnv:
         if self._done:
             raise EpisodeOverError("step() called before reset()" if not self._started else
                                    "the episode is over (terminated or truncated): call reset() first")
-        act = checked_action(act, NUM_ACTIONS, ACTION_HELP)
+        if type(act) is not int or not 0 <= act < NUM_ACTIONS:  # the common case, a plain int in range, as it is
+            act = checked_action(act, NUM_ACTIONS, ACTION_HELP)
         w = self._w
         hx, hz = self.hero_x, self.hero_z
         # 1. the action

@@ -271,7 +271,8 @@ class RealmEnvV2(EpisodeProgress):
     def step(self, act):
         """Play one action: returns (step_no, obs, terminated, truncated, extra_info), step_no =
         actions played − 1 as the server logs it (truncated at step_no max_step − 1)."""
-        act = checked_action(act, NUM_ACTIONS, ACTION_HELP)
+        if type(act) is not int or not 0 <= act < NUM_ACTIONS:  # the common case, a plain int in range, as it is
+            act = checked_action(act, NUM_ACTIONS, ACTION_HELP)
         if self._done:
             raise EpisodeOverError("the episode has ended; call reset() to start a new one" if self._started
                                    else "call reset() before step()")
