@@ -12,11 +12,14 @@ from agent.settings import PackageSettings, check_model_fits
 
 
 def ppo_game_settings(suffix: str, reward: type, curriculum: type, probe_usr_confs: Callable,
-                      core_state_dim: int, input_shape: tuple[int, int, int], module: str) -> type:
-    """The `Settings` dataclass of [model] [ppo] [reward_<suffix>] [curriculum_<suffix>]
-    (`input_shape`: the game's features for [model]; `module`: the package's config module,
-    which binds it as `Settings`)."""
+                      core_state_dim: int, input_shape: tuple[int, int, int], module: str,
+                      features: type | None = None) -> type:
+    """The `Settings` dataclass of [model] [ppo] [reward_<suffix>] [curriculum_<suffix>], and
+    [features_<suffix>] where the game's features take options (`input_shape`: the game's
+    features for [model]; `module`: the package's config module, which binds it as `Settings`)."""
     reward_key, curriculum_key = f"reward_{suffix}", f"curriculum_{suffix}"
+    optional = [] if features is None else [
+        (f"features_{suffix}", features, dataclasses.field(default_factory=features))]
 
     def validate(self) -> None:
         check_model_fits(self.model, input_shape)
@@ -30,8 +33,9 @@ def ppo_game_settings(suffix: str, reward: type, curriculum: type, probe_usr_con
         ("ppo", PPOConfig, dataclasses.field(default_factory=PPOConfig)),
         (reward_key, reward, dataclasses.field(default_factory=reward)),
         (curriculum_key, curriculum, dataclasses.field(default_factory=curriculum)),
+        *optional,
     ], bases=(PackageSettings,), namespace={
-        "__doc__": f"[model] [ppo] [{reward_key}] [{curriculum_key}].",
+        "__doc__": f"[model] [ppo] [{reward_key}] [{curriculum_key}]" + "".join(f" [{f[0]}]" for f in optional) + ".",
         "validate": validate, "usr_confs_to_check": usr_confs_to_check})
     settings.__module__ = module  # pickled by reference, as a class written in that module
     return settings

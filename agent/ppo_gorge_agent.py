@@ -24,7 +24,7 @@ from kaiwu_agent.utils.common_func import attached
 @attached
 class Agent(ViewAgent):
     game = GameFeatures(SAMPLE_ROWS, MAP_SHAPE, STATE_DIM, GorgeView, observation_process, action_process,
-                        earlier_visits)
+                        earlier_visits, lambda settings: settings.features_gorge.view_options())
     settings_loader = staticmethod(load_settings)
 
     def observation_process(self, env_obs, extra_info=None):

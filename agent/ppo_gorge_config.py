@@ -1,7 +1,8 @@
 """`agent_<algo>/conf/conf.py` of gorge_chase's PPO package (app = "gorge_chase", algo = "ppo"): the platform's
 `Config`, and the sections the agent, the reward and the episode loop read: [model] and [ppo]
-(the PPO package's classes), [reward_gorge] (feature.gorge_chase.reward) and [curriculum_gorge]
-(feature.gorge_chase.curriculum, the game's train_env_conf keys). Where they come from:
+(the PPO package's classes), [reward_gorge] (feature.gorge_chase.reward), [curriculum_gorge]
+(feature.gorge_chase.curriculum, the game's train_env_conf keys) and [features_gorge]
+(feature.gorge_chase.observation: what the features read). Where they come from:
 agent.settings.
 """
 from __future__ import annotations
@@ -13,12 +14,13 @@ from agent.settings import SETTINGS_FILE, game_config, read_settings
 from feature.gorge_chase.curriculum import CurriculumConfig, probe_usr_confs
 from feature.gorge_chase.definition import CORE_STATE_DIM, SAMPLE_DIM
 from feature.gorge_chase.layout import MAP_SHAPE, STATE_DIM
+from feature.gorge_chase.observation import FeatureConfig
 from feature.gorge_chase.reward import RewardConfig
 
 
 Config = game_config(MAP_SHAPE, STATE_DIM, SAMPLE_DIM, __name__)
 Settings = ppo_game_settings("gorge", RewardConfig, CurriculumConfig, probe_usr_confs, CORE_STATE_DIM,
-                             (MAP_SHAPE[0], MAP_SHAPE[1], STATE_DIM), __name__)
+                             (MAP_SHAPE[0], MAP_SHAPE[1], STATE_DIM), __name__, FeatureConfig)
 
 
 def load_settings() -> Settings:

@@ -23,6 +23,7 @@ class GameFeatures:
     features: Callable  # (memory, extra) -> ObsData
     to_action: Callable  # ActData -> the int action
     visits_before: Callable  # an ObsData's state -> the visits of the hero's cell before this step
+    view_options: Callable = lambda settings: {}  # the package's settings -> view_class's keyword arguments
 
 
 class ViewAgent(PPOAgent):
@@ -55,7 +56,7 @@ class ViewAgent(PPOAgent):
     def _observe(self, first: bool, *raw):
         """ObsData of the raw observation on the episode's memory (`first`: a new episode)."""
         if self._view is None or first:
-            self._view = self.game.view_class()
+            self._view = self.game.view_class(**self.game.view_options(self.settings))
             memory, extra = self._view.reset(*raw)
             self._core_state = None
         else:

@@ -5,6 +5,8 @@ keeps its memory (GorgeView, the view the runner is given), which the features a
 """
 from __future__ import annotations
 
+from functools import partial
+
 from episodes.protocol import GORGE
 from episodes.training import FixedSettingsEpisodes
 from feature.gorge_chase.observation import GorgeView
@@ -16,6 +18,7 @@ def chests_of(usr_conf: dict) -> dict[str, float]:
 
 
 def gorge_episodes(settings) -> FixedSettingsEpisodes:
-    """`settings`: the gorge_chase package's (reads .reward_gorge, .curriculum_gorge)."""
-    return FixedSettingsEpisodes(GORGE.name, GorgeView, settings.curriculum_gorge.usr_conf(), settings.reward_gorge, step_view,
+    """`settings`: the gorge_chase package's (reads .reward_gorge, .curriculum_gorge, .features_gorge)."""
+    view = partial(GorgeView, **settings.features_gorge.view_options())
+    return FixedSettingsEpisodes(GORGE.name, view, settings.curriculum_gorge.usr_conf(), settings.reward_gorge, step_view,
                                  reward_shaping, chests_of)

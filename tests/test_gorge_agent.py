@@ -143,7 +143,8 @@ def test_the_game_is_hosted_by_the_15_platform():
 
     assert hosting_version("gorge_chase").name == "15"
     assert PROJECT_ALGORITHMS[("gorge_chase", "ppo")].layout.kaiwu_version == "15"
-    assert set(PROJECT_ALGORITHMS[("gorge_chase", "ppo")].sections) == {"model", "ppo", "reward_gorge", "curriculum_gorge"}
+    assert set(PROJECT_ALGORITHMS[("gorge_chase", "ppo")].sections) == {"model", "ppo", "reward_gorge", "curriculum_gorge",
+                                                                            "features_gorge"}
     from workflow.config import load_config
 
     cfg = load_config(CONF)

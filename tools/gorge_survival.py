@@ -113,7 +113,7 @@ def _untrained(cfg):
     from agent.ppo_gorge_config import Settings
 
     settings = Settings(model=cfg.model, ppo=cfg.ppo, reward_gorge=cfg.reward_gorge,
-                        curriculum_gorge=cfg.curriculum_gorge)
+                        curriculum_gorge=cfg.curriculum_gorge, features_gorge=cfg.features_gorge)
     return Agent(settings=settings, seed=cfg.app.seed)
 
 

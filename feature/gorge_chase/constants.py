@@ -23,6 +23,7 @@ CAPTURE_RADIUS = 1  # caught: a monster within Chebyshev 1 after the step
 
 # normalisers
 STEP_NORM = 1000  # the official max_step
+CHEST_STEP_LIMIT = 60  # path steps searched from the chests toward the hero (the coarse crops' reach)
 FAR = 20  # BFS cells beyond which a monster counts as far (the view's reach)
 SPAWN_NORM = 300  # the official monster_interval
 SPEEDUP_NORM = 500  # the official monster_speedup

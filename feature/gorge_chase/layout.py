@@ -11,10 +11,11 @@ import math
 
 import numpy as np
 
-from feature.gorge_chase.constants import (BUFF_DURATION, DISTANCE_BUCKETS, FAR, FLASH_RANGE, GRID_SIZE,
+from feature.gorge_chase.constants import (BUFF_DURATION, DIRECTIONS, DISTANCE_BUCKETS, FAR, FLASH_RANGE, GRID_SIZE,
                                            MAX_CHESTS, MAX_MONSTERS, NUM_ACTIONS, NUM_MOVES, RELATIVE_DIRECTIONS,
                                            SPAWN_NORM, SPEEDUP_NORM, STEP_NORM, VIEW_RADIUS, VIEW_SIZE)
 from feature.gorge_chase.memory import UNREACHED, GorgeMemory
+from feature.gorge_chase.paths import UNKNOWN_STEPS
 from feature.tables import MapChannel, StateBlock, state_slices
 
 
@@ -109,6 +110,46 @@ def _flashes(m: GorgeMemory) -> list[float]:
     return out
 
 
+ROOM_NORM = 100  # view cells: a part this big counts as open ground
+
+
+def _chest_paths(m: GorgeMemory) -> list[float]:
+    """Known, path steps to the nearest live chest / 64, and per direction the steps a move
+    saves (1 closer, 0, -1 farther; 0 when blocked or unknown)."""
+    steps = m.chest_steps()
+    here = int(steps[1, 1])
+    if here == UNKNOWN_STEPS:
+        return [0.0, 1.0] + [0.0] * NUM_MOVES
+    out = [1.0, here / 64.0]
+    for d in range(NUM_MOVES):
+        dx, dz = DIRECTIONS[d]
+        there = int(steps[1 + dz, 1 + dx])
+        out.append(float(here - there) if m.move_cell(d) is not None and there != UNKNOWN_STEPS else 0.0)
+    return out
+
+
+def _room(label: np.ndarray, sizes: np.ndarray, flags: np.ndarray, cell) -> list[float]:
+    part = int(label[cell[1], cell[0]])
+    if part < 0:
+        return [0.0, 0.0, 0.0]
+    return [min(sizes[part] / ROOM_NORM, 1.0), float(flags[part, 0]), float(flags[part, 1])]
+
+
+def _rooms(m: GorgeMemory) -> list[float]:
+    """Per move, then per flash landing: the part of the view's road it leads into with the
+    hero's cell taken away: its size / 100 (capped), runs off the view (a way on), holds a
+    monster. A dead-end pocket reads small, closed."""
+    label, sizes, flags = m.rooms()
+    out = []
+    for d in range(NUM_MOVES):
+        cell = m.move_cell(d)
+        out += [0.0, 0.0, 0.0] if cell is None else _room(label, sizes, flags, cell)
+    for d in range(NUM_MOVES):
+        c, r, k = m.flash_cell(d)
+        out += _room(label, sizes, flags, (c, r)) if k else [0.0, 0.0, 0.0]
+    return out
+
+
 def _hero(m: GorgeMemory) -> list[float]:
     return [m.hero[0] / GRID_SIZE, m.hero[1] / GRID_SIZE, float(m.legal_action[NUM_MOVES]),
             min(m.flash_cooldown / 100.0, 1.0), m.buff_remaining / BUFF_DURATION, _closeness(m.monster_distance()),
@@ -136,6 +177,8 @@ STATE_LAYOUT: tuple[StateBlock, ...] = (
     StateBlock("items", 3 + 5 + 5, _items),  # chest counts, the nearest live chest and buff known
     StateBlock("moves", 3 * NUM_MOVES, _moves),
     StateBlock("flashes", 3 * NUM_MOVES, _flashes),
+    StateBlock("chest_paths", 2 + NUM_MOVES, _chest_paths),  # the nearest chest by path, a move's saving
+    StateBlock("rooms", 6 * NUM_MOVES, _rooms),  # what lies beyond each move and flash: dead ends
 )
 
 # --- derived: never edit below, edit the tables above -------------------------------------------

@@ -5,6 +5,12 @@ the chests and buffs seen (a chest is live while env_info's treasure_id lists it
 monster's last known cell, and per step the monsters' path distances over the view (they chase
 4-connected) and where each move and flash would take the hero.
 
+`global_info` also reads env_obs's `extra_info.frame_state` where it arrives: every chest and
+buff still on the map and both monsters' true cells (the 15.0.1 env hands it to the package's
+workflow and to `exploit`, and its documentation offers it to "algorithms that need global
+information"; docs/GORGE_RULES.md, "What the agent reads"). Without it, or where extra_info
+lacks it, only the view is read.
+
 `GorgeMemory().update(env_obs)` after the reset and after every step; the layout
 (feature.gorge_chase.layout) and the reward (feature.gorge_chase.reward) read it.
 """
@@ -14,9 +20,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from feature.gorge_chase.constants import (DIRECTIONS, FAR, FLASH_RANGE, FLASH_RANGE_DIAGONAL, GRID_SIZE,
+from feature.gorge_chase.constants import (CHEST_STEP_LIMIT, DIRECTIONS, FAR, FLASH_RANGE, FLASH_RANGE_DIAGONAL, GRID_SIZE,
                                            MAX_MONSTERS, NUM_MOVES, STATUS_AVAILABLE, SUB_TYPE_BUFF,
                                            SUB_TYPE_TREASURE, VIEW_RADIUS, VIEW_SIZE)
+from feature.gorge_chase.paths import rooms_beyond, steps_from_targets
 
 COARSE = 3  # cells per side of a coarse crop's cell
 COARSE_RADIUS = COARSE * VIEW_SIZE // 2  # 31: the coarse crops cover 63 × 63 cells around the hero
@@ -39,6 +46,7 @@ class MonsterSeen:
     last_x: int = -1  # last cell seen, -1 never
     last_z: int = -1
     last_step: int = -1
+    known: bool = False  # its cell is known this step (in view, or extra_info's true cell)
 
 
 def path_field(walkable: np.ndarray, sources: list[tuple[int, int]], limit: int = FAR) -> np.ndarray:
@@ -66,7 +74,8 @@ def path_field(walkable: np.ndarray, sources: list[tuple[int, int]], limit: int 
 
 
 class GorgeMemory:
-    def __init__(self):
+    def __init__(self, global_info: bool = False):
+        self.global_info = global_info  # read extra_info.frame_state's chests, buffs and monsters
         size = GRID_SIZE + 2 * PAD
         self.passable = np.zeros((size, size), dtype=np.float32)  # padded [z, x]: 1 road seen
         self.seen = np.zeros((size, size), dtype=np.float32)
@@ -88,6 +97,8 @@ class GorgeMemory:
         self.monster_field = np.full((VIEW_SIZE, VIEW_SIZE), UNREACHED, dtype=np.int32)
         self.hero_field = None  # path cells from the hero over the view, while a monster is in view
         self.revisit = 0.0  # visits on the hero's cell before this step
+        self._chest_steps = None  # this step's steps_from_targets over the live chests, once read
+        self._rooms = None  # this step's rooms_beyond, once read
 
     # --- the update -----------------------------------------------------------------------------
 
@@ -104,9 +115,11 @@ class GorgeMemory:
         self.buff_count = int(self.env_info.get("collected_buff", 0))
         self.legal_action = [bool(v) for v in obs.get("legal_action", self.legal_action)]
         self.view = np.asarray(obs["map_info"], dtype=bool)
+        self._chest_steps = self._rooms = None
+        truth = ((env_obs.get("extra_info") or {}).get("frame_state") or {}) if self.global_info else {}
         self._remember_map()
-        self._read_organs(frame.get("organs") or [])
-        self._read_monsters(frame.get("monsters") or [])
+        self._read_organs(frame.get("organs") or [], truth.get("organs"))
+        self._read_monsters(frame.get("monsters") or [], truth.get("monsters"))
         return self
 
     def _window(self, array: np.ndarray, radius: int) -> np.ndarray:
@@ -123,8 +136,8 @@ class GorgeMemory:
         self.revisit = float(here[0, 0])
         here[0, 0] = min(1.0, here[0, 0] + VISIT)
 
-    def _read_organs(self, organs: list) -> None:
-        for organ in organs:
+    def _read_organs(self, organs: list, every_organ: list | None) -> None:
+        for organ in organs if every_organ is None else every_organ:
             cell = (int(organ["pos"]["x"]), int(organ["pos"]["z"]))
             if organ["sub_type"] == SUB_TYPE_TREASURE:
                 self.chests[int(organ["config_id"])] = cell
@@ -137,22 +150,27 @@ class GorgeMemory:
             shown = {int(o["config_id"]) for o in organs if o["sub_type"] == SUB_TYPE_TREASURE}
             self.live_chest_ids = {i for i, cell in self.chests.items() if i in shown or not self.in_view(*cell)}
 
-    def _read_monsters(self, monsters: list) -> None:
+    def _read_monsters(self, monsters: list, true_monsters: list | None) -> None:
         ordered = sorted(monsters, key=lambda m: m.get("monster_id", 0))[:MAX_MONSTERS]
+        truth = {int(m.get("monster_id", 0)): m for m in true_monsters or ()}
         sources = []
         for slot, m in zip(self.monsters, ordered):
             slot.present = True
             slot.in_view = bool(m.get("is_in_view", 0))
             slot.bucket, slot.direction = int(m.get("hero_l2_distance", 0)), int(m.get("hero_relative_direction", 0))
+            seen = m if slot.in_view else truth.get(int(m.get("monster_id", 0)))
+            slot.known = seen is not None
+            if slot.known:
+                slot.last_x, slot.last_z = int(seen["pos"]["x"]), int(seen["pos"]["z"])
+                slot.last_step = self.step_no
+                slot.speed = max(1, int(seen.get("speed", 1)))
             if slot.in_view:
-                slot.x, slot.z = int(m["pos"]["x"]), int(m["pos"]["z"])
-                slot.last_x, slot.last_z, slot.last_step = slot.x, slot.z, self.step_no
-                slot.speed = max(1, int(m.get("speed", 1)))
+                slot.x, slot.z = slot.last_x, slot.last_z
                 sources.append(self.to_view(slot.x, slot.z))
             else:
                 slot.x = slot.z = -1
         for slot in self.monsters[len(ordered):]:
-            slot.present = slot.in_view = False
+            slot.present = slot.in_view = slot.known = False
         self.monster_field = path_field(self.view, sources)
         self.hero_field = path_field(self.view, [(VIEW_RADIUS, VIEW_RADIUS)]) if sources else None
 
@@ -201,6 +219,28 @@ class GorgeMemory:
             return UNREACHED
         c, r = self.to_view(x, z)
         return int(self.hero_field[r, c])
+
+    def chest_steps(self) -> np.ndarray:
+        """3×3 [dz + 1, dx + 1]: path steps to the nearest live chest known from the hero's cell
+        and its neighbours, over the explored map within the coarse crops' reach (unseen cells
+        counted as road); paths.UNKNOWN_STEPS where none lies within CHEST_STEP_LIMIT."""
+        if self._chest_steps is None:
+            seen, road = self._window(self.seen, COARSE_RADIUS), self._window(self.passable, COARSE_RADIUS)
+            walkable = (road > 0) | (seen == 0)
+            hx, hz = self.hero
+            targets = [(x - hx + COARSE_RADIUS, z - hz + COARSE_RADIUS) for x, z in self.live_chests()]
+            self._chest_steps = steps_from_targets(walkable, targets, CHEST_STEP_LIMIT)
+        return self._chest_steps
+
+    def rooms(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """This step's `rooms_beyond` of the view (feature.gorge_chase.paths), labelled from the
+        move cells and the flash landings."""
+        if self._rooms is None:
+            starts = [cell for cell in (self.move_cell(d) for d in range(NUM_MOVES)) if cell is not None]
+            starts += [self.flash_cell(d)[:2] for d in range(NUM_MOVES)]
+            monsters = [self.to_view(s.x, s.z) for s in self.monsters if s.in_view]
+            self._rooms = rooms_beyond(self.view, starts, monsters)
+        return self._rooms
 
     def live_chests(self) -> list[tuple[int, int]]:
         return [cell for i, cell in self.chests.items() if i in self.live_chest_ids]

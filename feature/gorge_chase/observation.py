@@ -6,6 +6,8 @@ its own (agent.ppo_gorge_agent).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from feature.gorge_chase.layout import MAP_LAYOUT, MAP_SHAPE, STATE_DIM, STATE_LAYOUT, STATE_SLICES, legal_mask
 from feature.gorge_chase.memory import GorgeMemory
 from feature.segments import ObsData, action_process  # noqa: F401 (the protocol's names)
@@ -18,15 +20,32 @@ def observation_process(memory: GorgeMemory, extra_info=None) -> ObsData:
     return ObsData(map=map_tensor, state=state, legal=legal_mask(memory))
 
 
+@dataclass
+class FeatureConfig:
+    """[features_gorge]: what the features read of env_obs."""
+
+    global_info: bool = True  # also extra_info.frame_state: every chest and buff, the monsters' true cells
+
+    def validate(self) -> None:
+        if not isinstance(self.global_info, bool):
+            raise ValueError(f"[features_gorge] global_info must be true or false, got {self.global_info!r}")
+
+    def view_options(self) -> dict:
+        """GorgeView's keyword arguments."""
+        return {"global_info": self.global_info}
+
+
 class GorgeView:
     """An episode's memory as the episode loop hands observations on: `reset(env_obs)` and
-    `step(env_obs)` return (memory, None); the memory keeps the last env_obs as `.env_obs`."""
+    `step(env_obs)` return (memory, None); the memory keeps the last env_obs as `.env_obs`.
+    `global_info`: GorgeMemory's (FeatureConfig's)."""
 
-    def __init__(self):
-        self.memory = GorgeMemory()
+    def __init__(self, global_info: bool = False):
+        self.global_info = global_info
+        self.memory = GorgeMemory(global_info)
 
     def reset(self, env_obs, extra_info=None):
-        self.memory = GorgeMemory().update(env_obs)
+        self.memory = GorgeMemory(self.global_info).update(env_obs)
         self.memory.env_obs = env_obs
         return self.memory, None
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from feature.gorge_chase.constants import FAR, NUM_MOVES
 from feature.gorge_chase.memory import GorgeMemory
+from feature.gorge_chase.paths import UNKNOWN_STEPS
 from feature.terms import Shaping, Term
 
 DANGER_CELLS = 5  # the danger term grows as the nearest monster comes within this many path cells
@@ -25,8 +26,7 @@ class StepView:
 
     hero: tuple[int, int]
     monster_dist: int  # path cells from the nearest monster in view (FAR + 1: none within FAR)
-    chest_cell: tuple[int, int] | None  # the nearest live chest known
-    chest_dist: int | None  # Chebyshev cells to it
+    chest_steps: int | None  # path steps to the nearest live chest known (memory.chest_steps), None: none near
     chest_count: int = 0
     buff_count: int = 0
     flash_ready: bool = True
@@ -37,9 +37,9 @@ class StepView:
 
 
 def step_view(m: GorgeMemory, terminated: bool = False, truncated: bool = False) -> StepView:
-    cell = m.nearest(m.live_chests())
-    dist = None if cell is None else max(abs(cell[0] - m.hero[0]), abs(cell[1] - m.hero[1]))
-    return StepView(hero=m.hero, monster_dist=min(m.monster_distance(), FAR + 1), chest_cell=cell, chest_dist=dist,
+    steps = int(m.chest_steps()[1, 1])
+    return StepView(hero=m.hero, monster_dist=min(m.monster_distance(), FAR + 1),
+                    chest_steps=None if steps == UNKNOWN_STEPS else steps,
                     chest_count=m.chest_count, buff_count=m.buff_count, flash_ready=bool(m.legal_action[NUM_MOVES]),
                     new_cells=m.new_cells, revisit=m.revisit, terminated=bool(terminated), truncated=bool(truncated))
 
@@ -63,9 +63,11 @@ def _danger(s: StepChange) -> float:
 
 
 def _chest_progress(s: StepChange) -> float:
-    if s.prev.chest_cell is None or s.cur.chest_cell != s.prev.chest_cell or s.cur.chest_count > s.prev.chest_count:
+    """Path steps gained toward the nearest live chest (whichever it is: a potential, so walking
+    away costs what walking toward gave); nothing on the step a chest is taken."""
+    if s.prev.chest_steps is None or s.cur.chest_steps is None or s.cur.chest_count > s.prev.chest_count:
         return 0.0
-    return float(s.prev.chest_dist - s.cur.chest_dist)
+    return float(s.prev.chest_steps - s.cur.chest_steps)
 
 
 TERM_TABLE: tuple[Term, ...] = (
@@ -77,7 +79,7 @@ TERM_TABLE: tuple[Term, ...] = (
     Term("monster_gain", 0.01, "per path cell gained from the nearest monster in view (a flash's jump counts)",
          _monster_gain),
     Term("danger", -0.05, f"the nearest monster within {DANGER_CELLS} path cells: (5 - cells) / 5", _danger),
-    Term("chest_progress", 0.005, "per cell walked toward the nearest live chest known", _chest_progress),
+    Term("chest_progress", 0.005, "per path step gained toward the nearest live chest known", _chest_progress),
     Term("explore", 0.0002, "per cell first seen", lambda s: float(s.cur.new_cells)),
     Term("stuck", -0.01, "a move that left the hero on its cell", lambda s: 1.0 if s.stuck else 0.0),
     Term("revisit", 0.0, "x visits on the new cell before this step (0.2 each, capped at 1)", lambda s: s.cur.revisit),
