@@ -4,7 +4,8 @@
   from its cell and from each neighbour, over the map as far as it is known (road seen is road,
   a cell never seen counts as road: an optimistic guess that keeps unexplored ground reachable);
 - `rooms_beyond`: with the hero's cell taken away, the part of the view's road each neighbour
-  (and each flash landing) belongs to: how big it is, whether it runs off the view's edge
+  (and each flash landing) belongs to (8-connected, a diagonal step needing one of its two
+  sides open, as the hero's own moves): how big it is, whether it runs off the view's edge
   (a way on) and whether a monster stands in it. A dead-end pocket is small and closed.
 """
 from __future__ import annotations
@@ -78,6 +79,7 @@ def rooms_beyond(view: np.ndarray, starts: list[tuple[int, int]], monsters: list
             count += 1
             if r == 0 or c == 0 or r == size - 1 or c == size - 1:
                 edge = True
+            here = grid[r]
             for dr in (-1, 0, 1):
                 rr = r + dr
                 if not 0 <= rr < size:
@@ -85,7 +87,8 @@ def rooms_beyond(view: np.ndarray, starts: list[tuple[int, int]], monsters: list
                 row, lrow = grid[rr], lab[rr]
                 for dc in (-1, 0, 1):
                     cc = c + dc
-                    if 0 <= cc < size and row[cc] and lrow[cc] < 0:
+                    if 0 <= cc < size and row[cc] and lrow[cc] < 0 and (
+                            not (dr and dc) or row[c] or here[cc]):  # a diagonal needs a side open
                         lrow[cc] = n
                         queue.append((rr, cc))
         sizes.append(count)
