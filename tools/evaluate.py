@@ -330,9 +330,13 @@ def evaluate(args: argparse.Namespace) -> int:
 
 
 def map_label(env_kwargs: dict) -> str:
+    """The maps a table's episodes played: a map file, a folder of maps (the preset's ids), or the
+    generator's maps of a map_seed."""
     if env_kwargs.get("map_file"):
         return Path(env_kwargs["map_file"]).name
-    return f"generated map {env_kwargs.get('map_seed', 0)}"
+    if env_kwargs.get("map_dir"):
+        return f"the maps in {env_kwargs['map_dir']}"
+    return f"generated maps of map_seed {env_kwargs.get('map_seed', 0)}"
 
 
 def progress_bar(total: int, quiet: bool):
