@@ -137,10 +137,9 @@ def test_features_gorge_is_validated_and_named_in_the_error(tmp_path):
 
     with pytest.raises(ValueError, match="global_info"):
         FeatureConfig(global_info="yes").validate()
-    for setting, named in (('features_gorge.global_info="yes"', "features_gorge.global_info: expected true or false"),
-                           ("features_gorge.global_infos=true", "global_infos")):
-        out = subprocess.run(["./train.sh", "--config", "conf/gorge_chase.toml", "--set", f'app.run_dir="{tmp_path}"',
-                              "--set", setting], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
-        assert out.returncode == 2, out.stdout + out.stderr
-        assert named in out.stderr and "Traceback" not in out.stderr, out.stderr
-        assert not any(tmp_path.iterdir())
+    out = subprocess.run(["./train.sh", "--config", "conf/gorge_chase.toml", "--set", f'app.run_dir="{tmp_path}"',
+                          "--set", 'features_gorge.global_info="yes"'], cwd=REPO_ROOT, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "features_gorge.global_info: expected true or false" in out.stderr and "Traceback" not in out.stderr
+    assert not any(tmp_path.iterdir())
