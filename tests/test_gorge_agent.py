@@ -177,6 +177,11 @@ def test_train_evaluate_export_train_test_and_score_the_export(trained):
                   "--episodes", "1", "--no-planner", "--workers", "1", "--out", str(out))
     assert result.returncode == 0, result.stderr
     assert json.loads((out / "results.json").read_text())
+    usr_conf = json.dumps(CurriculumConfig(map=[1, 2], map_random=False, max_step=20).usr_conf())
+    result = _run(sys.executable, "tools/evaluate.py", "--agent", "planner", "--usr-conf", usr_conf, "--config",
+                  str(CONF), "--episodes", "1", "--workers", "1", "--out", str(root / "eval_reference"))
+    assert result.returncode == 0, result.stderr  # the reference alone plays the --config agent's game
+    assert "(gorge_chase, 15.0.1" in result.stdout
     package = root / "package"
     result = _run(sys.executable, "tools/export_kaiwu.py", "--ckpt", str(ckpt), "--out", str(package),
                   "--kaiwu-version", "15", "--algo", "diy")
@@ -186,6 +191,9 @@ def test_train_evaluate_export_train_test_and_score_the_export(trained):
     conf = toml.loads((package / "agent_diy" / "conf" / "train_env_conf.toml").read_text())
     assert conf["env_conf"]["max_step"] == 40 and conf["env_conf"]["map"] == list(range(1, 9))
     assert (package / "agent_diy" / "feature" / "gorge_chase" / "memory.py").is_file()
+    assert (package / "agent_diy" / "feature" / "gorge_chase" / "paths.py").is_file()
+    assert json.loads((package / "agent_diy" / "conf" / "settings.json").read_text())["features_gorge"] == {
+        "global_info": True}
     sys.path.insert(0, str(REPO_ROOT / "tools"))
     from export_kaiwu import foreign_imports
 

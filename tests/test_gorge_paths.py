@@ -40,6 +40,47 @@ def test_steps_to_the_nearest_target_go_round_walls_and_diagonally():
     assert (steps_from_targets(walkable, [], limit=20) == UNKNOWN_STEPS).all()
 
 
+def plain_bfs_steps(walkable: np.ndarray, targets, limit: int) -> np.ndarray:
+    """The same 3×3 by a queue, for comparison."""
+    from collections import deque
+
+    size = walkable.shape[0]
+    dist = {}
+    queue = deque()
+    for c, r in targets:
+        if (r, c) not in dist:
+            dist[(r, c)] = 0
+            queue.append((r, c))
+    while queue:
+        r, c = queue.popleft()
+        if dist[(r, c)] >= limit:
+            continue
+        for dr in (-1, 0, 1):
+            for dc in (-1, 0, 1):
+                rr, cc = r + dr, c + dc
+                if 0 <= rr < size and 0 <= cc < size and walkable[rr, cc] and (rr, cc) not in dist:
+                    dist[(rr, cc)] = dist[(r, c)] + 1
+                    queue.append((rr, cc))
+    centre = size // 2
+    out = np.full((3, 3), UNKNOWN_STEPS)
+    for dr in (-1, 0, 1):
+        for dc in (-1, 0, 1):
+            out[dr + 1, dc + 1] = dist.get((centre + dr, centre + dc), UNKNOWN_STEPS)
+    return out
+
+
+def test_the_chest_search_agrees_with_a_plain_breadth_first_search_on_random_grids():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        walkable = rng.random((15, 15)) < rng.uniform(0.4, 0.9)
+        targets = [(int(c), int(r)) for c, r in rng.integers(0, 15, size=(rng.integers(0, 4), 2))]
+        targets = [(c, r) for c, r in targets if walkable[r, c]]
+        limit = int(rng.integers(3, 20))
+        expected = plain_bfs_steps(walkable, targets, limit)
+        got = steps_from_targets(walkable, targets, limit)
+        np.testing.assert_array_equal(got, expected)
+
+
 def test_a_dead_end_pocket_reads_small_and_closed_and_a_corridor_runs_off_the_view():
     view = grid([
         "#######",

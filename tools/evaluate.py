@@ -222,7 +222,7 @@ def evaluated_platform(args: argparse.Namespace):
     """The platform version the evaluated policy plays in (its game is the episodes'): --package's;
     else, for --ckpt, that of the project agent of the checkpoint's run (app.app, app.algo); else, for the
     reference alone, the version whose evaluation preset --preset is (or one of its game's), else
-    the project's."""
+    that of --config's agent, else the project's."""
     from workflow import platforms
     from workflow.platforms.project import find_project_algorithm
     from workflow.schema import ConfigError
@@ -245,6 +245,14 @@ def evaluated_platform(args: argparse.Namespace):
     if game is not None:
         family = [v for v in platforms.VERSIONS.values() if v.game == game.name]
         return next((v for v in family if v.eval_preset == args.preset), family[0])
+    if args.config is not None:
+        from agent.checkpoint_io import CheckpointError
+        from evaluation.episodes import project_algo
+
+        try:
+            return find_project_algorithm(*project_algo(Path(args.config), args.config)).layout.platform
+        except CheckpointError as e:
+            raise InputError(str(e)) from e
     return platforms.PROJECT
 
 

@@ -20,37 +20,37 @@ UNKNOWN_STEPS = -1  # no target within reach of the window
 def steps_from_targets(walkable: np.ndarray, targets: list[tuple[int, int]], limit: int) -> np.ndarray:
     """3×3 path lengths [dz + 1, dx + 1] from the nearest target to the window's centre and its
     neighbours (`walkable`: an odd square window [row, column] centred on the hero; `targets`:
-    (column, row) in it). UNKNOWN_STEPS where none is reached within `limit` steps. The frontier
-    stops once the centre's neighbourhood is filled."""
+    (column, row) in it; 8-connected, no corner rule). UNKNOWN_STEPS where none is reached within
+    `limit` steps. The frontier stops once the centre's walkable neighbourhood is filled."""
     size = walkable.shape[0]
     centre = size // 2
     out = np.full((3, 3), UNKNOWN_STEPS, dtype=np.int32)
-    frontier = np.zeros((size + 2, size + 2), dtype=bool)
+    frontier = np.zeros((size, size), dtype=bool)
     for c, r in targets:
         if 0 <= r < size and 0 <= c < size:
-            frontier[r + 1, c + 1] = True
+            frontier[r, c] = True
     if not frontier.any():
         return out
-    free = np.zeros_like(frontier)
-    free[1:-1, 1:-1] = walkable
-    free &= ~frontier
-    near = (slice(centre, centre + 3), slice(centre, centre + 3))  # the centre's 3×3 in padded coordinates
-    spread = np.empty((size, size), dtype=bool)
+    near = (slice(centre - 1, centre + 2), slice(centre - 1, centre + 2))
+    wanted = walkable[near] | frontier[near]
+    free = walkable & ~frontier
     for step in range(limit + 1):
-        hit = frontier[near] & (out < 0)
-        out[hit] = step
-        if (out >= 0).all():
+        hit = frontier[near]
+        if hit.any():
+            out[hit & (out < 0)] = step
+            if (out[wanted] >= 0).all():
+                break
+        wide = frontier.copy()  # the 8-neighbourhood as a row pass then a column pass
+        wide[:, 1:] |= frontier[:, :-1]
+        wide[:, :-1] |= frontier[:, 1:]
+        grown = wide.copy()
+        grown[1:] |= wide[:-1]
+        grown[:-1] |= wide[1:]
+        grown &= free
+        if not grown.any():
             break
-        spread[:] = frontier[:-2, 1:-1]
-        for dr, dc in ((2, 1), (1, 0), (1, 2), (0, 0), (0, 2), (2, 0), (2, 2)):
-            spread |= frontier[dr:dr + size, dc:dc + size]
-        nxt = np.zeros_like(frontier)
-        nxt[1:-1, 1:-1] = spread
-        nxt &= free
-        if not nxt.any():
-            break
-        free &= ~nxt
-        frontier = nxt
+        free &= ~grown
+        frontier = grown
     return out
 
 
