@@ -151,6 +151,16 @@ def test_the_game_is_hosted_by_the_15_platform():
     assert (cfg.app.app, cfg.app.algo) == ("gorge_chase", "ppo") and cfg.curriculum_gorge.map == list(range(1, 9))
 
 
+def test_the_reference_alone_plays_the_game_of_the_configs_agent():
+    sys.path.insert(0, str(REPO_ROOT / "tools"))
+    import evaluate
+
+    usr_conf = json.dumps(CurriculumConfig(map=[1, 2], map_random=False).usr_conf())
+    args = evaluate.parse_args(["--agent", "planner", "--usr-conf", usr_conf, "--config", str(CONF)])
+    assert evaluate.evaluated_platform(args).name == "15"
+    assert evaluate.evaluated_platform(evaluate.parse_args(["--agent", "planner", "--usr-conf", usr_conf])).name != "15"
+
+
 def _run(*args, timeout: float = 300) -> subprocess.CompletedProcess:
     return subprocess.run(list(args), cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout)
 
@@ -177,11 +187,6 @@ def test_train_evaluate_export_train_test_and_score_the_export(trained):
                   "--episodes", "1", "--no-planner", "--workers", "1", "--out", str(out))
     assert result.returncode == 0, result.stderr
     assert json.loads((out / "results.json").read_text())
-    usr_conf = json.dumps(CurriculumConfig(map=[1, 2], map_random=False, max_step=20).usr_conf())
-    result = _run(sys.executable, "tools/evaluate.py", "--agent", "planner", "--usr-conf", usr_conf, "--config",
-                  str(CONF), "--episodes", "1", "--workers", "1", "--out", str(root / "eval_reference"))
-    assert result.returncode == 0, result.stderr  # the reference alone plays the --config agent's game
-    assert "(gorge_chase, 15.0.1" in result.stdout
     package = root / "package"
     result = _run(sys.executable, "tools/export_kaiwu.py", "--ckpt", str(ckpt), "--out", str(package),
                   "--kaiwu-version", "15", "--algo", "diy")
