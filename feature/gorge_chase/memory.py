@@ -23,7 +23,7 @@ import numpy as np
 from feature.gorge_chase.constants import (CHEST_STEP_LIMIT, DIRECTIONS, FAR, FLASH_RANGE, FLASH_RANGE_DIAGONAL, GRID_SIZE,
                                            MAX_MONSTERS, NUM_MOVES, STATUS_AVAILABLE, SUB_TYPE_BUFF,
                                            SUB_TYPE_TREASURE, VIEW_RADIUS, VIEW_SIZE)
-from feature.gorge_chase.paths import rooms_beyond, steps_from_targets
+from feature.gorge_chase.paths import cells_marked, rooms_beyond, steps_from_targets
 
 COARSE = 3  # cells per side of a coarse crop's cell
 COARSE_RADIUS = COARSE * VIEW_SIZE // 2  # 31: the coarse crops cover 63 × 63 cells around the hero
@@ -54,10 +54,7 @@ def path_field(walkable: np.ndarray, sources: list[tuple[int, int]], limit: int 
     [row z, column x]; sources as (column, row)), UNREACHED beyond `limit` or where nothing reaches."""
     h, w = walkable.shape
     dist = np.full((h, w), UNREACHED, dtype=np.int32)
-    frontier = np.zeros((h, w), dtype=bool)
-    for c, r in sources:
-        if 0 <= r < h and 0 <= c < w:
-            frontier[r, c] = True
+    frontier = cells_marked(walkable.shape, sources)
     if not frontier.any():
         return dist
     dist[frontier] = 0
@@ -99,6 +96,8 @@ class GorgeMemory:
         self.revisit = 0.0  # visits on the hero's cell before this step
         self._chest_steps = None  # this step's steps_from_targets over the live chests, once read
         self._rooms = None  # this step's rooms_beyond, once read
+        self._move_cells = None  # this step's move_cell per direction, once read
+        self._flash_cells = None  # this step's flash_cell per direction, once read
 
     # --- the update -----------------------------------------------------------------------------
 
@@ -115,7 +114,7 @@ class GorgeMemory:
         self.buff_count = int(self.env_info.get("collected_buff", 0))
         self.legal_action = [bool(v) for v in obs.get("legal_action", self.legal_action)]
         self.view = np.asarray(obs["map_info"], dtype=bool)
-        self._chest_steps = self._rooms = None
+        self._chest_steps = self._rooms = self._move_cells = self._flash_cells = None
         truth = ((env_obs.get("extra_info") or {}).get("frame_state") or {}) if self.global_info else {}
         self._remember_map()
         self._read_organs(frame.get("organs") or [], truth.get("organs"))
@@ -189,7 +188,20 @@ class GorgeMemory:
 
     def move_cell(self, d: int) -> tuple[int, int] | None:
         """The view cell a one-cell move in direction d enters (a diagonal needs one of its two
-        orthogonal cells open), None when it is blocked."""
+        orthogonal cells open), None when it is blocked. Read by the features, the mask and the
+        rooms: worked out once a step."""
+        if self._move_cells is None:
+            self._move_cells = [self._move_cell(i) for i in range(NUM_MOVES)]
+        return self._move_cells[d]
+
+    def flash_cell(self, d: int) -> tuple[int, int, int]:
+        """(column, row, k): where a flash in direction d lands (the farthest road cell within
+        its reach, passing over anything); k = 0 when none is (the hero stays). Once a step."""
+        if self._flash_cells is None:
+            self._flash_cells = [self._flash_cell(i) for i in range(NUM_MOVES)]
+        return self._flash_cells[d]
+
+    def _move_cell(self, d: int) -> tuple[int, int] | None:
         dx, dz = DIRECTIONS[d]
         c, r = VIEW_RADIUS + dx, VIEW_RADIUS + dz
         if not self.road(c, r):
@@ -198,9 +210,7 @@ class GorgeMemory:
             return None
         return c, r
 
-    def flash_cell(self, d: int) -> tuple[int, int, int]:
-        """(column, row, k): where a flash in direction d lands (the farthest road cell within
-        its reach, passing over anything); k = 0 when none is (the hero stays)."""
+    def _flash_cell(self, d: int) -> tuple[int, int, int]:
         dx, dz = DIRECTIONS[d]
         reach = FLASH_RANGE_DIAGONAL if dx and dz else FLASH_RANGE
         for k in range(reach, 0, -1):

@@ -17,6 +17,15 @@ import numpy as np
 UNKNOWN_STEPS = -1  # no target within reach of the window
 
 
+def cells_marked(shape: tuple[int, int], cells) -> np.ndarray:
+    """A bool array [row, column] of `shape`, True on the (column, row) `cells` inside it: a search's first frontier."""
+    marked = np.zeros(shape, dtype=bool)
+    for c, r in cells:
+        if 0 <= r < shape[0] and 0 <= c < shape[1]:
+            marked[r, c] = True
+    return marked
+
+
 def steps_from_targets(walkable: np.ndarray, targets: list[tuple[int, int]], limit: int) -> np.ndarray:
     """3×3 path lengths [dz + 1, dx + 1] from the nearest target to the window's centre and its
     neighbours (`walkable`: an odd square window [row, column] centred on the hero; `targets`:
@@ -25,10 +34,7 @@ def steps_from_targets(walkable: np.ndarray, targets: list[tuple[int, int]], lim
     size = walkable.shape[0]
     centre = size // 2
     out = np.full((3, 3), UNKNOWN_STEPS, dtype=np.int32)
-    frontier = np.zeros((size, size), dtype=bool)
-    for c, r in targets:
-        if 0 <= r < size and 0 <= c < size:
-            frontier[r, c] = True
+    frontier = cells_marked(walkable.shape, targets)
     if not frontier.any():
         return out
     near = (slice(centre - 1, centre + 2), slice(centre - 1, centre + 2))
