@@ -108,6 +108,20 @@ def save_torch(payload, final: Path) -> None:
     write_atomically(final, lambda f: torch.save(payload, f))
 
 
+def on_cpu(tree):
+    """`tree` (dicts, lists, tuples) with every tensor on the CPU: a checkpoint written by a learner
+    on a GPU loads with a plain torch.load where there is none."""
+    import torch
+
+    if isinstance(tree, torch.Tensor):
+        return tree.detach().cpu()
+    if isinstance(tree, dict):
+        return {key: on_cpu(value) for key, value in tree.items()}
+    if isinstance(tree, (list, tuple)):
+        return type(tree)(on_cpu(value) for value in tree)
+    return tree
+
+
 def save_json(data, final: Path) -> None:
     write_atomically(final, lambda f: f.write((json.dumps(data, indent=1, sort_keys=True) + "\n").encode()))
 

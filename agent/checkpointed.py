@@ -86,7 +86,7 @@ class CheckpointedAgent(BaseAgent, abc.ABC):
         if self._model_options():
             progress[MODEL_OPTIONS] = self._model_options()
         io.save_json(progress, io.progress_file(path, ckpt_id))
-        io.save_torch(self._train_state(), io.train_state_file(path, ckpt_id))
+        io.save_torch(io.on_cpu(self._train_state()), io.train_state_file(path, ckpt_id))
         io.sync_directory(path)
         return io.checkpoint_file(path, ckpt_id)
 

@@ -193,3 +193,16 @@ def test_the_launcher_checks_a_config_without_torch_or_reverb():
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_local_mode_runs_without_the_replay_servers_library():
+    """Local mode (workflow.host.local_trainer: envs, agent and learner in one process) imports
+    neither dm-reverb nor TensorFlow, so it trains where they are not installed, as on a GPU
+    machine's own Python (tests/test_cuda.py runs it there)."""
+    import subprocess
+
+    probe = ("import sys, workflow.host.local_trainer\n"
+             "print(sorted({'reverb', 'tensorflow'} & set(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"

@@ -15,9 +15,9 @@ from feature.definition import ActData
 from feature.reward import TERMS
 from kaiwudrl.common.config.config_control import CONFIG
 from realm import make_env
-from workflow.transport.adder import Stopped
+from workflow.transport.stopped import Stopped
 from workflow.host.local_trainer import EpisodeLog, train_local
-from workflow.host.package_aisrv import LoopStats, PlatformEnv
+from workflow.host.platform_env import LoopStats, PlatformEnv
 from episodes.ppo_workflow import workflow
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))

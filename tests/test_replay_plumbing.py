@@ -71,7 +71,7 @@ def test_on_policy_queue_trains_each_chunk_once_and_bounds_producers(server_for)
     adder = ChunkAdder(client, chunk_len=2, wait_ms=100, on_wait=give_up_after_two_waits)
     for version in range(3):
         adder.add(np.full((2, DIM), version, np.float32), version)
-    from workflow.transport.adder import Stopped
+    from workflow.transport.stopped import Stopped
     with pytest.raises(Stopped):  # a fourth chunk waits: the learner is a full queue behind
         adder.add(np.zeros((2, DIM), np.float32), 3)
     trigger = TrainTrigger(app)

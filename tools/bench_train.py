@@ -142,9 +142,9 @@ def measure_components(cfg: AppConfig, env_steps: int) -> dict[str, float]:
     import torch
 
     from realm import make_env
-    from workflow.transport.adder import Stopped
+    from workflow.transport.stopped import Stopped
     from workflow.host.kaiwu_package import KaiwuPackage
-    from workflow.host.package_aisrv import LoopStats, PlatformEnv
+    from workflow.host.platform_env import LoopStats, PlatformEnv
     from workflow.precision import autocast, package_bf16_ready, resolve_precision
 
     class NoTelemetry:

@@ -18,10 +18,12 @@ import reverb
 import torch
 from loguru import logger
 
-from workflow.transport.adder import ChunkAdder, ReplayUnreachable, Stopped, TelemetrySender
+from workflow.transport.adder import ChunkAdder, ReplayUnreachable, TelemetrySender
+from workflow.transport.stopped import Stopped
 from workflow.host.kaiwu_package import KaiwuPackage, PackageError
 from workflow.transport.model_pool import ModelPoolReader
-from workflow.host.package_aisrv import AisrvHandler, LoopStats, PlatformEnv, TelemetryMonitor, run_workflow
+from workflow.host.package_aisrv import AisrvHandler, TelemetryMonitor, run_workflow
+from workflow.host.platform_env import LoopStats, PlatformEnv
 from workflow.supervision.processes import STATUS_INTERVAL_S, ChildContext
 from workflow.transport.signing import Signer
 

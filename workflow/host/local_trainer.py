@@ -1,7 +1,8 @@
 """Kaiwu's `wrapper_type = "local"`: envs, predictor and learner in one process.
 
 No replay server, no processes: the package's own workflow runs as in an aisrv, and its
-`agent.learn(samples)` goes to `LocalHandler`, which trains the same agent once it holds
+`agent.learn(samples)` goes to `LocalHandler`, which trains the same agent (on `app.device`: a
+GPU's one agent acts and trains there) once it holds
 `app.train_batch_size` samples, the batch the remote learner would sample (on-policy), or to
 `LocalReplayHandler`, a replay buffer sampled uniformly (off-policy). For debugging a
 change end to end and for the learning test. Seeded: the same config (including `app.seed`)
@@ -23,10 +24,10 @@ import numpy as np
 import torch
 from loguru import logger
 
-from workflow.transport.adder import Stopped
+from workflow.transport.stopped import Stopped
 from workflow.config import AppConfig
 from workflow.host.kaiwu_package import KaiwuPackage, numeric_values
-from workflow.host.package_aisrv import LoopStats, PlatformEnv
+from workflow.host.platform_env import LoopStats, PlatformEnv
 from workflow.precision import Precision, autocast, package_bf16_ready, resolve_precision
 
 
@@ -35,9 +36,11 @@ class LocalHandler:
     agent itself on every `batch_size` of them, in the run's precision; the other methods run
     as written."""
 
-    def __init__(self, batch_size: int, precision: Precision, on_update: Callable[[dict], None] | None = None):
+    def __init__(self, batch_size: int, precision: Precision, on_update: Callable[[dict], None] | None = None,
+                 device: str = "cpu"):
         self.batch_size = batch_size
         self.precision = precision
+        self.device = device  # where autocast applies: the agent's device
         self.on_update = on_update
         self._samples: list = []
 
@@ -56,7 +59,7 @@ class LocalHandler:
 
     def _train(self, agent, method, batch, *args, **kwargs):
         """One train step on `batch`, reported to on_update."""
-        with autocast(self.precision, "cpu"):
+        with autocast(self.precision, self.device):
             metrics = method(agent, batch, *args, **kwargs)
         if self.on_update is not None:
             self.on_update(metrics if isinstance(metrics, dict) else {})
@@ -70,8 +73,8 @@ class LocalReplayHandler(LocalHandler):
     needs the replay server, so local mode samples uniformly)."""
 
     def __init__(self, batch_size: int, capacity: int, min_items: int, consume_ratio: float, seed: int,
-                 precision: Precision, on_update: Callable[[dict], None] | None = None):
-        super().__init__(batch_size, precision, on_update)
+                 precision: Precision, on_update: Callable[[dict], None] | None = None, device: str = "cpu"):
+        super().__init__(batch_size, precision, on_update, device)
         self.capacity = capacity
         self.min_items = min_items
         self.steps_per_sample = consume_ratio / batch_size
@@ -182,14 +185,16 @@ def train_local(config: AppConfig, max_env_steps: int | None = None, max_updates
     seed_everything(app.seed)
     package = KaiwuPackage.of_run(config, "local", None)
     episode_log = EpisodeLog(window=window, every=log_every, log=log)
-    agent = package.make_agent("learner", logger, episode_log)
-    precision = resolve_precision(app.precision, "cpu", package_bf16_ready(package.agent_class))
+    agent = package.make_agent("learner", logger, episode_log, device=app.device)
+    precision = resolve_precision(app.precision, app.device, package_bf16_ready(package.agent_class))
     if app.algorithm_on_policy_or_off_policy == "off-policy":
         agent.framework_handler = LocalReplayHandler(app.train_batch_size, app.replay_buffer_capacity,
                                                      app.min_items_to_train, app.production_consume_ratio, app.seed,
-                                                     precision, on_update=episode_log.updates.append)
+                                                     precision, on_update=episode_log.updates.append,
+                                                     device=app.device)
     else:
-        agent.framework_handler = LocalHandler(app.train_batch_size, precision, on_update=episode_log.updates.append)
+        agent.framework_handler = LocalHandler(app.train_batch_size, precision, on_update=episode_log.updates.append,
+                                               device=app.device)
     stats = LoopStats()
     start = time.monotonic()
 

@@ -2,7 +2,7 @@
 package's `workflow(envs, agents, logger, monitor)` as the platform does, with the aisrv's envs
 and one agent, and plays the platform's part behind them:
 
-- `PlatformEnv`: the simulator, counted (env steps, episodes, an episode report per finished
+- `PlatformEnv` (workflow.host.platform_env, shared with local mode): the simulator, counted (env steps, episodes, an episode report per finished
   episode with the game's own score) and stoppable (a stop request ends the workflow at its
   next reset or step);
 - `AisrvHandler`: the agent's `framework_handler` (see kaiwu_agent.agent.base_agent): `learn`
@@ -21,63 +21,10 @@ from pathlib import Path
 import numpy as np
 from loguru import logger
 
-from dataclasses import dataclass
-
-from workflow.transport.adder import ChunkAdder, Stopped, TelemetrySender
-from episodes.runner import EpisodeStats
+from workflow.transport.adder import ChunkAdder, TelemetrySender
+from workflow.host.platform_env import LoopStats, PlatformEnv
 from workflow.host.kaiwu_package import KaiwuPackage, PackageError, numeric_values
-from workflow import platforms
 from workflow.transport.model_pool import ModelPoolReader, PublishedModel
-
-
-@dataclass
-class LoopStats:
-    """What this aisrv's envs did (reported to the learner as counter deltas)."""
-
-    episodes: int = 0  # finished (won or timed out)
-    env_steps: int = 0
-    env_errors: int = 0  # exceptions raised by env.reset / env.step
-
-
-class PlatformEnv:
-    """The env a package's workflow sees: `reset(usr_conf)` and `step(act)`, nothing more.
-    A stop request raises `Stopped` (a BaseException: the workflow's own error handling lets it
-    through) at the next reset or step."""
-
-    def __init__(self, env, stats: LoopStats, telemetry: TelemetrySender, should_stop, platform=None):
-        self._env = env
-        self._stats = stats
-        self._telemetry = telemetry
-        self._should_stop = should_stop
-        self._platform = platform or platforms.PROJECT  # reads the step's outcome (the env's protocol)
-        self._steps = 0
-
-    def reset(self, usr_conf=None):
-        if self._should_stop():
-            raise Stopped()
-        try:
-            obs = self._env.reset(usr_conf=usr_conf)
-        except Exception:
-            self._stats.env_errors += 1
-            raise
-        self._steps = 0
-        return obs
-
-    def step(self, act):
-        if self._should_stop():
-            raise Stopped()
-        try:
-            result = self._env.step(act)
-        except Exception:
-            self._stats.env_errors += 1
-            raise
-        self._steps += 1
-        self._stats.env_steps += 1
-        terminated, truncated, score = self._platform.step_outcome(result)
-        if terminated or truncated:
-            self._stats.episodes += 1
-            self._telemetry.send("episode", EpisodeStats.from_score(score, self._steps, terminated).report())
-        return result
 
 
 class TelemetryMonitor:

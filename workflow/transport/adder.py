@@ -15,6 +15,7 @@ import reverb
 
 from workflow.transport.replay import SAMPLE_TABLE, TELEMETRY_TABLE, encode_json
 from workflow.transport.signing import Signer
+from workflow.transport.stopped import Stopped
 
 
 TELEMETRY_RECORD_BYTES = 8192  # fixed payload size (a column keeps one shape); records are ~1 KB
@@ -23,12 +24,6 @@ TELEMETRY_RECORD_BYTES = 8192  # fixed payload size (a column keeps one shape); 
 #: (resuming, writing its first checkpoint) misses an ask or two, a gone one misses them all.
 PROBE_TIMEOUT_S = 1
 UNANSWERED_LIMIT_S = 15.0
-
-
-class Stopped(BaseException):
-    """The process was asked to stop: raised out of a blocked send, or out of an env the
-    package's workflow steps. A BaseException, like KeyboardInterrupt, so a package's own
-    `except Exception` does not swallow it."""
 
 
 class ReplayUnreachable(ConnectionError):
