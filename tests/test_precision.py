@@ -135,3 +135,33 @@ def test_a_bf16_update_keeps_fp32_state_and_moves_the_weights_as_fp32_does(tmp_p
     for name, value in restored.model.state_dict().items():
         assert value.dtype == low.model.state_dict()[name].dtype
         assert torch.equal(value, low.model.state_dict()[name])
+
+
+def test_a_device_this_torch_cannot_use_is_named(monkeypatch):
+    """`app.device = "cuda"` on a CPU-only torch, a machine without a GPU, or past its GPUs: a
+    ValueError naming the key and what is allowed, before the learner builds anything."""
+    import workflow.precision as precision
+    from workflow.precision import check_device
+
+    check_device("cpu")
+    monkeypatch.setattr(precision.torch.version, "cuda", None)
+    with pytest.raises(ValueError, match=r"app.device = 'cuda': this torch .* built without CUDA; allowed here: 'cpu'"):
+        check_device("cuda")
+    monkeypatch.setattr(precision.torch.version, "cuda", "12.8")
+    monkeypatch.setattr(precision.torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ValueError, match=r"app.device = 'cuda:0': torch sees no GPU on this machine"):
+        check_device("cuda:0")
+    monkeypatch.setattr(precision.torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(precision.torch.cuda, "device_count", lambda: 2)
+    check_device("cuda:1")
+    with pytest.raises(ValueError, match=r"app.device = 'cuda:2': this machine has 2 GPU\(s\).*'cuda:0' to 'cuda:1'"):
+        check_device("cuda:2")
+
+
+def test_local_mode_refuses_a_device_it_cannot_use(monkeypatch):
+    import workflow.precision as precision
+    from workflow.host.local_trainer import train_local
+
+    monkeypatch.setattr(precision.torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ValueError, match="app.device = 'cuda'"):
+        train_local(load_config(None, ['app.device="cuda"']), max_updates=1)

@@ -33,7 +33,7 @@ from workflow.transport.replay import (SAMPLE_TABLE, TELEMETRY_TABLE, can_sample
                              start_server)
 from workflow.transport.sampler import BatchSampler, TelemetryReceiver
 from workflow.transport.signing import Signer
-from workflow.precision import package_bf16_ready, resolve_precision
+from workflow.precision import check_device, package_bf16_ready, resolve_precision
 from workflow.host.trainee import POOL_STAGING_DIR, LearnerHandler, NonFiniteWeights, Trainee, WriterMonitor
 from workflow.telemetry import WARN_EVERY_S, AisrvReports, RefusalLog, RunCounters, StatsWindow
 
@@ -470,6 +470,7 @@ def make_trainee(ctx: ChildContext, learner_ref: list) -> Trainee:
     cfg, app, paths = ctx.config, ctx.config.app, ctx.paths
     ckpts = CheckpointManager(paths.ckpt, app.max_ckpt_keep, app.keep_best_ckpt, paths.user_ckpt,
                               app.user_save_mode_max_count, paths.metrics_csv, evaluated=cfg.eval.enabled)
+    check_device(app.device)
     package = KaiwuPackage.of_run(cfg, "learner", paths)
     monitor = WriterMonitor(lambda values: learner_ref[0].write_learner(values) if learner_ref else None)
     agent = package.make_agent("learner", logger, monitor, device=app.device)

@@ -1,4 +1,5 @@
-"""The learner's arithmetic: `[app] precision = "auto" | "fp32" | "bf16"`.
+"""The learner's arithmetic: `[app] precision = "auto" | "fp32" | "bf16"`, and whether this
+process can compute on `[app] device` at all (`check_device`).
 
 bf16 runs the package's `learn` under `torch.autocast`: matrix products and convolutions in
 bfloat16 (AMX or AVX-512-BF16 units on a CPU, tensor cores on a GPU), everything else as the
@@ -87,6 +88,24 @@ def resolve_precision(setting: str, device: str, bf16_ready: bool = True) -> Pre
     if cap and cap not in _ONEDNN_BF16_ISAS:
         return Precision(torch.float32, f"auto: ONEDNN_MAX_CPU_ISA={cap} leaves oneDNN without bf16 kernels")
     return Precision(torch.bfloat16, f"auto: this CPU has {', '.join(units)}")
+
+
+def check_device(device: str) -> None:
+    """ValueError naming `app.device` when this process's torch cannot use `device`: a CPU-only
+    build of torch, a machine without a GPU, or `cuda:N` past its GPUs. The learner (and local
+    mode) ask before building the agent, on the machine it runs on (a Ray node's, not the launcher's)."""
+    if not device.startswith("cuda"):
+        return
+    if torch.version.cuda is None:
+        raise ValueError(f"app.device = {device!r}: this torch ({torch.__version__}) is built without CUDA; "
+                         f"allowed here: 'cpu' (a GPU needs a CUDA build of torch)")
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if count == 0:
+        raise ValueError(f"app.device = {device!r}: torch sees no GPU on this machine; allowed here: 'cpu'")
+    index = int(device.split(":", 1)[1]) if ":" in device else 0
+    if index >= count:
+        raise ValueError(f"app.device = {device!r}: this machine has {count} GPU(s); allowed: 'cpu', 'cuda', "
+                         f"'cuda:0' to 'cuda:{count - 1}'")
 
 
 def autocast(precision: Precision, device: str):

@@ -28,7 +28,7 @@ from workflow.transport.stopped import Stopped
 from workflow.config import AppConfig
 from workflow.host.kaiwu_package import KaiwuPackage, numeric_values
 from workflow.host.platform_env import LoopStats, PlatformEnv
-from workflow.precision import Precision, autocast, package_bf16_ready, resolve_precision
+from workflow.precision import Precision, autocast, check_device, package_bf16_ready, resolve_precision
 
 
 class LocalHandler:
@@ -181,6 +181,7 @@ def train_local(config: AppConfig, max_env_steps: int | None = None, max_updates
     if not (max_env_steps or max_updates or max_seconds or stop_when):
         raise ValueError("train_local needs a budget: max_env_steps, max_updates, max_seconds or stop_when")
 
+    check_device(app.device)
     torch.set_num_threads(app.torch_num_threads)
     seed_everything(app.seed)
     package = KaiwuPackage.of_run(config, "local", None)
