@@ -101,7 +101,8 @@ class CheckpointedAgent(BaseAgent, abc.ABC):
         except CheckpointError as e:
             raise CheckpointError(f"{e} ({self._describe()})") from None
         train_file = io.train_state_file(path, ckpt_id)
-        train = io.read_torch(train_file, self.device) if train_file.is_file() else None
+        # on the CPU: the optimizer's load_state_dict moves its moments to each parameter's device
+        train = io.read_torch(train_file, "cpu") if train_file.is_file() else None
         if train is not None:
             self._check_train_state(train, train_file)
         counters = read_counters(path, ckpt_id, train)

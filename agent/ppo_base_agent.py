@@ -60,7 +60,7 @@ class PPOAgent(CheckpointedAgent):
         self.settings = settings or self._load_settings()
         self.model_cfg, self.ppo_cfg = self.settings.model, self.settings.ppo
         self.device = torch.device(device if device is not None else "cpu")
-        with torch.random.fork_rng(devices=[], enabled=seed is not None):  # a seed never moves the caller's RNG
+        with torch.random.fork_rng(devices=[], enabled=seed is not None):  # a seed never moves the caller's CPU RNG
             if seed is not None:
                 torch.manual_seed(seed)
             self.model = ActorCritic(self.model_cfg, self.input_shape).to(self.device)
@@ -136,7 +136,7 @@ class PPOAgent(CheckpointedAgent):
         else:
             actions = torch.multinomial(log_probs.exp(), 1, generator=self.sample_generator)
             if greedy is not False:
-                actions = torch.where(torch.tensor(greedy)[:, None], log_probs.argmax(dim=-1, keepdim=True), actions)
+                actions = torch.where(torch.tensor(greedy, device=log_probs.device)[:, None], log_probs.argmax(dim=-1, keepdim=True), actions)
         chosen = log_probs.gather(1, actions).squeeze(1)
         core_states = core_states or [None] * len(list_obs_data)
         return [ActData(action=int(a), log_prob=float(lp), core_state=state)

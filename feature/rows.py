@@ -39,8 +39,9 @@ class RowLayout:
         return out
 
     def from_row(self, arr: np.ndarray, make: Callable):
-        """Exact inverse of to_row (arrays are copies, not views of `arr`); `make(**fields)`."""
-        arr = np.asarray(arr)
+        """Exact inverse of to_row (arrays are copies, not views of `arr`); `make(**fields)`. A row
+        may come as a torch tensor on the learner's device (the 2025 platforms hand them so)."""
+        arr = arr.detach().cpu().numpy() if callable(getattr(arr, "detach", None)) else np.asarray(arr)
         if arr.shape != (self.dim,) or arr.dtype != np.float32:
             raise ValueError(f"expected a ({self.dim},) float32 row, got {arr.shape} {arr.dtype}")
         fields = {}

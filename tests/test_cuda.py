@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import sys
 
 import numpy as np
 import pytest
@@ -53,24 +52,27 @@ def tensors_in(tree):
 
 
 def weights(agent) -> dict[str, torch.Tensor]:
-    return {name: value.detach().cpu() for name, value in agent.model.state_dict().items()}
+    return {name: value.detach().cpu().clone() for name, value in agent.model.state_dict().items()}
 
 
-@pytest.mark.parametrize("options", [[], ['model.core="lstm"', "model.core_size=16", "model.burn_in=4"],
+@pytest.mark.parametrize("options", [[], ['model.core="lstm"', "model.core_size=16"],
                                      ['model.action_head="factored"', "model.share_backbone=false"],
                                      ["ppo.value_norm=true"]],
-                         ids=["default", "lstm_burn_in", "factored_two_towers", "value_norm"])
+                         ids=["default", "lstm", "factored_two_towers", "value_norm"])
 def test_an_update_on_the_gpu_moves_the_weights_as_on_the_cpu(options):
     cfg = load_config(None, TINY + options)
     cpu, gpu = Agent(settings=cfg, seed=3), Agent(settings=cfg, seed=3, device="cuda")
     assert all(p.is_cuda for p in gpu.model.parameters())
-    assert all(torch.equal(a, b) for a, b in zip(weights(cpu).values(), weights(gpu).values()))
+    start = weights(cpu)
+    assert all(torch.equal(a, b) for a, b in zip(start.values(), weights(gpu).values()))
     for step in range(2):
         batch = samples(cfg, seed=step)
         on_cpu, on_gpu = cpu.learn(batch), gpu.learn(batch)
         for key, value in on_cpu.items():
             if isinstance(value, float):
                 assert on_gpu[key] == pytest.approx(value, rel=2e-3, abs=2e-4), key
+    moved = [name for name, value in weights(cpu).items() if not torch.equal(value, start[name])]
+    assert moved  # the updates did something to compare
     for name, value in weights(cpu).items():
         assert torch.allclose(weights(gpu)[name], value, rtol=1e-3, atol=1e-4), name
 
@@ -131,14 +133,28 @@ def test_the_dqn_update_on_the_gpu_matches_the_cpus():
 
 
 @pytest.mark.parametrize("game", ["back_to_the_realm", "back_to_the_realm_v2", "gorge_chase"])
-def test_local_mode_trains_each_games_package_on_the_gpu(game):
-    sys.path.insert(0, str(REPO_ROOT / "tools"))
+def test_local_mode_trains_each_games_package_on_the_gpu(game, monkeypatch):
+    """Local mode on the GPU for each game's package; then its batch as the distributed learner
+    hands it over (the platform version's learn_rows: CUDA tensors for the 2025 versions) trains
+    the same agent once more."""
+    monkeypatch.syspath_prepend(str(REPO_ROOT / "tools"))
     from small_task import small_ppo_config
-    from workflow.host.local_trainer import train_local
+    from workflow.host import local_trainer
+    from workflow.host.kaiwu_package import KaiwuPackage
 
+    batches = []
+    train = local_trainer.LocalHandler._train
+    monkeypatch.setattr(local_trainer.LocalHandler, "_train",
+                        lambda self, agent, method, batch, *a, **k: batches.append(batch) or train(self, agent, method, batch, *a, **k))
     cfg = small_ppo_config(game, 0, 1e-3, {})
     cfg.app = dataclasses.replace(cfg.app, device="cuda", precision="auto")
-    result = train_local(cfg, max_updates=2)
+    result = local_trainer.train_local(cfg, max_updates=2)
     assert len(result.updates) == 2 and result.stats.env_steps > 0
     assert all(p.is_cuda for p in result.agent.model.parameters())
     assert all(np.isfinite(v) for update in result.updates for v in update.values() if isinstance(v, float))
+
+    package = KaiwuPackage.of_run(cfg, "local", None)
+    to_row, from_row = package.protocol("SampleData2NumpyData"), package.protocol("NumpyData2SampleData")
+    rows = package.platform.learn_rows(np.stack([to_row(sample) for sample in batches[-1]]), "cuda")
+    result.agent.learn([from_row(row) for row in rows])
+    assert len(result.updates) == 3

@@ -472,7 +472,8 @@ def test_a_send_waits_on_a_full_table_and_gives_up_only_once_the_server_stops_an
     """A full table that answers is waited on (the learner is behind), however long; a server
     that stops answering is ReplayUnreachable once it has missed UNANSWERED_LIMIT_S of asks."""
     from workflow.transport import adder as adder_module
-    from workflow.transport.adder import ReplayUnreachable, Stopped
+    from workflow.transport.adder import ReplayUnreachable
+    from workflow.transport.stopped import Stopped
 
     monkeypatch.setattr(adder_module, "UNANSWERED_LIMIT_S", 1.0)
     app = load_config(overrides=["app.replay_buffer_capacity=3", "app.train_batch_size=2"]).app

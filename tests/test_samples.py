@@ -111,6 +111,16 @@ def test_segment_numpy_round_trip_is_bit_identical():
         assert SampleData2NumpyData(back).tobytes() == row.tobytes()
 
 
+def test_a_row_handed_as_a_tensor_reads_as_the_numpy_row():
+    """The 2025 platforms' learners hand NumpyData2SampleData float32 torch tensors (on a GPU
+    learner, CUDA ones: tests/test_cuda.py)."""
+    import torch
+
+    segment = _random_segment(np.random.default_rng(2))
+    row = SampleData2NumpyData(segment)
+    _assert_bit_identical(segment, NumpyData2SampleData(torch.from_numpy(row.copy())))
+
+
 def test_numpy_to_sample_rejects_wrong_rows():
     with pytest.raises(ValueError, match="float32"):
         NumpyData2SampleData(np.zeros(SAMPLE_DIM, dtype=np.float64))

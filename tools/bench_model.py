@@ -71,7 +71,7 @@ def _rates(fns: dict[str, Callable[[], None]], seconds: float, repeats: int = 5,
 
 def device_sync(device: str) -> Callable[[], None]:
     """What waits for `device`'s queued kernels (nothing on the CPU)."""
-    return torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
+    return (lambda: torch.cuda.synchronize(device)) if device.startswith("cuda") else (lambda: None)
 
 
 def bench_predict(agent: Agent, batch: int, seconds: float) -> dict[str, float]:
@@ -95,11 +95,11 @@ def segment_batch(segments: int, frames: int, device: str = "cpu") -> dict[str, 
     shape = (segments, SEGMENT_FRAMES)
     mask = (torch.arange(SEGMENT_FRAMES) < frames).float().expand(shape)
     batch = {"map": torch.rand(shape + MAP_SHAPE, generator=g), "state": torch.rand(shape + (STATE_DIM,), generator=g),
-            "legal": torch.ones(shape + (NUM_ACTIONS,)), "action": torch.randint(0, NUM_ACTIONS, shape, generator=g),
-            "log_prob": torch.full(shape, -float(np.log(NUM_ACTIONS))), "reward": torch.randn(shape, generator=g),
-            "terminated": torch.zeros(shape), "mask": mask, "next_map": torch.rand((segments,) + MAP_SHAPE, generator=g),
-            "next_state": torch.rand((segments, STATE_DIM), generator=g), "next_legal": torch.ones(segments, NUM_ACTIONS),
-            "core_state": torch.zeros(segments, CORE_STATE_DIM), "burn_in": torch.zeros(segments, dtype=torch.long)}
+             "legal": torch.ones(shape + (NUM_ACTIONS,)), "action": torch.randint(0, NUM_ACTIONS, shape, generator=g),
+             "log_prob": torch.full(shape, -float(np.log(NUM_ACTIONS))), "reward": torch.randn(shape, generator=g),
+             "terminated": torch.zeros(shape), "mask": mask, "next_map": torch.rand((segments,) + MAP_SHAPE, generator=g),
+             "next_state": torch.rand((segments, STATE_DIM), generator=g), "next_legal": torch.ones(segments, NUM_ACTIONS),
+             "core_state": torch.zeros(segments, CORE_STATE_DIM), "burn_in": torch.zeros(segments, dtype=torch.long)}
     return {name: value.to(device) for name, value in batch.items()}
 
 
@@ -177,7 +177,11 @@ def main() -> None:
     actor = Agent(settings=cfg, seed=0)  # predict runs where the aisrv act: on the CPU
     agent = Agent(settings=cfg, seed=0, device=device)
     print(f"threads: {threads}")
-    print(f"device: {device}" + (f" ({torch.cuda.get_device_name(device)})" if device.startswith("cuda") else ""))
+    if device.startswith("cuda"):  # torch's defaults: the "fp32" update's convolutions run in TF32
+        print(f"device: {device} ({torch.cuda.get_device_name(device)}), TF32 convolutions "
+              f"{torch.backends.cudnn.allow_tf32}, TF32 matmuls {torch.backends.cuda.matmul.allow_tf32}")
+    else:
+        print(f"device: {device}")
     print(memory)
     print(f"parameters: {sum(p.numel() for p in agent.model.parameters())}")
     auto = resolve_precision("auto", device)

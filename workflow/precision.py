@@ -13,6 +13,9 @@ layers that need fp32 in fp32, agent.model), and fp32 elsewhere: emulated bf16 (
 or oneDNN capped below AVX-512-BF16 by ONEDNN_MAX_CPU_ISA) is slower than fp32, and a network
 written for fp32 may learn worse in bf16 (inputs such as positions lose their small differences).
 "bf16" forces it for any package.
+
+On a GPU, "fp32" is torch's default arithmetic there: convolutions in TF32 on tensor cores
+(torch.backends.cudnn.allow_tf32), matrix products in full fp32 (torch.backends.cuda.matmul.allow_tf32).
 """
 from __future__ import annotations
 
@@ -96,9 +99,9 @@ def check_device(device: str) -> None:
     mode) ask before building the agent, on the machine it runs on (a Ray node's, not the launcher's)."""
     if not device.startswith("cuda"):
         return
-    if torch.version.cuda is None:
+    if torch.version.cuda is None and getattr(torch.version, "hip", None) is None:  # ROCm's GPUs are "cuda" too
         raise ValueError(f"app.device = {device!r}: this torch ({torch.__version__}) is built without CUDA; "
-                         f"allowed here: 'cpu' (a GPU needs a CUDA build of torch)")
+                         f"allowed here: 'cpu' (a GPU needs a CUDA or ROCm build of torch)")
     count = torch.cuda.device_count() if torch.cuda.is_available() else 0
     if count == 0:
         raise ValueError(f"app.device = {device!r}: torch sees no GPU on this machine; allowed here: 'cpu'")

@@ -1,1 +1,1 @@
-"""Package hosting: a Kaiwu code package on disk (kaiwu_package), its aisrv side (package_aisrv), its learner side (trainee), the single-process trainer (local_trainer)."""
+"""Package hosting: a Kaiwu code package on disk (kaiwu_package), its aisrv side (package_aisrv), the env its workflow steps (platform_env), its learner side (trainee), the single-process trainer (local_trainer)."""

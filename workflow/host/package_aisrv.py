@@ -2,9 +2,9 @@
 package's `workflow(envs, agents, logger, monitor)` as the platform does, with the aisrv's envs
 and one agent, and plays the platform's part behind them:
 
-- `PlatformEnv` (workflow.host.platform_env, shared with local mode): the simulator, counted (env steps, episodes, an episode report per finished
-  episode with the game's own score) and stoppable (a stop request ends the workflow at its
-  next reset or step);
+- `PlatformEnv` (workflow.host.platform_env, shared with local mode): the simulator, counted
+  (env steps, episodes, an episode report per finished episode with the game's own score) and
+  stoppable (a stop request ends the workflow at its next reset or step);
 - `AisrvHandler`: the agent's `framework_handler` (see kaiwu_agent.agent.base_agent): `learn`
   sends SampleData2NumpyData rows to the replay server, `predict` / `exploit` run the package's
   method on a local agent that follows the model pool (a 2025 package gets

@@ -12,7 +12,7 @@ from workflow.transport.stopped import Stopped
 
 @dataclass
 class LoopStats:
-    """What this aisrv's envs did (reported to the learner as counter deltas)."""
+    """What this process's envs did (an aisrv reports it to the learner as counter deltas)."""
 
     episodes: int = 0  # finished (won or timed out)
     env_steps: int = 0

@@ -1,1 +1,1 @@
-"""Replay transport: items into reverb (adder), the server and its tables (replay), batches and telemetry out (sampler), HMAC signing, the model pool."""
+"""Replay transport: items into reverb (adder), the server and its tables (replay), batches and telemetry out (sampler), HMAC signing, the model pool, and `Stopped` (stopped)."""
