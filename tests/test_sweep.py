@@ -4,6 +4,7 @@ end to end, a tiny sweep through the real launcher prunes the worse trial from t
 evaluations, survives a SIGKILL mid-trial, and its best.toml is a run config the launcher reads."""
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
@@ -82,6 +83,48 @@ def test_a_bad_sweep_exits_2_naming_it_and_starts_nothing(tmp_path, capsys, chan
     err = capsys.readouterr().err
     assert named in err, err
     assert not out.exists()  # no study, no run directory
+
+
+EVAL_OFF = f"""
+[sweep]
+name = "final-only"
+config = "{REPO_ROOT / 'conf' / 'smoke.toml'}"
+set = ["app.aisrv_num=1", "eval.episodes=2", "{SHORT}"]
+trials = 1
+seeds = 1
+budget_env_steps = 600
+
+[sweep.objective]
+metric = "eval/steps"
+direction = "minimize"
+reduce = "last"
+
+[sweep.pruner]
+type = "none"
+
+[sweep.params]
+"ppo.learning_rate" = {{ distribution = "log_uniform", low = 1e-4, high = 1e-3 }}
+"""
+
+
+def test_eval_off_is_refused_unless_the_final_checkpoint_alone_is_scored(tmp_path, capsys):
+    """No evaluator beside the runs (whose CPU would come out of a minutes budget) is allowed
+    only where nothing needs its scores: no pruner, and the final checkpoint evaluated."""
+    for text in (EVAL_OFF.replace('type = "none"', 'type = "median"'),
+                 EVAL_OFF.replace("seeds = 1", "seeds = 1\nfinal_eval = false")):
+        out = tmp_path / "out"
+        assert sweep.main([str(write(tmp_path, text)), "--out", str(out)]) == 2
+        assert 'final_eval = true, [sweep.pruner] type = "none"' in capsys.readouterr().err and not out.exists()
+
+
+@pytest.mark.slow
+def test_a_sweep_without_an_evaluator_scores_each_runs_final_checkpoint(tmp_path):
+    assert sweep.main([str(write(tmp_path, EVAL_OFF)), "--out", str(tmp_path / "out")]) == 0
+    out = tmp_path / "out" / "final-only"
+    rows = list(csv.DictReader((out / "trials.csv").open()))
+    assert [row["state"] for row in rows] == ["COMPLETE"] and float(rows[0]["value"]) > 0
+    run = next((out / "runs").iterdir())
+    assert not list(run.rglob("evaluations.json"))  # no evaluator ran beside it
 
 
 def test_the_command_line_exit_code_of_a_bad_sweep_is_2(tmp_path):

@@ -7,7 +7,7 @@ A sweep file is a TOML file of its own with one [sweep] table (a training config
     name = "lr"                          # sweeps/<name>/ (default: the file's name without .toml)
     config = "../smoke.toml"             # the config every trial trains (relative to this file)
     package = ""                         # or a Kaiwu code package directory (./train.sh --package)
-    set = ["eval.every_train_steps=20"]  # fixed --set overrides of every trial ([eval] must be on)
+    set = ["eval.every_train_steps=20"]  # fixed --set overrides of every trial ([eval] on, or off with final_eval and no pruner)
     trials = 20                          # finished trials wanted (complete, pruned or failed)
     seeds = 3                            # runs per trial, app.seed 0..seeds-1, trained side by side
     budget_env_steps = 200000            # each run stops here (app.max_env_steps) ...
@@ -364,9 +364,16 @@ def build_config(sweep: Sweep, overrides: list[str]):
     return launcher.load_run_config(args)
 
 
+def final_only(sweep: Sweep) -> bool:
+    """Whether the final checkpoint's evaluation alone can give the objective: with no pruner, a
+    run needs no evaluator beside it (on a small machine its CPU would come out of a minutes budget)."""
+    return sweep.final_eval and sweep.pruner["type"] == "none"
+
+
 def check_against_config(sweep: Sweep) -> None:
-    """Every parameter's bounds and choices make a config the launcher accepts, with [eval] on and
-    its episodes and the training episodes valid; SweepError naming the parameter otherwise."""
+    """Every parameter's bounds and choices make a config the launcher accepts, with [eval] on (or
+    off where only the final checkpoint is scored) and its episodes and the training episodes
+    valid; SweepError naming the parameter otherwise."""
     from workflow import launcher
     from workflow.schema import ConfigError
 
@@ -376,9 +383,10 @@ def check_against_config(sweep: Sweep) -> None:
             cfg = build_config(sweep, overrides)
         except ConfigError as e:
             raise SweepError(f"the trials' config ({sweep.config or sweep.package} with [sweep] set): {e}") from None
-        if not cfg.eval.enabled:
+        if not cfg.eval.enabled and not final_only(sweep):
             raise SweepError("[eval] is off in the trials' config: the objective comes from its evaluations; add "
-                             "\"eval.every_train_steps=N\" or \"eval.every_minutes=M\" to [sweep] set")
+                             "\"eval.every_train_steps=N\" or \"eval.every_minutes=M\" to [sweep] set, or score "
+                             "the final checkpoint alone (final_eval = true, [sweep.pruner] type = \"none\")")
     for i, param in enumerate(sweep.params):
         for value in param.samples():
             trial = first[:i] + [param.override(value)] + first[i + 1:]
