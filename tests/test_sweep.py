@@ -69,6 +69,7 @@ def write(tmp_path, text: str):
     (('metric = "eval/steps"', 'metric = "eval/return"'), "metric = 'eval/return'"),
     (('direction = "minimize"', 'direction = "down"'), "direction = 'down'"),
     (("seeds = 1", "seeds = 1\nbudget = 3"), "[sweep] budget: unknown key"),
+    (("seeds = 1", "seeds = 1\nseeds_at_once = 2"), "seeds_at_once = 2: at most seeds = 1"),
     (('type = "median"', 'type = "hyperband"'), "type = 'hyperband'"),
     (("choices = [40, 100]", "choices = [40, -5]"), "eval.usr_conf.diy.max_step"),
     (('"eval.every_train_steps=2", ', ""), "[eval] is off"),
@@ -91,7 +92,8 @@ name = "final-only"
 config = "{REPO_ROOT / 'conf' / 'smoke.toml'}"
 set = ["app.aisrv_num=1", "eval.episodes=2", "{SHORT}"]
 trials = 1
-seeds = 1
+seeds = 2
+seeds_at_once = 1
 budget_env_steps = 600
 
 [sweep.objective]
@@ -111,20 +113,23 @@ def test_eval_off_is_refused_unless_the_final_checkpoint_alone_is_scored(tmp_pat
     """No evaluator beside the runs (whose CPU would come out of a minutes budget) is allowed
     only where nothing needs its scores: no pruner, and the final checkpoint evaluated."""
     for text in (EVAL_OFF.replace('type = "none"', 'type = "median"'),
-                 EVAL_OFF.replace("seeds = 1", "seeds = 1\nfinal_eval = false")):
+                 EVAL_OFF.replace("seeds = 2", "seeds = 2\nfinal_eval = false")):
         out = tmp_path / "out"
         assert sweep.main([str(write(tmp_path, text)), "--out", str(out)]) == 2
         assert 'final_eval = true, [sweep.pruner] type = "none"' in capsys.readouterr().err and not out.exists()
 
 
 @pytest.mark.slow
-def test_a_sweep_without_an_evaluator_scores_each_runs_final_checkpoint(tmp_path):
+def test_a_sweep_without_an_evaluator_scores_each_runs_final_checkpoint_one_seed_at_a_time(tmp_path):
     assert sweep.main([str(write(tmp_path, EVAL_OFF)), "--out", str(tmp_path / "out")]) == 0
     out = tmp_path / "out" / "final-only"
     rows = list(csv.DictReader((out / "trials.csv").open()))
-    assert [row["state"] for row in rows] == ["COMPLETE"] and float(rows[0]["value"]) > 0
-    run = next((out / "runs").iterdir())
-    assert not list(run.rglob("evaluations.json"))  # no evaluator ran beside it
+    assert [row["state"] for row in rows] == ["COMPLETE"] and float(rows[0]["seed0"]) > 0 and float(rows[0]["seed1"]) > 0
+    runs = sorted((out / "runs").iterdir())
+    assert [run.name for run in runs] == ["trial-0000-seed0", "trial-0000-seed1"]
+    assert not [f for run in runs for f in run.rglob("evaluations.json")]  # no evaluator ran beside them
+    times = [[float(line.split(",", 1)[0]) for line in (run / "metrics.csv").read_text().splitlines()[1:]] for run in runs]
+    assert max(times[0]) < min(times[1])  # seeds_at_once = 1: seed 1 started after seed 0 had ended
 
 
 def test_the_command_line_exit_code_of_a_bad_sweep_is_2(tmp_path):

@@ -11,7 +11,7 @@ The sweep file's [sweep] (tools/sweep_space.py documents every key) names the co
 the search space (any dotted config key), the objective (an eval/* metric of the run's own
 evaluator, [eval]), the budget per run, the seeds, the pruner and the sampler.
 
-Each trial trains `seeds` runs side by side through the launcher ./train.sh runs
+Each trial trains `seeds` runs (`seeds_at_once` of them side by side) through the launcher ./train.sh runs
 (`python -m workflow.launcher`, app.seed 0..seeds-1, each under sweeps/<name>/runs/), reads
 their evaluations (<ckpt dir>/evaluations.json) as they train, and reports the median over seeds
 to Optuna at each step (train step, env steps or the k-th evaluation) that every seed has passed;
@@ -109,8 +109,11 @@ class Run:
         return self.code is not None
 
     def stop(self) -> None:
-        """SIGTERM the launcher's process group once: the run stops cleanly, as Ctrl-C does."""
-        if not self.poll() and not self.stopped:
+        """SIGTERM the launcher's process group once: the run stops cleanly, as Ctrl-C does (a
+        run that never started is only marked stopped)."""
+        if self.proc is None:
+            self.stopped = True
+        elif not self.poll() and not self.stopped:
             self.stopped = True
             try:
                 os.killpg(self.proc.pid, signal.SIGTERM)
@@ -118,6 +121,8 @@ class Run:
                 pass
 
     def wait(self) -> None:
+        if self.proc is None:
+            return
         try:
             self.code = self.proc.wait(timeout=STOP_WAIT_S)
         except subprocess.TimeoutExpired:
@@ -223,7 +228,8 @@ class Outcome:
 
 
 class TrialRunner:
-    """The runs of one trial, side by side: reports, prunes, stops, and scores them."""
+    """The runs of one trial, `seeds_at_once` side by side (the next starts when one ends):
+    reports, prunes, stops, and scores them."""
 
     def __init__(self, sweep: Sweep, out: Path, trial, stop: threading.Event, ray: str | None = None):
         self.sweep, self.out, self.trial, self.stop, self.ray = sweep, out, trial, stop, ray
@@ -253,8 +259,6 @@ class TrialRunner:
 
     def execute(self) -> Outcome:
         print(f"trial {self.trial.number}: {', '.join(self.overrides)}", flush=True)
-        for run in self.runs:
-            run.start(self.argv(run))
         try:
             pruned = self.train()
         finally:
@@ -268,9 +272,20 @@ class TrialRunner:
             return Outcome("pruned", pruned[1], self.attrs(pruned_at=pruned[0], seed_values=pruned[2]))
         return self.score()
 
+    def start_waiting_runs(self) -> None:
+        """Start runs in seed order while fewer than seeds_at_once are training."""
+        training = sum(r.proc is not None and not r.poll() for r in self.runs)
+        for run in self.runs:
+            if training >= self.sweep.seeds_at_once:
+                return
+            if run.proc is None:
+                run.start(self.argv(run))
+                training += 1
+
     def train(self) -> tuple | None:
         """Watch the runs until they end; report each ready step. (step, median, per seed) if pruned."""
         while not self.stop.is_set():
+            self.start_waiting_runs()
             ended = [r.poll() for r in self.runs]
             if any(r.code not in (None, 0) for r in self.runs):
                 return None  # a failed run fails the trial (score says which)

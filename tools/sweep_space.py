@@ -9,7 +9,8 @@ A sweep file is a TOML file of its own with one [sweep] table (a training config
     package = ""                         # or a Kaiwu code package directory (./train.sh --package)
     set = ["eval.every_train_steps=20"]  # fixed --set overrides of every trial ([eval] on, or off with final_eval and no pruner)
     trials = 20                          # finished trials wanted (complete, pruned or failed)
-    seeds = 3                            # runs per trial, app.seed 0..seeds-1, trained side by side
+    seeds = 3                            # runs per trial, app.seed 0..seeds-1
+    seeds_at_once = 3                    # of them trained side by side (default: all; 1 on a small machine)
     budget_env_steps = 200000            # each run stops here (app.max_env_steps) ...
     budget_minutes = 0                   # ... or after this many minutes (app.max_minutes); one or both
     final_eval = true                    # play the final checkpoint too, so "last" is the value at the budget
@@ -59,7 +60,7 @@ DISTRIBUTIONS = ("log_uniform", "uniform", "int", "categorical")
 #: Keys the sweep sets itself for every run: a parameter or a fixed --set of them would be overwritten.
 RESERVED = ("app.seed", "app.run_dir", "app.run_name", "app.ckpt_dir", "app.max_env_steps", "app.max_train_steps",
             "app.max_minutes")
-SWEEP_KEYS = ("name", "config", "package", "set", "trials", "seeds", "budget_env_steps", "budget_minutes",
+SWEEP_KEYS = ("name", "config", "package", "set", "trials", "seeds", "seeds_at_once", "budget_env_steps", "budget_minutes",
               "final_eval", "enqueue", "objective", "pruner", "sampler", "params")
 OBJECTIVE_DEFAULTS = {"metric": "eval/ratio", "direction": "maximize", "reduce": "best"}
 PRUNER_DEFAULTS = {"type": "median", "step": "train_step", "n_startup_trials": 5, "n_warmup_steps": 0,
@@ -132,6 +133,7 @@ class Sweep:
     fixed: list[str]
     trials: int
     seeds: int
+    seeds_at_once: int  # runs of a trial training at a time (the rest wait for one to end)
     budget_env_steps: int
     budget_minutes: float
     final_eval: bool
@@ -161,7 +163,8 @@ class Sweep:
     def describe(self) -> str:
         budget = " / ".join(b for b in (f"{self.budget_env_steps} env steps" if self.budget_env_steps else "",
                                          f"{self.budget_minutes:g} minutes" if self.budget_minutes else "") if b)
-        return (f"sweep {self.name}: {self.trials} trials x {self.seeds} seeds, {budget} per run; "
+        at_once = f" ({self.seeds_at_once} at a time)" if self.seeds_at_once < self.seeds else ""
+        return (f"sweep {self.name}: {self.trials} trials x {self.seeds} seeds{at_once}, {budget} per run; "
                 f"{self.objective['direction']} the {self.objective['reduce']} {self.objective['metric']} "
                 f"(median over seeds); pruner {self.pruner['type']}, sampler {self.sampler['type']} "
                 f"seed {self.sampler['seed']}; params {', '.join(p.key for p in self.params)}")
@@ -284,6 +287,7 @@ def read_sweep(path: Path, trials: int | None = None) -> Sweep:
     sweep = Sweep(file=Path(path).resolve(), name=raw.get("name", Path(path).stem), config=_path(path, raw, "config"),
                   package=_path(path, raw, "package"), fixed=raw.get("set", []),
                   trials=trials if trials is not None else raw.get("trials", 20), seeds=raw.get("seeds", 1),
+                  seeds_at_once=raw.get("seeds_at_once", raw.get("seeds", 1)),
                   budget_env_steps=raw.get("budget_env_steps", 0), budget_minutes=raw.get("budget_minutes", 0),
                   final_eval=raw.get("final_eval", True), enqueue=raw.get("enqueue", []),
                   objective=_table(raw, "objective", OBJECTIVE_DEFAULTS), pruner=_table(raw, "pruner", PRUNER_DEFAULTS),
@@ -309,6 +313,9 @@ def check_settings(sweep: Sweep) -> None:
                              "(budget_env_steps / budget_minutes for the budget)")
     _count("sweep", "trials", sweep.trials, 1)
     _count("sweep", "seeds", sweep.seeds, 1)
+    _count("sweep", "seeds_at_once", sweep.seeds_at_once, 1)
+    if sweep.seeds_at_once > sweep.seeds:
+        raise SweepError(f"[sweep] seeds_at_once = {sweep.seeds_at_once}: at most seeds = {sweep.seeds}")
     _count("sweep", "budget_env_steps", sweep.budget_env_steps)
     if _number("[sweep] budget_minutes", sweep.budget_minutes) < 0:
         raise SweepError(f"[sweep] budget_minutes = {sweep.budget_minutes!r}: expected >= 0")
