@@ -130,6 +130,7 @@ def test_a_sweep_without_an_evaluator_scores_each_runs_final_checkpoint_one_seed
     assert not [f for run in runs for f in run.rglob("evaluations.json")]  # no evaluator ran beside them
     times = [[float(line.split(",", 1)[0]) for line in (run / "metrics.csv").read_text().splitlines()[1:]] for run in runs]
     assert max(times[0]) < min(times[1])  # seeds_at_once = 1: seed 1 started after seed 0 had ended
+    assert {p.name for p in (out / "plots").iterdir()} == {"history.png", "slice.png"}  # no intermediate values to draw
 
 
 def test_the_command_line_exit_code_of_a_bad_sweep_is_2(tmp_path):

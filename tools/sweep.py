@@ -501,8 +501,9 @@ def write_plots(study, sweep: Sweep, folder: Path) -> list[Path]:
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
     vis = optuna.visualization.matplotlib
     complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-    plots = {"history": vis.plot_optimization_history, "intermediate": vis.plot_intermediate_values,
-             "slice": vis.plot_slice}
+    plots = {"history": vis.plot_optimization_history, "slice": vis.plot_slice}
+    if any(t.intermediate_values for t in study.get_trials(deepcopy=False)):  # none without an evaluator beside the runs
+        plots["intermediate"] = vis.plot_intermediate_values
     if len(sweep.params) >= 2 and len(complete) >= 2:
         evaluator = importance_evaluator()
         plots["importance"] = lambda s: vis.plot_param_importances(s, evaluator=evaluator)
