@@ -64,14 +64,22 @@ class GorgeChase(Game):
 
     def train_env_conf(self, settings) -> tuple[dict, str]:
         """The run's [curriculum_gorge] (the project's ppo), else the official defaults."""
+        from realm.gorge_chase.constants import OPEN_MAP_IDS
         from realm.gorge_chase.usr_conf import default_usr_conf, validate_usr_conf
 
         curriculum = getattr(settings, "curriculum_gorge", None)
         if curriculum is None:
             return default_usr_conf(), "# the official defaults (realm.gorge_chase.usr_conf.default_usr_conf)\n"
         usr_conf = curriculum.usr_conf()
+        comment = "# the run's [curriculum_gorge] (feature/gorge_chase/curriculum.py)\n"
+        maps = usr_conf["env_conf"]["map"]
+        simulator_only = [m for m in maps if m not in OPEN_MAP_IDS]  # generated maps: the platform has 1..10
+        if simulator_only:
+            usr_conf["env_conf"]["map"] = [m for m in maps if m in OPEN_MAP_IDS] or default_usr_conf()["env_conf"]["map"]
+            comment += (f"# map: the run's ids the platform has; its generated maps {simulator_only} exist only in "
+                        f"this project's simulator\n")
         validate_usr_conf(usr_conf)
-        return usr_conf, "# the run's [curriculum_gorge] (feature/gorge_chase/curriculum.py)\n"
+        return usr_conf, comment
 
     def registration_files(self, settings, algo: str, folder: str) -> dict[str, tuple[str, dict]]:
         """15.0.1's registration: agents under actor_agent / learner_agent / aisrv_agent, the

@@ -148,7 +148,7 @@ def test_the_game_is_hosted_by_the_15_platform():
     from workflow.config import load_config
 
     cfg = load_config(CONF)
-    assert (cfg.app.app, cfg.app.algo) == ("gorge_chase", "ppo") and cfg.curriculum_gorge.map == list(range(1, 9))
+    assert (cfg.app.app, cfg.app.algo) == ("gorge_chase", "ppo") and cfg.curriculum_gorge.map == [*range(1, 9), *range(21, 61)]
 
 
 def test_the_reference_alone_plays_the_game_of_the_configs_agent():
@@ -193,8 +193,11 @@ def test_train_evaluate_export_train_test_and_score_the_export(trained):
     assert result.returncode == 0, result.stderr
     assert json.loads((package / "kaiwu.json").read_text())["project_code"] == "gorge_chase"
     assert platforms.detect(package).name == "15"
-    conf = toml.loads((package / "agent_diy" / "conf" / "train_env_conf.toml").read_text())
+    text = (package / "agent_diy" / "conf" / "train_env_conf.toml").read_text()
+    conf = toml.loads(text)
+    # the config trains on generated maps 1-8 and 21-60; the platform has maps 1-10: the package keeps 1-8
     assert conf["env_conf"]["max_step"] == 40 and conf["env_conf"]["map"] == list(range(1, 9))
+    assert "generated maps [21, 22," in text and "exist only in this project's simulator" in text
     assert (package / "agent_diy" / "feature" / "gorge_chase" / "memory.py").is_file()
     assert (package / "agent_diy" / "feature" / "gorge_chase" / "paths.py").is_file()
     assert json.loads((package / "agent_diy" / "conf" / "settings.json").read_text())["features_gorge"] == {
