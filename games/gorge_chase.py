@@ -63,7 +63,8 @@ class GorgeChase(Game):
     # --- export -----------------------------------------------------------------------------------
 
     def train_env_conf(self, settings) -> tuple[dict, str]:
-        """The run's [curriculum_gorge] (the project's ppo), else the official defaults."""
+        """The run's [curriculum_gorge] (the project's ppo) with the map ids the platform has (its
+        generated-only ids named in the comment), else the official defaults."""
         from realm.gorge_chase.constants import OPEN_MAP_IDS
         from realm.gorge_chase.usr_conf import default_usr_conf, validate_usr_conf
 
