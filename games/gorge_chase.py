@@ -76,7 +76,8 @@ class GorgeChase(Game):
         maps = usr_conf["env_conf"]["map"]
         simulator_only = [m for m in maps if m not in OPEN_MAP_IDS]  # generated maps: the platform has 1..10
         if simulator_only:
-            usr_conf["env_conf"]["map"] = [m for m in maps if m in OPEN_MAP_IDS] or default_usr_conf()["env_conf"]["map"]
+            kept = [m for m in maps if m in OPEN_MAP_IDS]
+            usr_conf["env_conf"]["map"] = kept or default_usr_conf()["env_conf"]["map"]
             comment += (f"# map: the run's ids the platform has; its generated maps {simulator_only} exist only in "
                         f"this project's simulator\n")
         validate_usr_conf(usr_conf)

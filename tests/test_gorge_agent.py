@@ -148,7 +148,21 @@ def test_the_game_is_hosted_by_the_15_platform():
     from workflow.config import load_config
 
     cfg = load_config(CONF)
-    assert (cfg.app.app, cfg.app.algo) == ("gorge_chase", "ppo") and cfg.curriculum_gorge.map == [*range(1, 9), *range(21, 61)]
+    assert (cfg.app.app, cfg.app.algo) == ("gorge_chase", "ppo")
+    assert cfg.curriculum_gorge.map == [*range(1, 9), *range(21, 61)]  # 48 generated maps
+
+
+def test_an_export_keeps_the_map_ids_the_platform_has_and_falls_back_to_the_official_list():
+    from games.gorge_chase import GAME
+    from realm.gorge_chase.usr_conf import default_usr_conf
+    from workflow.config import load_config
+
+    for maps, kept in (([2, 21, 9], [2, 9]), ([21, 22], default_usr_conf()["env_conf"]["map"]), ([3], [3])):
+        cfg = load_config(CONF, [f"curriculum_gorge.map={maps}"])
+        usr_conf, comment = GAME.train_env_conf(cfg)
+        assert usr_conf["env_conf"]["map"] == kept
+        dropped = [m for m in maps if m > 10]
+        assert (f"generated maps {dropped} exist only" in comment) == bool(dropped), comment
 
 
 def test_the_reference_alone_plays_the_game_of_the_configs_agent():
