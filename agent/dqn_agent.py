@@ -96,7 +96,8 @@ class Agent(WorkflowMethods, CheckpointedAgent):
         def stack(name):
             return torch.from_numpy(np.stack([getattr(o, name) for o in list_obs_data])).to(self.device)
         legal = stack("legal")
-        self.model.eval()
+        if self.model.training:  # eval() walks every submodule: 4 % of an aisrv's time, called per step
+            self.model.eval()
         q = self.model(stack("map"), stack("state"))
         greedy = masked_argmax(q, legal).tolist()
         chosen_q = q.gather(1, torch.tensor(greedy, device=self.device).unsqueeze(1)).squeeze(1).tolist()
