@@ -146,6 +146,7 @@ def test_evaluate_planner_alone(map_args, tmp_path):
     (["--agent", "planner", "--preset", "no-such-preset"], "no-such-preset"),
     (["--agent", "planner", "--usr-conf", "{not json"], "not valid JSON"),
     (["--agent", "planner", "--usr-conf", '{"diy": {"treasure_num": 20}}'], "treasure_num"),
+    (["--agent", "planner", "--usr-conf", '{"env_conf": {"map": [61]}}'], "--config or --preset picks the game"),
     (["--agent", "planner", "--map-file", "/nonexistent/map.json", "--positions-file", "/nonexistent/p.json"],
      "/nonexistent/map.json"),
 ])

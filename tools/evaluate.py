@@ -300,7 +300,9 @@ def evaluate(args: argparse.Namespace) -> int:
     try:
         episodes = episodes_of(realm.make_env(**env_kwargs), usr_conf, args.episodes, args.seed)
     except realm.UsrConfError as e:
-        raise InputError(f"invalid usr_conf ({label}): {e}") from e
+        chosen = args.package or args.ckpt or args.preset or args.config
+        hint = "" if chosen else f" (these are {game.name}'s episodes, the default; --config or --preset picks the game)"
+        raise InputError(f"invalid usr_conf ({label}): {e}{hint}") from e
     except (realm.MapError, ValueError, TypeError, OSError) as e:
         raise InputError(f"map or env settings {env_kwargs}: {e}") from e
 
