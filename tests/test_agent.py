@@ -148,6 +148,22 @@ def test_learn_updates_and_counts():
     assert any(not torch.equal(before[k], v) for k, v in agent.model.state_dict().items())
 
 
+def test_acting_after_learning_switches_the_model_to_eval_mode_and_learning_back():
+    """One process that learns and acts (a learner's own evaluation): acting after a learn step runs
+    every layer in eval mode, and the next update runs in train mode."""
+    agent = make(seed=0)
+    batch = samples(agent)
+    assert not agent.model.training  # predict in samples() left it in eval mode
+    seen = []  # each layer's mode as it runs
+    for layer in agent.model.modules():
+        if not list(layer.children()):
+            layer.register_forward_pre_hook(lambda module, args: seen.append(module.training))
+    agent.learn(batch)
+    assert seen[-1] and agent.model.training  # the update ran in train mode (the critic pass before it may not)
+    seen.clear()
+    agent.predict(obs_batch(3)), agent.exploit(obs_batch(3))
+    assert seen and not any(seen) and not agent.model.training
+
 def captured_batches(monkeypatch) -> list[dict]:
     """Every batch Agent.learn hands ppo_update, as it was handed over (the update still runs)."""
     import agent.ppo_base_agent as agent_module

@@ -154,6 +154,14 @@ def test_target_network_syncs_hard_and_soft():
     assert target.weight.tolist() == [[0.25, 0.25]]
 
 
+
+def test_acting_after_learning_runs_in_eval_mode():
+    agent = make(seed=0)
+    agent.learn(sample_process(frames([1.0, 2.0], terminated_last=True), n_step=1, gamma=0.9))
+    assert agent.model.training
+    agent.exploit([Obs(0.1)])
+    assert not any(m.training for m in agent.model.modules())
+
 # --- acting --------------------------------------------------------------------------------------
 
 def test_epsilon_greedy_explores_legal_actions_only_and_exploit_is_greedy():
