@@ -22,7 +22,7 @@ from realm.gorge_chase import (
     write_map_json,
 )
 from realm.gorge_chase.constants import distance_bucket, relative_direction
-from realm.gorge_chase.maps import components
+from realm.gorge_chase.maps import RowCache, components
 from realm.gorge_chase.options import OPTIONS, options_table
 
 REPO = Path(__file__).resolve().parent.parent
@@ -487,6 +487,37 @@ def test_open_maps_load_and_generated_maps_look_alike():
     assert abs(gen_median - open_median) <= 1.5
     assert generate_grid(3).tobytes() == generate_grid(3).tobytes()
     assert components(generate_grid(11)) == 1
+
+
+def test_a_bounded_row_cache_keeps_its_bytes_and_the_same_episodes():
+    """Rows dropped from a small cache are grown again with the same distances: an episode on
+    a cache of a few rows plays exactly as on an ample one, and the small one stays in bounds."""
+    grid = generate_grid(5)
+
+    def play(rows: RowCache):
+        env = GorgeChaseEnv(GorgeMap(grid, "g5", rows=rows), seed=3)
+        env.reset({"env_conf": {"monster_interval": 11}})
+        out = []
+        for k in range(300):
+            _, obs = env.step((k * 7) % 8)
+            out.append(json.dumps(obs, sort_keys=True))
+            if obs["terminated"] or obs["truncated"]:
+                env.reset({"env_conf": {"monster_interval": 11}})
+        return out
+
+    row_bytes = 2 * int(grid.sum()) + 150
+    small, ample = RowCache(max_bytes=4 * row_bytes), RowCache(max_bytes=1 << 30)
+    assert play(small) == play(ample)
+    assert len(small) <= 4 and small.bytes <= small.max_bytes
+    assert len(ample) > 50  # the ample cache kept a row per hero cell the monsters chased
+    game_map = GorgeMap(grid, "g5", rows=small)
+    a, b = game_map.road_cells[0], game_map.road_cells[-1]
+    before = game_map.distance(a, b)
+    for c in game_map.road_cells[1:20]:
+        game_map.distance_row(c)  # pushes a and b's fields out
+    assert game_map.distance(a, b) == before and game_map.cached_rows() <= 4
+    with pytest.raises(ValueError, match="max_bytes"):
+        RowCache(max_bytes=0)
 
 
 def test_distance_rows_are_exact_bfs():

@@ -13,8 +13,9 @@ path, the first buff on the path, the monsters' moves, monster 2's spawn, the sp
 timers, the capture check, the step limit, the score.
 
 Speed matters (training runs millions of steps): the monsters read shortest-path distances from
-rows the map caches per hero cell (`GorgeMap.distance_row`, shared by every env of the process on
-that map), the view window is a cached slice, and the derived fields are table lookups. What the
+rows cached per hero cell (`GorgeMap.distance_row`, shared by every env of the process on that
+map, in a cache of bounded size), the view window is one slice's `tolist`, and the derived fields
+are table lookups. What the
 env returns is built fresh each step except organ dicts: one per item, distance bucket,
 direction and status, kept for the episode and shared between `observation` and `extra_info`
 (and between steps); treat env_obs as read-only.
@@ -690,7 +691,7 @@ class GorgeChaseEnv:
                                "treasure_collected_count": collected, "treasure_score": treasure_score},
                     "monsters": obs_monsters, "organs": obs_organs},
                 "env_info": env_info,
-                "map_info": [*map(list.copy, self.map.view_window(hx, hz))],
+                "map_info": self.map.view_window(hx, hz),
                 "legal_action": (_LEGAL_READY if flash_cooldown == 0 else _LEGAL_COOLING)[:],
             },
             "extra_info": {

@@ -4,7 +4,8 @@ step needs (cell neighbours, shortest-path distance rows, the 21x21 view windows
 
 `GorgeMap.walkable[z, x]` is a read-only bool array (True = road). Cells are addressed by
 their flat id `c = z * 128 + x`; distance rows are indexed by the compact road index
-`index[c]` (0..num_road-1) so that a row costs 2 bytes per road cell.
+`index[c]` (0..num_road-1) so that a row costs 2 bytes per road cell. The rows of every map in
+a process share one bounded cache (`RowCache`): a run on many maps keeps its memory flat.
 
 Official JSON: `{"name", "width": 128, "height": 128, "cells": [{"x", "z", "type_id", "height"}, ...],
 "objects": [], "metadata": {...}}`, `type_id` 3 = road, 1 = obstacle. The `.txt` form has 128
@@ -14,8 +15,10 @@ Every problem raises `GorgeMapError` naming the file and what is wrong.
 """
 from __future__ import annotations
 
+import itertools
 import json
 from array import array
+from collections import OrderedDict
 from functools import lru_cache
 from pathlib import Path
 
@@ -31,6 +34,44 @@ TABLE_METRICS = ("bfs4", "bfs8")
 GENERATED_IDS = range(1, 100_000)  # ids a generated source answers to (1..10 train, 11.. held out)
 MAP_FILE_PATTERN = "gorge_chase_map_{id}.json"
 GRID_FILE_PATTERN = "map_{id}.txt"
+ROW_CACHE_BYTES = 512 << 20  # distance rows a process keeps over all its maps (about 55 k rows of a generated map)
+
+
+class RowCache:
+    """Distance fields of the maps of a process, least recently used dropped once they hold
+    more than `max_bytes` (a dropped field is grown again when asked for). Without a bound an
+    aisrv on 48 maps reached 4 GB in an hour: a row per hero cell a monster chased on each map."""
+
+    def __init__(self, max_bytes: int = ROW_CACHE_BYTES):
+        if max_bytes <= 0:
+            raise ValueError(f"RowCache max_bytes = {max_bytes}: allowed a positive number of bytes")
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        self._fields: OrderedDict = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._fields)
+
+    def get(self, key):
+        field = self._fields.get(key)
+        if field is not None:
+            self._fields.move_to_end(key)
+        return field
+
+    def put(self, key, field: "DistanceField") -> None:
+        self._fields[key] = field
+        self.bytes += field.nbytes
+        while self.bytes > self.max_bytes and len(self._fields) > 1:
+            _, dropped = self._fields.popitem(last=False)
+            self.bytes -= dropped.nbytes
+
+    def count(self, owner: int, metric: str) -> int:
+        """Fields kept for one map's metric (a diagnostic: walks the cache)."""
+        return sum(1 for o, m, _ in self._fields if o == owner and m == metric)
+
+
+PROCESS_ROWS = RowCache()  # one per process, as the maps themselves (generated_map, load_map_cached)
+_MAP_TOKENS = itertools.count()
 
 
 class GorgeMapError(MapError):
@@ -40,7 +81,7 @@ class GorgeMapError(MapError):
 class GorgeMap:
     """One map: `walkable[z, x]`, `name`, and lazily built tables shared by every env on it."""
 
-    def __init__(self, walkable, name: str = "map", *, check: bool = True):
+    def __init__(self, walkable, name: str = "map", *, check: bool = True, rows: RowCache = PROCESS_ROWS):
         walkable = np.array(walkable, dtype=bool)
         if walkable.shape != (GRID_SIZE, GRID_SIZE):
             raise GorgeMapError(f"map {name!r}: grid must be {GRID_SIZE}x{GRID_SIZE}, got {walkable.shape}")
@@ -56,10 +97,10 @@ class GorgeMap:
         index = np.full(GRID_SIZE * GRID_SIZE, -1, dtype=np.int64)
         index[flat] = np.arange(len(flat))
         self.index = index.tolist()  # flat id -> compact index (-1 off road)
-        self._rows: dict[str, dict[int, array]] = {metric: {} for metric in TABLE_METRICS}
+        self._rows = rows
+        self._token = next(_MAP_TOKENS)  # this map's part of a cache key (names can repeat)
         self._neighbours: dict[str, list] = {}
-        self._windows: dict[int, list] = {}
-        padded = np.zeros((GRID_SIZE + 2 * VIEW_RADIUS,) * 2, dtype=np.int64)
+        padded = np.zeros((GRID_SIZE + 2 * VIEW_RADIUS,) * 2, dtype=np.uint8)
         padded[VIEW_RADIUS:-VIEW_RADIUS, VIEW_RADIUS:-VIEW_RADIUS] = walkable
         self._padded = padded
 
@@ -90,14 +131,15 @@ class GorgeMap:
         return self._neighbours[key]
 
     def distance_field(self, cell: int, metric: str = "bfs4") -> "DistanceField":
-        """The (lazily grown) shortest-path distances from road cell `cell` (flat id); kept, so
-        all envs of the process on this map share it."""
-        fields = self._rows[metric]
-        field = fields.get(cell)
+        """The (lazily grown) shortest-path distances from road cell `cell` (flat id); kept in
+        the process's row cache, so all envs of the process on this map share it."""
+        key = (self._token, metric, cell)
+        field = self._rows.get(key)
         if field is None:
             if not (0 <= cell < GRID_SIZE * GRID_SIZE and self.walkable_flat[cell]):
                 raise ValueError(f"cell {cell} is not a road cell of map {self.name!r}")
-            field = fields[cell] = DistanceField(self._adjacency(metric), self.index[cell], self.num_road)
+            field = DistanceField(self._adjacency(metric), self.index[cell], self.num_road)
+            self._rows.put(key, field)
         return field
 
     def distance_row(self, cell: int, metric: str = "bfs4") -> array:
@@ -109,9 +151,9 @@ class GorgeMap:
 
     def distance(self, a: int, b: int, metric: str = "bfs4") -> int:
         """Path length between road cells a and b (flat ids), UNREACHABLE if none."""
-        field = self._rows[metric].get(b)
+        field = self._rows.get((self._token, metric, b))
         if field is None:
-            field = self._rows[metric].get(a)
+            field = self._rows.get((self._token, metric, a))
             if field is not None:
                 return field.get(self.index[b])
             field = self.distance_field(b, metric)
@@ -123,7 +165,8 @@ class GorgeMap:
             self.distance_row(c, metric)
 
     def cached_rows(self, metric: str = "bfs4") -> int:
-        return len(self._rows[metric])
+        """Distance fields of this map the row cache holds now."""
+        return self._rows.count(self._token, metric)
 
     def _adjacency(self, metric: str) -> list:
         """[compact index] -> tuple of the compact indices one step away under `metric`."""
@@ -140,13 +183,10 @@ class GorgeMap:
         return adj
 
     def view_window(self, x: int, z: int) -> list:
-        """map_info around (x, z): 21 rows (z - 10 .. z + 10) of 21 ints (x - 10 .. x + 10), 1 =
-        road, 0 = obstacle or off the map. The cached rows are shared: copy before changing."""
-        c = z * GRID_SIZE + x
-        win = self._windows.get(c)
-        if win is None:
-            win = self._windows[c] = self._padded[z:z + 2 * VIEW_RADIUS + 1, x:x + 2 * VIEW_RADIUS + 1].tolist()
-        return win
+        """map_info around (x, z): 21 new rows (z - 10 .. z + 10) of 21 ints (x - 10 .. x + 10),
+        1 = road, 0 = obstacle or off the map. Built each call from a uint8 copy of the grid: as
+        fast as copying a cached window, which cost 4.9 KB per cell kept."""
+        return self._padded[z:z + 2 * VIEW_RADIUS + 1, x:x + 2 * VIEW_RADIUS + 1].tolist()
 
 
 class DistanceField:
@@ -155,11 +195,12 @@ class DistanceField:
     exact wherever it is not UNREACHABLE; `get(i)` grows the search until i is reached. The
     search runs level by level (the frontier of the cells at distance `level`)."""
 
-    __slots__ = ("dist", "adj", "frontier", "level", "done")
+    __slots__ = ("dist", "adj", "frontier", "level", "done", "nbytes")
 
     def __init__(self, adj: list, source: int, size: int):
         self.adj = adj
         self.dist = array("H", _unreached(size))
+        self.nbytes = 2 * size + 150  # the row and the object's own share (the cache's budget)
         self.dist[source] = 0
         self.frontier = [source]
         self.level = 0
