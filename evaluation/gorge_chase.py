@@ -46,6 +46,9 @@ class AgentPolicy:
         agent, loaded = self.loaded.agent, self.loaded
         np.random.seed(int(seed) % 2**32)
         torch.manual_seed(int(seed))
+        generator = getattr(agent, "sample_generator", None)  # the project's agents draw from their own
+        if generator is not None:
+            generator.manual_seed(int(seed))  # so an episode scores the same in any process and order
         started = []
 
         def choose(env_obs):

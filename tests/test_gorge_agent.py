@@ -193,6 +193,29 @@ def trained(tmp_path_factory):
     return root, ckpts[-1]
 
 
+def test_an_evaluated_episode_scores_the_same_in_any_process_and_order(trained):
+    """The agent's own draws (exploit's loop breaking, here every step) are seeded with the
+    episode seed: an episode replays the same after other draws and in a fresh load."""
+    from evaluation.episodes import load_agent
+    from evaluation.gorge_chase import AgentPolicy
+
+    _, ckpt = trained
+    env = make_env(protocol="gorge", seed=0)
+    conf = dataclasses.replace(ONE_MONSTER, max_step=40).usr_conf()
+
+    def policy():
+        loaded = load_agent(ckpt, None)
+        loaded.agent.ppo_cfg = dataclasses.replace(loaded.agent.ppo_cfg, exploit_policy="sample")
+        return AgentPolicy(loaded)
+
+    first = policy()
+    actions = first.play(env, conf, 3).actions
+    first.loaded.agent.sample_generator.manual_seed(12345)  # what other episodes' draws leave behind
+    assert first.play(env, conf, 3).actions == actions
+    assert policy().play(env, conf, 3).actions == actions
+    assert first.play(env, conf, 4).actions != actions
+
+
 @pytest.mark.slow
 def test_train_evaluate_export_train_test_and_score_the_export(trained):
     root, ckpt = trained
