@@ -12,7 +12,7 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from episodes.runner import EpisodeRunner
-from evaluation.episodes import EpisodeRecord, LoadedAgent, record_from
+from evaluation.episodes import EpisodeRecord, LoadedAgent, record_from, seed_agent_draws
 from games.base import Rendering, frame_indices
 from realm.constants import VIEW_SIZE
 from realm.planner import run_planner
@@ -47,13 +47,7 @@ class AgentPolicy:
         self.mode = mode
 
     def play(self, env, usr_conf: dict, seed: int, on_step=None) -> EpisodeRecord:
-        generator = getattr(self.agent, "sample_generator", None)
-        if generator is not None:
-            generator.manual_seed(int(seed))
-        else:
-            import torch
-
-            torch.manual_seed(int(seed))
+        seed_agent_draws(self.agent, seed)
         act = self.agent.predict if self.mode == "sample" else self.agent.exploit
         played, conf = self.loaded.platform.eval_episode(env, usr_conf, self.loaded.map_window)
         runner = EpisodeRunner([played], act, self.loaded.observation_process, self.loaded.action_process)

@@ -38,15 +38,11 @@ def play_exploit(env, loaded, usr_conf: dict, seed: int) -> EpisodeV2:
     LoadedAgent of a v2 package: its agent, with the platform's eval_protocol). The agent's draws
     (an exploit that breaks loops by sampling) are seeded with the episode seed, so an episode
     scores the same in any process."""
-    import torch
+    from evaluation.episodes import seed_agent_draws
 
     obs, extra_info = env.reset(usr_conf=usr_conf, seed=seed)
     agent = loaded.agent
-    generator = getattr(agent, "sample_generator", None)
-    if generator is not None:
-        generator.manual_seed(int(seed))
-    else:
-        torch.manual_seed(int(seed))
+    seed_agent_draws(agent, seed)
     if callable(getattr(agent, "reset", None)):
         agent.reset()
     trail, jumps, actions = [env.hero], [], []

@@ -66,6 +66,20 @@ class EpisodeRecord:
         return row
 
 
+def seed_agent_draws(agent, seed: int) -> None:
+    """Seed every draw an agent may make in an episode with the episode seed (its own
+    `sample_generator` where it has one: the project's agents; numpy's and torch's global ones),
+    so an episode scores the same in any process and order."""
+    import numpy as np
+    import torch
+
+    np.random.seed(int(seed) % 2**32)
+    torch.manual_seed(int(seed))
+    generator = getattr(agent, "sample_generator", None)
+    if generator is not None:
+        generator.manual_seed(int(seed))
+
+
 def record_from(stats, won: bool, usr_conf: dict, seed: int, actions: list[int]) -> EpisodeRecord:
     """The score fields of an EpisodeStats or of the planner's result (total_score, chests,
     steps, buff_count, flash_count), and whether the episode was won, as a record."""

@@ -41,14 +41,10 @@ class AgentPolicy:
         self.name = name
 
     def play(self, env, usr_conf: dict, seed: int, on_step=None) -> GorgeEpisode:
-        import torch
+        from evaluation.episodes import seed_agent_draws
 
         agent, loaded = self.loaded.agent, self.loaded
-        np.random.seed(int(seed) % 2**32)
-        torch.manual_seed(int(seed))
-        generator = getattr(agent, "sample_generator", None)  # the project's agents draw from their own
-        if generator is not None:
-            generator.manual_seed(int(seed))  # so an episode scores the same in any process and order
+        seed_agent_draws(agent, seed)
         started = []
 
         def choose(env_obs):
