@@ -175,6 +175,19 @@ def test_the_reference_alone_plays_the_game_of_the_configs_agent():
     assert evaluate.evaluated_platform(evaluate.parse_args(["--agent", "planner", "--usr-conf", usr_conf])).name != "15"
 
 
+def test_an_evaluation_on_the_official_maps_says_so(tmp_path, capsys):
+    sys.path.insert(0, str(REPO_ROOT / "tools"))
+    import evaluate
+
+    grids = REPO_ROOT.parent / "shared" / "kaiwu_gorge" / "map" / "grids"
+    config = tmp_path / "open_maps.toml"
+    config.write_text(f'[app]\napp = "gorge_chase"\nalgo = "ppo"\n\n[env]\ngorge_maps = "{grids}"\n')
+    usr_conf = json.dumps(CurriculumConfig(map=[9], map_random=False, max_step=20).usr_conf())
+    assert evaluate.main(["--agent", "planner", "--usr-conf", usr_conf, "--config", str(config), "--episodes", "1",
+                          "--quiet", "--out", str(tmp_path / "out")]) == 0
+    assert f"on the maps in {grids}:" in capsys.readouterr().out
+
+
 def _run(*args, timeout: float = 300) -> subprocess.CompletedProcess:
     return subprocess.run(list(args), cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout)
 

@@ -344,8 +344,9 @@ def map_label(env_kwargs: dict) -> str:
     generator's maps of a map_seed."""
     if env_kwargs.get("map_file"):
         return Path(env_kwargs["map_file"]).name
-    if env_kwargs.get("map_dir"):
-        return f"the maps in {env_kwargs['map_dir']}"
+    folder = env_kwargs.get("map_dir") or env_kwargs.get("maps_folder")  # v2's map folder, gorge_chase's [env] gorge_maps
+    if folder:
+        return f"the maps in {folder}"
     return f"generated maps of map_seed {env_kwargs.get('map_seed', 0)}"
 
 
