@@ -19,7 +19,6 @@ from pathlib import Path
 
 from typing import Any, Callable
 
-import toml
 
 from agent.checkpoint_io import CheckpointError, read_torch, train_state_file
 from games.back_to_the_realm import resolve_episodes, resolved_usr_conf  # noqa: F401 (evaluation's names)
@@ -110,18 +109,28 @@ def run_config_file(ckpt_file: str | Path) -> Path | None:
     return None
 
 
-def _read_toml(file: Path) -> dict:
+def _read_toml(source) -> dict:
+    """A config's tree as ./train.sh reads it (includes merged, --set applied): `source` is a
+    file or a workflow.config.ConfigSource."""
+    from workflow.config import ConfigSource
+    from workflow.schema import ConfigError
+
     try:
-        return toml.loads(Path(file).read_text())
-    except (OSError, toml.TomlDecodeError) as e:
-        raise CheckpointError(f"cannot read config {file}: {e}") from e
+        return ConfigSource.of(source).tree()
+    except ConfigError as e:
+        raise CheckpointError(f"cannot read config {source}: {e}") from e
 
 
-def project_algo(ckpt_file: Path, config: str | Path | None) -> tuple[str, str]:
+def _source(config, ckpt_file: Path):
+    """`config` (a file or ConfigSource), else the effective config of the checkpoint's run."""
+    return config if config else run_config_file(ckpt_file)
+
+
+def project_algo(ckpt_file: Path, config) -> tuple[str, str]:
     """Which of the project's agents made a checkpoint: (app.app, app.algo) of `config`, else of
     the run's effective config, by this release's names (a run of an earlier release that named
     the v2 agent "ppo_v2" is back_to_the_realm_v2's "ppo"); the default agent when no config says."""
-    source = Path(config) if config else run_config_file(ckpt_file)
+    source = _source(config, ckpt_file)
     app_section = (_read_toml(source).get("app") or {}) if source is not None else {}
     algo = app_section.get("algo")
     if algo is None:
@@ -133,10 +142,10 @@ def project_algo(ckpt_file: Path, config: str | Path | None) -> tuple[str, str]:
     return app, algo
 
 
-def project_settings(ckpt_file: Path, config: str | Path | None) -> dict:
+def project_settings(ckpt_file: Path, config) -> dict:
     """The project agent's sections for a checkpoint: from `config`, else the run's effective
     config; the network's shape from the checkpoint's training state when it has one."""
-    source = Path(config) if config else run_config_file(ckpt_file)
+    source = _source(config, ckpt_file)
     data = _read_toml(source) if source is not None else {}
     sections = find_project_algorithm(*project_algo(ckpt_file, config)).sections
     settings = {name: dict(data[name]) for name in sections if isinstance(data.get(name), dict)}
@@ -159,7 +168,7 @@ def package_algo(package_dir: Path) -> str:
     return algo
 
 
-def load_agent(ckpt_file: str | Path, config_file_path: str | Path | None = None,
+def load_agent(ckpt_file: str | Path, config_file_path=None,
                package_dir: str | Path | None = None) -> LoadedAgent:
     """The agent of `ckpt_file` with that checkpoint loaded by its package's own load_model:
     the project's agent (settings from `config_file_path` or the run's effective config), or
@@ -171,7 +180,7 @@ def load_agent(ckpt_file: str | Path, config_file_path: str | Path | None = None
         raise CheckpointError(f"not a checkpoint file (model.ckpt-N...): {ckpt_file}")
     try:
         if package_dir is not None:  # the run's algorithm (its config given, or the run's own), else the package's
-            run_config = Path(config_file_path) if config_file_path else run_config_file(ckpt_file)
+            run_config = _source(config_file_path, ckpt_file)
             run_algo = (_read_toml(run_config).get("app") or {}).get("algo") if run_config else None
             algo = run_algo if isinstance(run_algo, str) and run_algo else package_algo(Path(package_dir))
             package = KaiwuPackage.load(package_dir, algo, {"app": "back_to_the_realm", "algo": algo, "svr_name": "eval"},

@@ -265,3 +265,30 @@ def test_train_evaluate_export_train_test_and_score_the_export(trained):
     result = _run(sys.executable, "tools/evaluate.py", "--package", str(package), "--preset", "gorge-generated-heldout",
                   "--episodes", "1", "--no-planner", "--workers", "1", "--out", str(root / "eval_package"))
     assert result.returncode == 0, result.stderr
+
+
+def test_an_evaluation_config_is_read_as_train_sh_reads_it(trained, tmp_path, capsys):
+    """A small evaluation TOML that includes conf/gorge_chase.toml and names the official maps, with
+    --set over it: evaluate.py picks the included game and agent, the --set model, and the folder's maps
+    (a checkpoint moved away from its run, so nothing else says which game or model it is)."""
+    import shutil
+
+    sys.path.insert(0, str(REPO_ROOT / "tools"))
+    import evaluate
+
+    _, ckpt = trained
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.copy(ckpt, alone / ckpt.name)
+    grids = REPO_ROOT.parent / "shared" / "kaiwu_gorge" / "map" / "grids"
+    config = tmp_path / "score_on_open_maps.toml"
+    config.write_text(f'include = ["{CONF}"]\n\n[env]\ngorge_maps = "{grids}"\n')
+    assert evaluate.main(["--ckpt", str(alone / ckpt.name), "--config", str(config), "--set", "model.hidden_size=32",
+                          "--set", "curriculum_gorge.max_step=30", "--preset", "gorge-heldout", "--episodes", "1",
+                          "--no-planner", "--workers", "1", "--quiet", "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "gorge-heldout (gorge_chase" in out and f"on the maps in {grids}:" in out
+    assert evaluate.main(["--ckpt", str(alone / ckpt.name), "--config", str(config), "--set", "model.hidden_size=64",
+                          "--preset", "gorge-heldout", "--episodes", "1", "--no-planner", "--workers", "1",
+                          "--quiet", "--out", str(tmp_path / "out64")]) == 2
+    assert "does not fit" in capsys.readouterr().err

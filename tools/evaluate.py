@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tool_args import (InputError, REPO_ROOT, add_best_arg, add_episode_args, add_map_args, add_package_arg,
-                       add_policy_args, best_checkpoint_file, check_episode_args, describe_episodes,
+                       add_policy_args, best_checkpoint_file, check_episode_args, config_source, describe_episodes,
                        eval_env_kwargs, game_episode_settings, package_checkpoint, run_tool)  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -218,12 +218,24 @@ def main(argv: list[str] | None = None) -> int:
     return run_tool(evaluate, parse_args(argv))
 
 
+def read_config_args(args: argparse.Namespace) -> None:
+    """args.config becomes the ConfigSource of --config and --set (None when neither is given),
+    read as ./train.sh reads it; --set alone applies over the checkpoint's run config."""
+    run_config = None
+    if args.config is None and args.overrides and getattr(args, "agent", "ckpt") == "ckpt" and args.ckpt is not None:
+        from evaluation.episodes import run_config_file
+
+        run_config = run_config_file(find_checkpoints(args.ckpt, 1)[0])
+    args.config = config_source(args, run_config)
+
+
 def evaluated_platform(args: argparse.Namespace):
     """The platform version the evaluated policy plays in (its game is the episodes'): --package's;
     else, for --ckpt, that of the project agent of the checkpoint's run (app.app, app.algo); else, for the
     reference alone, the version whose evaluation preset --preset is (or one of its game's), else
     that of --config's agent, else the project's."""
     from workflow import platforms
+    from workflow.config import ConfigSource
     from workflow.platforms.project import find_project_algorithm
     from workflow.schema import ConfigError
 
@@ -250,7 +262,8 @@ def evaluated_platform(args: argparse.Namespace):
         from evaluation.episodes import project_algo
 
         try:
-            return find_project_algorithm(*project_algo(Path(args.config), args.config)).layout.platform
+            source = ConfigSource.of(args.config)
+            return find_project_algorithm(*project_algo(Path(source.path), source)).layout.platform
         except CheckpointError as e:
             raise InputError(str(e)) from e
     return platforms.PROJECT
@@ -276,6 +289,7 @@ def evaluate(args: argparse.Namespace) -> int:
     if args.every < 1:
         raise InputError(f"--every must be >= 1, got {args.every}")
     check_episode_args(args)
+    read_config_args(args)
     platform = evaluated_platform(args)
     game = games.of_platform(platform)
     try:
@@ -312,7 +326,7 @@ def evaluate(args: argparse.Namespace) -> int:
     tasks = [(key, ep) for key in keys for ep in episodes]
     workers = args.workers if args.workers is not None else (None if args.ray else os.cpu_count() or 1)
     start = time.monotonic()
-    results = play_all(tasks, env_kwargs, workers=workers, config_file=str(args.config) if args.config else None,
+    results = play_all(tasks, env_kwargs, workers=workers, config_file=args.config,
                        agent_mode=args.policy, package_dir=str(args.package) if args.package else None,
                        on_done=progress_bar(len(tasks), args.quiet), ray_address=args.ray)
     seconds = time.monotonic() - start

@@ -51,7 +51,8 @@ from pathlib import Path
 import toml
 
 from export_layouts import PROTOCOL_LINE, PROTOCOL_MODULE  # noqa: E402
-from tool_args import REPO_ROOT, InputError, add_best_arg, best_checkpoint_file, run_tool  # noqa: E402
+from tool_args import (REPO_ROOT, InputError, add_best_arg, add_config_args, best_checkpoint_file, config_source,  # noqa: E402
+                       config_tree_of, run_tool)
 import games  # noqa: E402
 from workflow import platforms  # noqa: E402
 from workflow.platforms import ExportLayout as Target  # noqa: E402
@@ -162,7 +163,7 @@ def platform_app(run_app: dict, algo: str, ckpt_id: int, sample_dim: int, target
     return app
 
 
-def export(ckpt: Path, out: Path, algo: str | None, config: Path | None, kaiwu_version: str = platforms.PROJECT.name) -> list[Path]:
+def export(ckpt: Path, out: Path, algo: str | None, config, kaiwu_version: str = platforms.PROJECT.name) -> list[Path]:
     """Write the package for the platform version named `kaiwu_version` (workflow.platforms.NAMES);
     `algo` names its algorithm (default: the project algorithm's name)."""
     import importlib
@@ -199,7 +200,7 @@ def export(ckpt: Path, out: Path, algo: str | None, config: Path | None, kaiwu_v
     except (CheckpointError, ValueError) as e:
         raise InputError(f"--ckpt {ckpt}: {e}") from e
     run_config = config or run_config_file(ckpt)
-    run_app = toml.loads(run_config.read_text()).get("app", {}) if run_config else {}
+    run_app = config_tree_of(run_config).get("app", {}) if run_config else {}
 
     texts = package_texts(project, algo, target)
     folder = target.folder.format(algo=algo)
@@ -293,8 +294,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, required=True, help="the package directory to write (new or empty)")
     parser.add_argument("--algo", default=None,
                         help="the algorithm folder's name (default: the run's algorithm, ppo or dqn_plus)")
-    parser.add_argument("--config", type=Path, default=None,
-                        help="the run's config (default: the checkpoint's run, log/effective_config.toml)")
+    add_config_args(parser, "the run's config, read as ./train.sh reads it (includes, --set) "
+                            "(default: the checkpoint's run, log/effective_config.toml)")
     parser.add_argument("--kaiwu-version", default=platforms.PROJECT.name, choices=platforms.NAMES,
                         help="the platform's layout and protocol: " + ", ".join(
                             f"{name} ({platforms.get(name).title})" for name in platforms.NAMES)
@@ -304,10 +305,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     def action(args: argparse.Namespace) -> int:
-        if args.config is not None and not args.config.is_file():
-            raise InputError(f"--config: file not found: {args.config}")
         if args.best:
             args.ckpt = best_checkpoint_file(args.ckpt)
+        from evaluation.episodes import run_config_file
+
+        args.config = config_source(args, run_config_file(args.ckpt) if args.ckpt.is_file() else None)
         files = export(args.ckpt, args.out, args.algo, args.config, args.kaiwu_version)
         print(f"wrote {len(files)} files to {args.out}")
         print(f"train it:  ./train.sh --package {args.out}")

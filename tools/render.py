@@ -74,7 +74,7 @@ def render(args: argparse.Namespace) -> int:
     --policy sample, where the game allows it) or by the reference, drawn by the game."""
     import realm
     from agent.checkpoint_io import CheckpointError
-    from evaluate import evaluated_platform
+    from evaluate import evaluated_platform, read_config_args
     from evaluation.episodes import load_agent, run_config_file
 
     for flag in ("scale", "view_scale", "frame_stride", "max_frames"):
@@ -83,6 +83,7 @@ def render(args: argparse.Namespace) -> int:
     if args.fps <= 0:
         raise InputError(f"--fps must be > 0, got {args.fps}")
     check_episode_args(args)
+    read_config_args(args)
     platform = evaluated_platform(args)
     game = games.of_platform(platform)
     if args.map_gif is not None and not game.map_animation:

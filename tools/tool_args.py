@@ -94,9 +94,40 @@ def add_map_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--obstacles-file", type=Path, default=None,
                         help="a back_to_the_realm_v2 map's obstacles json (with --map-file, a map_data/<name>.json)")
     parser.add_argument("--map-seed", type=int, default=None, help="generated map of this seed")
-    parser.add_argument("--config", type=Path, default=None,
-                        help="a run's config (log/effective_config.toml): its [env] picks the map and its [model] "
-                             "rebuilds a checkpoint that carries no model config (default: the checkpoint's run)")
+    add_config_args(parser, "a config file, read as ./train.sh reads it (includes, --set): its [app] picks the game "
+                            "and agent, its [env] the map, its [model] rebuilds a checkpoint that carries no model "
+                            "config (default: the checkpoint's run, log/effective_config.toml)")
+
+
+def add_config_args(parser: argparse.ArgumentParser, help_text: str) -> None:
+    """--config FILE and --set section.key=value, as ./train.sh takes them."""
+    parser.add_argument("--config", type=Path, default=None, help=help_text)
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                        help="override one key of the config, as ./train.sh --set does (repeatable); without "
+                             "--config over the checkpoint's run config, else conf/configure_app.toml")
+
+
+def config_source(args: argparse.Namespace, run_config: Path | None = None):
+    """--config and --set as one workflow.config.ConfigSource (None when neither is given): the
+    file a tool reads exactly as ./train.sh does. --set alone applies over `run_config` (the
+    checkpoint's run) when there is one. Raises InputError naming a missing file or a bad key."""
+    from workflow.config import DEFAULT_CONFIG, ConfigSource
+    from workflow.schema import ConfigError
+
+    overrides = list(getattr(args, "overrides", None) or [])
+    if isinstance(args.config, ConfigSource):
+        return args.config
+    if args.config is None and not overrides:
+        return None
+    path = Path(args.config) if args.config is not None else (run_config or DEFAULT_CONFIG)
+    if not path.is_file():
+        raise InputError(f"--config: file not found: {path}")
+    source = ConfigSource.of(path, overrides)
+    try:
+        source.tree()
+    except ConfigError as e:
+        raise InputError(f"--config {source}: {e}") from None
+    return source
 
 
 def episode_settings(args: argparse.Namespace) -> tuple[str, dict]:
@@ -208,13 +239,7 @@ def eval_env_kwargs(args: argparse.Namespace, game, platform, run_config: Path |
     elif args.map_seed is not None:
         section = {"map_seed": int(args.map_seed)}
     elif (args.config or run_config) is not None:
-        config = Path(args.config or run_config)
-        if not config.is_file():
-            raise InputError(f"--config: file not found: {config}")
-        try:
-            section = toml.loads(config.read_text(encoding="utf-8")).get("env", {})
-        except toml.TomlDecodeError as e:
-            raise InputError(f"{config}: {e}") from e
+        section = config_tree_of(args.config or run_config).get("env", {})
     else:
         section = {}
     section = {key: value for key, value in section.items() if value is not None}
@@ -224,19 +249,32 @@ def eval_env_kwargs(args: argparse.Namespace, game, platform, run_config: Path |
         raise InputError(f"map or env settings: {e}") from e
 
 
-def env_from_config(config: Path) -> dict:
+def config_tree_of(config) -> dict:
+    """The tree of a config file or ConfigSource as ./train.sh reads it (includes, --set), unvalidated.
+    Raises InputError naming the file or key."""
+    from workflow.config import ConfigSource
+    from workflow.schema import ConfigError
+
+    source = ConfigSource.of(config)
+    if not Path(source.path).is_file():
+        raise InputError(f"--config: file not found: {source.path}")
+    try:
+        return source.tree()
+    except ConfigError as e:
+        raise InputError(f"--config {source}: {e}") from None
+
+
+def env_from_config(config) -> dict:
     """make_env arguments from a config file's [env] section (map and rules), for the 2024 env the
     project's agents play."""
     from workflow.config import EnvConfig
     from workflow.schema import ConfigError, build
 
-    if not config.is_file():
-        raise InputError(f"--config: file not found: {config}")
+    section = config_tree_of(config).get("env", {})
     try:
-        section = toml.loads(config.read_text()).get("env", {})
         env = build(EnvConfig, section, "env")
         kwargs = env.make_kwargs()
-    except (toml.TomlDecodeError, ConfigError) as e:
+    except ConfigError as e:
         raise InputError(f"{config}: {e}") from e
     kwargs.pop("protocol", None)
     kwargs.pop("map_window", None)  # the agent's window: load_agent reads it from the run's config

@@ -553,15 +553,52 @@ def _plain(value):
     return value
 
 
+def config_tree(path: str | Path | None = None, overrides: list[str] | tuple[str, ...] | None = None,
+                base: str | Path | None = None) -> dict:
+    """The TOML tree a run reads, before validation: `base` (if given), the file over it with its
+    includes merged, the --set overrides applied. Every reader of a config file (train.sh, the
+    evaluation, export, bench and sweep tools) goes through here, so they all see the same
+    values. Raises ConfigError naming the file or key."""
+    data = _read_toml(Path(base)) if base else {}
+    _deep_merge(data, _read_toml(Path(path) if path else DEFAULT_CONFIG))
+    apply_overrides(data, list(overrides or []))
+    return _plain(data)  # inline tables as plain dicts: the config crosses to spawned processes
+
+
+@dataclass(frozen=True)
+class ConfigSource:
+    """A config file and the --set overrides over it: what a tool hands its worker processes so
+    that each reads the config exactly as ./train.sh does (`config_tree`, `load_config`)."""
+
+    path: Path
+    overrides: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, config: "str | Path | ConfigSource | None", overrides=()) -> "ConfigSource | None":
+        """`config` as a ConfigSource (None stays None unless overrides are given: they then
+        apply to conf/configure_app.toml, as ./train.sh --set does)."""
+        if isinstance(config, ConfigSource):
+            return cls(config.path, config.overrides + tuple(overrides)) if overrides else config
+        if config is None:
+            return cls(DEFAULT_CONFIG, tuple(overrides)) if overrides else None
+        return cls(Path(config), tuple(overrides))
+
+    def tree(self) -> dict:
+        return config_tree(self.path, self.overrides)
+
+    def load(self) -> "AppConfig":
+        return load_config(self.path, list(self.overrides))
+
+    def __str__(self) -> str:
+        return " ".join([str(self.path), *(f"--set {item}" for item in self.overrides)])
+
+
 def load_config(path: str | Path | None = None, overrides: list[str] | None = None,
                 base: str | Path | None = None) -> AppConfig:
     """Read `base` (if given) and the file over it, merge includes, apply --set overrides,
     validate. Platform-only [app] keys are set aside in `platform_keys`. Raises ConfigError
     naming the key."""
-    data = _read_toml(Path(base)) if base else {}
-    _deep_merge(data, _read_toml(Path(path) if path else DEFAULT_CONFIG))
-    apply_overrides(data, list(overrides or []))
-    data = _plain(data)  # inline tables as plain dicts: the config crosses to spawned processes
+    data = config_tree(path, overrides, base)
     app = data.get("app", {})
     platform = {key: _plain(app.pop(key)) for key in list(app) if key in PLATFORM_ONLY_KEYS} if isinstance(app, dict) else {}
     cfg = build(AppConfig, data)
