@@ -49,6 +49,10 @@ class PPOAgent(CheckpointedAgent):
     #: channels, map size, state size): each game's agent sets them
     sample_rows = None
     input_shape: tuple[int, int, int] | None = None
+    #: an observer of every act: `act_probe(list_obs_data, probabilities (B, actions), values (B,), actions)`,
+    #: numpy arrays and the chosen indices (a recorded episode's view of the policy: evaluation.recorder);
+    #: None, as in training, leaves acting without the critic's pass
+    act_probe = None
 
     def __init__(self, agent_type="player", device=None, logger=None, monitor=None, *,
                  settings=None, seed: int | None = None):
@@ -139,9 +143,24 @@ class PPOAgent(CheckpointedAgent):
             if greedy is not False:
                 actions = torch.where(torch.tensor(greedy, device=log_probs.device)[:, None], log_probs.argmax(dim=-1, keepdim=True), actions)
         chosen = log_probs.gather(1, actions).squeeze(1)
+        if self.act_probe is not None:
+            self.act_probe(list_obs_data, log_probs.exp().float().cpu().numpy(), self._values(list_obs_data),
+                           actions.squeeze(1).tolist())
         core_states = core_states or [None] * len(list_obs_data)
         return [ActData(action=int(a), log_prob=float(lp), core_state=state)
                 for a, lp, state in zip(actions.squeeze(1).tolist(), chosen.tolist(), core_states)]
+
+    @torch.no_grad()
+    def _values(self, list_obs_data: Sequence[ObsData]) -> np.ndarray:
+        """The critic's value of each observation (from its recurrent state, with a core), in
+        return units, as the learner's GAE pass values a frame."""
+        maps, states, legal = self._obs_tensors(list_obs_data)
+        if self.model.recurrent:
+            _, values = self.model.sequence(maps[:, None], states[:, None], legal[:, None], self._core_states(list_obs_data))
+            values = values[:, 0]
+        else:
+            values = self.model.value(maps, states)
+        return self.model.value_norm.denormalize(values).float().cpu().numpy()
 
     # --- learning ---------------------------------------------------------------------------------
 

@@ -31,30 +31,38 @@ a 2025 package's own features read them so), unless `translate` asks for the 202
 a per-env view (feature.observation18.Realm18View, which the 2024 game's episodes give) reads
 each episode, and `observation_process`, the Transitions and whatever reads them (the project's
 features and reward) see 2024 objects.
+
+Every reset and step is decoded once, by the env's protocol (episodes.protocol: `EnvProtocol`,
+`StepOutcome`, whose terminated / truncated / won / lost mean the same in every game); the
+training system's host reads its envs' steps with the same objects (`env_protocol`, from here).
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Sequence
 
-from episodes.protocol import EnvProtocol, act_list, env_protocol
+from episodes.protocol import EnvProtocol, StepOutcome, act_list, env_protocol
+
+__all__ = ["EpisodeRunner", "EpisodeStats", "Transition", "carry_core_state", "env_protocol"]
 
 
 @dataclass
 class EpisodeStats:
     """A finished episode as the game scored it."""
 
-    total_score: float  # the final score (0 when the step limit ran out)
+    total_score: float  # the final score (in the realm games 0 when the step limit ran out)
     chests: int
     steps: int
-    win: bool  # reached the end within max_step
+    win: bool  # the game's win (StepOutcome.won): reached the end; gorge_chase: survived to max_step
     buff_count: int
     flash_count: int
 
     @classmethod
-    def from_score(cls, score, steps: int, terminated: bool) -> "EpisodeStats":
+    def from_outcome(cls, outcome: StepOutcome, steps: int) -> "EpisodeStats":
+        """The episode that `outcome`, its last step, ended after `steps` steps."""
+        score = outcome.score
         return cls(total_score=float(score.total_score), chests=int(score.treasure_count), steps=int(steps),
-                   win=bool(terminated), buff_count=int(score.buff_count), flash_count=int(score.talent_count))
+                   win=outcome.won, buff_count=int(score.buff_count), flash_count=int(score.talent_count))
 
     def report(self) -> dict[str, float]:
         """As numbers, for a monitor or a metrics row."""
@@ -69,20 +77,40 @@ class Transition:
     before: Any  # the ObsData the action was chosen from
     act: Any  # the agent's answer (ActData)
     action: int  # what the env was given
-    obs: Any = None  # the env's outputs after the step (a 2025 env's obs and state: as the 2024 obs, env_info)
-    score: Any = None
-    terminated: bool = False
-    truncated: bool = False
+    #: the observation after the step and what came beside it, as the features read them (through the
+    #: game's view when translated: a 2025 env's obs and state as the 2024 obs and env_info)
+    obs: Any = None
     env_info: Any = None
+    outcome: StepOutcome | None = None  # the step as its protocol decoded it: score, end flags, won / lost
     obs_data: Any = None  # observation_process(obs, env_info): what the next action is chosen from
     error: Exception | None = None  # env.step raised: the episode is lost, reset the env
 
     @property
+    def score(self):
+        return None if self.outcome is None else self.outcome.score
+
+    @property
+    def terminated(self) -> bool:
+        return self.outcome is not None and self.outcome.terminated
+
+    @property
+    def truncated(self) -> bool:
+        return self.outcome is not None and self.outcome.truncated
+
+    @property
+    def won(self) -> bool:
+        return self.outcome is not None and self.outcome.won
+
+    @property
+    def lost(self) -> bool:
+        return self.outcome is not None and self.outcome.lost
+
+    @property
     def ended(self) -> bool:
-        return self.terminated or self.truncated
+        return self.outcome is not None and self.outcome.ended
 
     def stats(self, steps: int) -> EpisodeStats:
-        return EpisodeStats.from_score(self.score, steps, self.terminated)
+        return EpisodeStats.from_outcome(self.outcome, steps)
 
 
 def carry_core_state(act, obs_data):
@@ -97,7 +125,7 @@ class _Slot:
     def __init__(self, env, protocol: EnvProtocol):
         self.env = env
         self.protocol = protocol
-        self.view = None  # a later protocol's episode, read as the 2024 protocol (EnvProtocol.view)
+        self.view = None  # the game's view of a translated protocol's episode (EpisodeRunner's `view`)
         self.obs_data = None
         self.steps = 0
 
@@ -134,33 +162,18 @@ class EpisodeRunner:
         slot = self.slots[index]
         if self.usr_conf_of is not None and slot.protocol.translates:
             usr_conf = self.usr_conf_of(usr_conf)
-        result = slot.env.reset(usr_conf=usr_conf, **kwargs)
+        outcome = slot.protocol.reset(slot.env.reset(usr_conf=usr_conf, **kwargs))
         slot.view = None
-        if slot.protocol.info_at_reset:  # v2: (obs, extra_info), both for the features
-            obs, info = result
-            if obs is None:
-                return None
-            slot.view = self._new_view(slot)
-            if slot.view is not None:
-                obs, info = slot.view.reset(obs, info)
-            slot.obs_data = self.observation_process(obs, info)
-            slot.steps = 0
-            return obs
-        if isinstance(result, tuple):  # 2025: (obs, state)
-            if result[0] is None:
-                return None
-            slot.view = self._new_view(slot)
-            if slot.view is not None:
-                result = slot.view.reset(result[0])[0]
-        elif result is not None:  # 15.0.1: the env_obs
-            slot.view = self._new_view(slot)
-            if slot.view is not None:
-                result = slot.view.reset(result)[0]
-        if result is None:
+        if outcome.obs is None:
             return None
-        slot.obs_data = self.observation_process(result, None)
+        slot.view = self._new_view(slot)
+        if slot.protocol.info_at_reset:  # v2: the observation and extra_info, both for the features
+            obs, info = (outcome.obs, outcome.info) if slot.view is None else slot.view.reset(outcome.obs, outcome.info)
+        else:  # the observation alone: through the view, else as reset returned it (18: the (obs, state) pair)
+            obs, info = (outcome.returned if slot.view is None else slot.view.reset(outcome.obs)[0]), None
+        slot.obs_data = self.observation_process(obs, info)
         slot.steps = 0
-        return result
+        return obs
 
     def _new_view(self, slot: _Slot):
         """A fresh view of the episode starting on `slot` (None: its observations as they come)."""
@@ -176,7 +189,8 @@ class EpisodeRunner:
         for i, before, act in zip(indices, befores, acts):
             slot, action = self.slots[i], int(self.action_process(act))
             try:
-                obs, score, terminated, truncated, env_info = slot.protocol.step(slot.env.step(action))
+                outcome = slot.protocol.step(slot.env.step(action))
+                obs, env_info = outcome.obs, outcome.info
                 if slot.view is not None:  # translated: the view reads the episode (2025: rebuilds env_info)
                     if obs is None:
                         raise RuntimeError("env.step returned no observation")
@@ -187,8 +201,7 @@ class EpisodeRunner:
                 continue
             slot.steps += 1
             slot.obs_data = carry_core_state(act, self.observation_process(obs, env_info))
-            out.append(Transition(i, before, act, action, obs, score, bool(terminated), bool(truncated), env_info,
-                                  slot.obs_data))
+            out.append(Transition(i, before, act, action, obs, env_info, outcome, slot.obs_data))
         return out
 
     def play(self, usr_conf: dict | None, index: int = 0, on_step: Callable[[Transition], None] | None = None,

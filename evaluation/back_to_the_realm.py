@@ -200,3 +200,35 @@ def play_and_draw(game, env, policy, usr_conf: dict, seed: int, title: str, opti
         picked = frame_indices(len(rec.frames), options.frame_stride, options.max_frames)
         frames = [draw_view(rec.frames[i], options.view_scale) for i in picked]
     return Rendering(record, png, frames)
+
+
+# --- recordings (evaluation.recording) -------------------------------------------------------------
+
+def _cell(pos) -> list[int]:
+    from realm.maps import cell_of
+
+    return list(cell_of(*pos))
+
+
+def recorded_world(env) -> dict:
+    """The map (rows z = 0 up to 127, North = +z up), the start, the end, the episode's chests and the
+    buff as cells, the 51×51 view's radius."""
+    from evaluation.recording import grid_rows
+    from realm.constants import BUFF_ID, VIEW_RADIUS
+
+    episode, positions = env.episode, env.map.positions
+    return {"rows": grid_rows(env.map.passable), "z_up": True, "view_radius": VIEW_RADIUS,
+            "start": _cell(positions[episode.start]), "end": _cell(positions[episode.end]),
+            "chests": [_cell(positions[i]) for i in episode.treasure_id], "buffs": [_cell(positions[BUFF_ID])]}
+
+
+def recorded_state(env) -> dict:
+    """The hero's cell (and its world position), which chests and buffs are live (the protocol's organs)."""
+    from realm.constants import ORGAN_BUFF, ORGAN_CHEST
+
+    organs = env.env_info.frame_state.organs
+    live = {organ.config_id: organ.status == 1 for organ in organs if organ.sub_type == ORGAN_CHEST}
+    buff = [organ.status == 1 for organ in organs if organ.sub_type == ORGAN_BUFF]
+    x, z = env.hero_position
+    return {"hero": _cell((x, z)), "pos": [round(float(x), 1), round(float(z), 1)], "monsters": [],
+            "chests": [bool(live.get(i, False)) for i in env.episode.treasure_id], "buffs": buff[:1] or [False]}

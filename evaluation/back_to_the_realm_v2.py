@@ -130,3 +130,23 @@ def play_and_draw(game, env, policy, usr_conf: dict, seed: int, title: str, opti
         map_frames = render_v2_replay(env, episode.usr_conf, episode.seed, episode.actions, picked,
                                       scale=options.scale)
     return Rendering(record, png, frames, map_frames)
+
+
+# --- recordings (evaluation.recording) -------------------------------------------------------------
+
+def recorded_world(env) -> dict:
+    """The episode's map with its active obstacles marked (rows z = 0 up to 127, North = +z up), the
+    start, the end, the chests and the buff as cells, the view's radius."""
+    from evaluation.recording import grid_rows
+
+    episode = env.episode
+    active = [tuple(int(v) for v in cell) for oid in episode.obstacle_ids for cell in env.map.obstacles[oid].tolist()]
+    return {"rows": grid_rows(env.grid, obstacles=active), "z_up": True, "view_radius": env.view_size // 2,
+            "start": list(episode.start), "end": list(episode.end), "chests": [list(c) for c in episode.treasures],
+            "buffs": [list(episode.buff)]}
+
+
+def recorded_state(env) -> dict:
+    """The hero's cell, which chests and buffs are live, whether the end has been in view."""
+    return {"hero": list(env.hero), "monsters": [], "chests": [not taken for taken in env.chests_taken],
+            "buffs": [bool(env.buff_available)], "end_found": bool(env.end_found)}

@@ -168,6 +168,22 @@ def package_algo(package_dir: Path) -> str:
     return algo
 
 
+def package_eval_config(package_dir: Path, algo: str, platform) -> dict:
+    """What a package's CONFIG holds in an evaluation: its own conf/configure_app.toml's [app]
+    over the platform's defaults (its own keys too, as in training), the game it plays, the
+    evaluated algorithm, svr_name "eval"."""
+    from workflow.config import PACKAGE_DEFAULTS, config_tree
+    from workflow.schema import ConfigError
+
+    file = config_file(package_dir)
+    try:
+        app = dict(config_tree(file, base=PACKAGE_DEFAULTS).get("app") or {}) if file.is_file() else {}
+    except ConfigError as e:
+        raise CheckpointError(f"--package {package_dir}: {e}") from e
+    app.update(app=platform.game, algo=algo, svr_name="eval")
+    return app
+
+
 def load_agent(ckpt_file: str | Path, config_file_path=None,
                package_dir: str | Path | None = None) -> LoadedAgent:
     """The agent of `ckpt_file` with that checkpoint loaded by its package's own load_model:
@@ -183,8 +199,9 @@ def load_agent(ckpt_file: str | Path, config_file_path=None,
             run_config = _source(config_file_path, ckpt_file)
             run_algo = (_read_toml(run_config).get("app") or {}).get("algo") if run_config else None
             algo = run_algo if isinstance(run_algo, str) and run_algo else package_algo(Path(package_dir))
-            package = KaiwuPackage.load(package_dir, algo, {"app": "back_to_the_realm", "algo": algo, "svr_name": "eval"},
-                                        platform=platforms.detect(package_dir))
+            platform = platforms.detect(package_dir)
+            package = KaiwuPackage.load(package_dir, algo, package_eval_config(Path(package_dir), algo, platform),
+                                        platform=platform)
         else:
             run_config = None
             app, algo = project_algo(ckpt_file, config_file_path)

@@ -16,8 +16,11 @@ class GorgeEpisode(GameEpisode):
 
 def play(env, usr_conf: dict, seed: int, choose, on_step=None) -> GorgeEpisode:
     """One episode of `env` from reset(usr_conf, seed) to its end, `choose(env_obs)` giving each
-    action; `on_step(env_obs, act)` sees each observation with the action chosen from it."""
-    env_obs = env.reset(usr_conf, seed=seed)
+    action; `on_step(env_obs, act)` sees each observation with the action chosen from it. A
+    usr_conf the env refuses raises, whether the env raises or answers errors as the platform does."""
+    from realm.episode import checked_reset
+
+    env_obs = checked_reset(env, usr_conf, seed=seed)
     actions = []
     while not (env_obs["terminated"] or env_obs["truncated"]):
         act = int(choose(env_obs))
@@ -138,3 +141,22 @@ def view_picture(env_obs: dict, scale: int) -> np.ndarray:
             _cells(image, [cell], MONSTER, scale)
     _cells(image, [(radius, radius)], HERO, scale)
     return image
+
+
+# --- recordings (evaluation.recording) -------------------------------------------------------------
+
+def recorded_world(env) -> dict:
+    """The map (rows z = 0 down to 127: North = -z is up, as the game draws it), the hero's spawn,
+    the chests and buffs as cells, the 21×21 view's radius, the map's name."""
+    from evaluation.recording import grid_rows
+    from realm.gorge_chase.constants import VIEW_RADIUS
+
+    return {"rows": grid_rows(env.map.walkable), "z_up": False, "view_radius": VIEW_RADIUS,
+            "start": list(env.hero_path[0]), "end": None, "chests": [[t[1], t[2]] for t in env.treasures],
+            "buffs": [[b[1], b[2]] for b in env.buffs], "map_name": str(env.map.name)}
+
+
+def recorded_state(env) -> dict:
+    """The hero's and the monsters' cells, which chests and buffs are live."""
+    return {"hero": [env.hero_x, env.hero_z], "monsters": [[m.x, m.z] for m in env.monsters],
+            "chests": [bool(t[3]) for t in env.treasures], "buffs": [bool(b[3]) for b in env.buffs]}

@@ -39,6 +39,8 @@ class BackToTheRealm(Game):
     eval_workflows = "kaiwu_agent.back_to_the_realm.{algo}"
     policy_extras = {"state": "conf.back_to_the_realm_state.BackToTheRealmState",
                      "action": "conf.back_to_the_realm_action.BackToTheRealmAction"}
+    reward_episodes = "episodes.realm_training:RealmEpisodes"
+    feature_layout = "feature.layout"
     project_agents = {
         "ppo": {"config": "agent.ppo_config", "definition": "feature.definition", "agent": "agent.ppo_agent",
                 "workflow": "episodes.ppo_workflow"},

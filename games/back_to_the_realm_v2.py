@@ -16,6 +16,8 @@ class BackToTheRealmV2(Game):
     project_agents = {"ppo": {"config": "agent.ppo_v2_config", "definition": "feature.definition_v2",
                               "agent": "agent.ppo_v2_agent", "workflow": "episodes.ppo_v2_workflow"}}
     renamed_agents = {"ppo_v2": "ppo"}
+    reward_episodes = "episodes.training_v2:v2_episodes"
+    feature_layout = "feature.layout_v2"
 
     def presets(self) -> dict[str, dict]:
         from realm.v2.presets import V2_PRESETS

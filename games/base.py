@@ -15,6 +15,9 @@ from pathlib import Path
 from typing import Any
 
 
+COMPASS = ("E", "NE", "N", "NW", "W", "SW", "S", "SE")  # direction d = d × 45° counter-clockwise from East
+
+
 @dataclass(frozen=True)
 class Episode:
     """One evaluation episode: the usr_conf it plays (random draws made explicit where the game
@@ -45,6 +48,19 @@ class Game:
     project_agents: dict[str, dict[str, str]] = {}
     #: algorithm names of earlier releases that are now this game's: old algo -> algo
     renamed_agents: dict[str, str] = {}
+    #: the env rule (a realm.make_env keyword, an [env] key) that withholds the global information
+    #: a package is handed, as an evaluation might ("" when the game's env has none): its values
+    #: are what tools/evaluate.py --extra-info scores side by side
+    info_rule: str = ""
+    #: the project's shaped reward as its training episodes compute it: "module:factory", the factory
+    #: taking a package's settings and giving an episodes.training.GameEpisodes (a recorded episode's
+    #: reward and reward terms, evaluation.recorder)
+    reward_episodes: str = ""
+    #: the module declaring the project's features for this game: its MAP_LAYOUT names the planes
+    feature_layout: str = ""
+    #: the actions by index, as every Kaiwu grid game numbers them: 8 moves (counter-clockwise from
+    #: East), then a flash in each of those directions
+    action_names: tuple[str, ...] = COMPASS + tuple(f"flash {d}" for d in COMPASS)
 
     # --- episodes ---------------------------------------------------------------------------------
 
@@ -79,12 +95,22 @@ class Game:
         run's [env] (workflow.config.EnvConfig), in the protocol the game's evaluation speaks."""
         raise NotImplementedError
 
+    def check_preset_env(self, preset: str, env_kwargs: dict) -> None:
+        """ValueError naming the [env] key when preset `preset` needs maps that `env_kwargs` (the
+        env's realm.make_env arguments) do not give; by default every preset plays anywhere."""
+
+    def maps_line(self, env, usr_confs: list) -> str | None:
+        """One line for the terminal at a run's or an evaluation's start: the maps episodes of
+        `usr_confs` play on `env` (None: the game has nothing to say; [] usr_confs: not known)."""
+        return None
+
     # --- policies and pictures: the game's evaluation side, `evaluation/<game>.py` -----------------
-    # That module names three things: `AgentPolicy(loaded, name=, mode=)`, a checkpoint's policy, with
+    # That module names five things: `AgentPolicy(loaded, name=, mode=)`, a checkpoint's policy, with
     # `play(env, usr_conf, seed)` -> a record (total_score, won, chests, chests_available, steps,
     # buff_count, flash_count, usr_conf, seed, actions); `ReferencePolicy()`, the full-information
     # reference on the same episodes; `play_and_draw(game, env, policy, usr_conf, seed, title,
-    # options)`, one episode drawn.
+    # options)`, one episode drawn; `recorded_world(env)` and `recorded_state(env)`, what a recorded
+    # episode (evaluation.recording) says of the map and of each step.
 
     def evaluation(self):
         """The game's evaluation module, imported when first asked: it stands above the game (it
@@ -97,6 +123,37 @@ class Game:
 
     def reference_policy(self):
         return self.evaluation().ReferencePolicy()
+
+    def recorded_world(self, env) -> dict:
+        """What a recorded episode's header says of the world `env` just reset: the map grid and the
+        fixed points (evaluation/<game>.py's `recorded_world`)."""
+        return self.evaluation().recorded_world(env)
+
+    def recorded_state(self, env) -> dict:
+        """What a recorded step says of `env` now: the hero's and monsters' cells, which chests and
+        buffs are live (evaluation/<game>.py's `recorded_state`)."""
+        return self.evaluation().recorded_state(env)
+
+    def plane_names(self) -> tuple[str, ...]:
+        """The names of the project's feature planes for this game (its MAP_LAYOUT), () when it declares none."""
+        if not self.feature_layout:
+            return ()
+        return tuple(channel.name for channel in importlib.import_module(self.feature_layout).MAP_LAYOUT)
+
+    def reward_settings_classes(self) -> tuple[type, ...]:
+        """The settings classes of the project's agents of this game (their reward sections are this game's)."""
+        return tuple(importlib.import_module(modules["config"]).Settings for modules in self.project_agents.values())
+
+    def shaped_reward(self, settings=None):
+        """The project's training episodes of this game (`reward_episodes`) for `settings` when they are
+        one of the project's agents' of this game, else for the defaults of its ppo; None when the game
+        declares no reward."""
+        if not self.reward_episodes:
+            return None
+        if not isinstance(settings, self.reward_settings_classes()):
+            settings = importlib.import_module(self.project_agents["ppo"]["config"]).Settings()
+        module, name = self.reward_episodes.split(":")
+        return getattr(importlib.import_module(module), name)(settings)
 
     def check_policy_mode(self, mode: str) -> None:
         if mode not in self.policy_modes:

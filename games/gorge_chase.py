@@ -27,6 +27,9 @@ class GorgeChase(Game):
     project_agents = {"ppo": {"config": "agent.ppo_gorge_config", "definition": "feature.gorge_chase.definition",
                               "agent": "agent.ppo_gorge_agent", "workflow": "episodes.ppo_gorge_workflow"}}
     renamed_agents = {"ppo_gorge": "ppo"}
+    info_rule = "gorge_extra_info"  # "full" | "withheld": extra_info with or without frame_state
+    reward_episodes = "episodes.gorge_episodes:gorge_episodes"
+    feature_layout = "feature.gorge_chase.layout"
 
     def presets(self) -> dict[str, dict]:
         from realm.gorge_chase.presets import PRESETS
@@ -44,7 +47,9 @@ class GorgeChase(Game):
     def episodes(self, env, usr_conf: dict, count: int, base_seed: int = 0) -> list:
         """Episode i plays one map of the usr_conf's list: in turn (map_random false, the
         official order) or drawn from its seed; one reset checks the usr_conf against the env's maps."""
-        env.reset(usr_conf, seed=base_seed)
+        from realm.episode import checked_reset
+
+        checked_reset(env, usr_conf, seed=base_seed)
         conf = env.conf
         episodes = []
         for i in range(count):
@@ -59,6 +64,20 @@ class GorgeChase(Game):
 
     def env_kwargs(self, env_config, platform) -> dict:
         return env_config.make_kwargs(platform)
+
+    def check_preset_env(self, preset: str, env_kwargs: dict) -> None:
+        """The presets of the official open maps need their files ([env] gorge_maps)."""
+        from realm.gorge_chase.presets import check_preset_maps
+
+        check_preset_maps(preset, env_kwargs.get("maps_folder"))
+
+    def maps_line(self, env, usr_confs: list) -> str | None:
+        """The generated maps (map_seed, ids) or the folder's files the usr_confs' map ids play."""
+        from realm.gorge_chase.maps import GENERATED_IDS
+        from realm.gorge_chase.usr_conf import validate_usr_conf
+
+        ids = sorted({i for usr_conf in usr_confs for i in validate_usr_conf(usr_conf, GENERATED_IDS).map})
+        return env.describe_maps(ids)
 
     # --- export -----------------------------------------------------------------------------------
 

@@ -57,7 +57,7 @@ def make_env(map_file=None, positions_file=None, map_seed: int = 0, *, protocol:
     realm.v2.env.OPTIONS.
     `protocol=HostedGorgeChaseEnv.PROTOCOL` ("gorge") plays gorge_chase (realm/gorge_chase): the rule
     `maps_folder` (official map files by id), else the generated maps of `map_seed`; the other
-    rules are realm.gorge_chase.options.OPTIONS and `map_id`.
+    rules are realm.gorge_chase.options.OPTIONS, `map_id` and `randomize_rules`.
     """
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol = {protocol!r} is invalid: allowed {' | '.join(repr(p) for p in PROTOCOLS)}")

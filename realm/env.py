@@ -52,6 +52,7 @@ from realm.constants import (
 )
 from realm.episode import EpisodeOverError, EpisodeProgress, checked_action, latest_info  # noqa: F401  (EpisodeOverError: a public name here too)
 from realm.lookups import PADDED_SIZE, lookups_for
+from realm.map_source import realm_map
 from realm.maps import Map
 from realm.protocol import (
     NULL_RELATIVE_POSITION,
@@ -158,11 +159,13 @@ class RealmEnv(EpisodeProgress):
     PROTOCOL = "2024"
     PROTOCOL_RULES: tuple[str, ...] = ()
     GAME = "back_to_the_realm"  # the game it plays (kaiwu.json's project_code)
+    #: the realm.map_source.MapSource fields it reads beside map_seed
+    MAP_SOURCE = ("map_file", "positions_file")
 
     @classmethod
-    def on_map(cls, game_map: Map, **rules) -> "RealmEnv":
-        """realm.make_env's constructor for this protocol."""
-        return cls(game_map, **rules)
+    def from_source(cls, source, *, seed: int | None = None, **rules) -> "RealmEnv":
+        """realm.make_env's constructor: the env on the map of `source` (realm.map_source.realm_map)."""
+        return cls(realm_map(source), seed=seed, **rules)
 
     def __init__(self, game_map: Map, *, flash_blocked: str = DEFAULT_FLASH_BLOCKED, step_jitter: bool = False, seed: int | None = None):
         if flash_blocked not in FLASH_BLOCKED_RULES:

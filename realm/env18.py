@@ -67,11 +67,14 @@ class RealmEnv18:
     PROTOCOL = "18"
     PROTOCOL_RULES = ("map_window",)
     GAME = "back_to_the_realm"  # the game it plays (kaiwu.json's project_code): the 2024 one
+    MAP_SOURCE = RealmEnv.MAP_SOURCE  # the 2024 game's maps
 
     @classmethod
-    def on_map(cls, game_map, *, map_window: str = MAP_WINDOWS[0], **rules) -> "RealmEnv18":
-        """realm.make_env's constructor for this protocol: the game's rules go to the RealmEnv."""
-        return cls(RealmEnv(game_map, **rules), map_window=map_window)
+    def from_source(cls, source, *, seed: int | None = None, map_window: str = MAP_WINDOWS[0],
+                    **rules) -> "RealmEnv18":
+        """realm.make_env's constructor: a RealmEnv of `source`, seed and the game's rules, served
+        through `map_window`."""
+        return cls(RealmEnv.from_source(source, seed=seed, **rules), map_window=map_window)
 
     def __init__(self, game: RealmEnv, *, map_window: str = "hero"):
         if map_window not in MAP_WINDOWS:

@@ -1,7 +1,7 @@
 """What a simulator says of its running episode, in one place: the actions played, whether it has
 ended, and the latest info a reset or step returned. The 2024 and v2 envs take EpisodeProgress;
 gorge_chase counts its steps as the platform's `step_no` and takes only EpisodeOverError. Every
-env checks an action with `checked_action`."""
+env checks an action with `checked_action`; a check before a run resets with `checked_reset`."""
 from __future__ import annotations
 
 from numbers import Integral
@@ -11,6 +11,17 @@ import numpy as np
 
 class EpisodeOverError(RuntimeError):
     """`step` was called before `reset` or after the episode ended."""
+
+
+def checked_reset(env, *args, **kwargs):
+    """`env.reset(...)`, raising the error the env answered it with instead (an env that answers
+    errors as the platform does keeps it in `answered_error`): a check before a run must fail on a
+    usr_conf the run's envs would refuse, whichever way they say so."""
+    result = env.reset(*args, **kwargs)
+    error = getattr(env, "answered_error", None)
+    if error is not None:
+        raise error
+    return result
 
 
 class EpisodeProgress:

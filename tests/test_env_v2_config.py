@@ -241,6 +241,29 @@ def test_an_episode_plays_the_map_file_its_map_name_names_in_v2_maps(tmp_path):
         load_config(REPO_ROOT / "conf" / "configure_app.toml", [f'env.v2_maps="{tmp_path / "none"}"'])
 
 
+def test_a_map_name_without_a_file_in_v2_maps_is_said_on_stderr_once_per_process(tmp_path, capsys):
+    """The env a package is handed says which map a map_name with no file plays, naming the folder
+    and the generated map, once per process (every env of an aisrv plays the same names); its
+    first episode too, when the env already stands on that name's stand-in."""
+    from realm import make_env
+    from realm.v2 import default_usr_conf
+    from workflow.config import load_config
+
+    folder = maps_folder(tmp_path, "map_fish")
+    cfg = load_config(REPO_ROOT / "conf" / "configure_app.toml", [f'env.v2_maps="{folder}"'])
+    said = (f"warning: [env] v2_maps {folder} has no map_cherry.json: episodes of map_name 'map_cherry' play the "
+            "generated map of map_seed 0 through map_cherry's official points instead")
+    env = make_env(**cfg.env.make_kwargs(platforms.get("v2-28")), seed=0)
+    assert env.map.map_name == "map_cherry"  # where it starts: the stand-in
+    env.reset(usr_conf=default_usr_conf("map_cherry"))
+    assert capsys.readouterr().err.count(said) == 1 and len(env.map_notes) == 1
+    env.reset(usr_conf=usr_conf_of("map_fish"))
+    env.reset(usr_conf=default_usr_conf("map_cherry"))
+    other = make_env(**cfg.env.make_kwargs(platforms.get("v2-28")), seed=1)
+    other.reset(usr_conf=default_usr_conf("map_cherry"))
+    assert said not in capsys.readouterr().err and other.map_notes == env.map_notes
+
+
 @pytest.mark.slow
 def test_a_package_whose_map_name_has_no_file_in_v2_maps_is_told_which_map_plays(tmp_path):
     from tests.official_packages import train
@@ -255,7 +278,7 @@ def test_a_package_whose_map_name_has_no_file_in_v2_maps_is_told_which_map_plays
     folder = maps_folder(tmp_path, "map_cherry")
     result = train(package, tmp_path / "runs", "--train-test", "--set", f'env.v2_maps="{folder}"', timeout_s=180)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert (f"note: train_env_conf.toml: [env] v2_maps {folder} has no map_fish.json: episodes of map_name "
+    assert (f"warning: [env] v2_maps {folder} has no map_fish.json: episodes of map_name "
             "'map_fish' play the generated map of map_seed 0 through map_fish's official points instead") in result.stderr
 
 

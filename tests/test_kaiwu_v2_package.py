@@ -59,6 +59,7 @@ def test_predict_answers_and_the_env_as_each_family_expects():
     assert v28.predict_answer(["act"], 7) == ["act"]  # act_data = agent.predict(...); act_data[0]
     observation_process, action_process = v28.eval_protocol(None, None)
     assert observation_process("o", "e") == {"obs": "o", "extra_info": "e"} and action_process(9) == 9
+    from episodes.protocol import env_protocol
     from realm import make_env
     from workflow.config import load_config
 
@@ -67,8 +68,8 @@ def test_predict_answers_and_the_env_as_each_family_expects():
     assert type(env).PROTOCOL == "v2" and env.reveal_end_pos == "found"
     obs, extra_info = env.reset()
     result = env.step(0)
-    terminated, truncated, score = v24.step_outcome(result)
-    assert (terminated, truncated, score.total_score) == (False, False, 0.0)
+    outcome = env_protocol(env, v24.env_protocol).step(result)
+    assert (outcome.terminated, outcome.truncated, outcome.won, outcome.score.total_score) == (False, False, False, 0.0)
     with pytest.raises(ConfigError, match="reveal_end_pos"):
         load_config(REPO_ROOT / "conf" / "configure_app.toml", ['env.reveal_end_pos="never"'])
 

@@ -319,7 +319,7 @@ def test_map_comes_from_the_run_config_unless_given(run_dir):
 
 
 @pytest.mark.parametrize("tool", ["bench_model.py", "bench_env.py", "bench_train.py", "evaluate.py", "render.py",
-                                  "plot.py", "clean_ckpt.py"])
+                                  "plot.py", "clean_ckpt.py", "viewer.py"])
 def test_every_tool_runs_with_the_venvs_python_from_any_directory(tool, tmp_path):
     """The project is installed editable in .venv: no PYTHONPATH, no path tricks."""
     import os

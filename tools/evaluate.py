@@ -27,6 +27,7 @@ from pathlib import Path
 from tool_args import (InputError, REPO_ROOT, add_best_arg, add_episode_args, add_map_args, add_package_arg,
                        add_policy_args, best_checkpoint_file, check_episode_args, config_source, describe_episodes,
                        eval_env_kwargs, game_episode_settings, package_checkpoint, run_tool)  # noqa: E402
+from record_args import add_record_arg, record_evaluated  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -59,6 +60,15 @@ class Summary:
         return {k: getattr(self, k) for k in SUMMARY_FIELDS}
 
 
+#: what separates a checkpoint's key from the information it was handed (--extra-info): "<ckpt> | withheld"
+INFO_MARK = " | "
+
+
+def ckpt_id_of(policy: str) -> int | None:
+    """The checkpoint id of a policy key (a checkpoint path, with --extra-info's value after INFO_MARK)."""
+    return ckpt_files.parse_ckpt_id(policy.split(INFO_MARK)[0])
+
+
 def summarize(policy: str, records: dict, planner: dict | None) -> Summary:
     """Means over one policy's episodes; with the planner's records of the same episodes, the ratio.
 
@@ -69,7 +79,7 @@ def summarize(policy: str, records: dict, planner: dict | None) -> Summary:
     scores = np.array([r.total_score for r in recs], dtype=np.float64)
     summary = Summary(
         policy=policy,
-        ckpt_id=ckpt_files.parse_ckpt_id(policy),
+        ckpt_id=ckpt_id_of(policy),
         episodes=len(recs),
         score_mean=float(scores.mean()),
         score_std=float(scores.std()),
@@ -101,6 +111,8 @@ def format_table(summaries: list[Summary]) -> str:
     lines = [header, "-" * len(header)]
     for s in summaries:
         name = "planner" if s.policy == "planner" else (f"ckpt {s.ckpt_id}" if s.ckpt_id is not None else s.policy)
+        if s.ckpt_id is not None and INFO_MARK in s.policy:
+            name += f" {s.policy.split(INFO_MARK)[1]}"
         chests = f"{s.chests_mean:.1f}/{s.chests_available:.0f}"
         lines.append(f"{name:<22} {s.episodes:>4} {s.score_mean:>9.1f} ± {s.score_std:<6.1f} {s.win_rate:>6.0%} "
                      f"{chests:>9} {s.steps_mean:>7.0f} {s.buff_mean:>5.2f} {s.flash_mean:>5.2f} "
@@ -114,7 +126,7 @@ def write_outputs(out: Path, settings: dict, summaries: list[Summary], results: 
     for policy, records in results.items():
         for index in sorted(records):
             row = records[index].to_row()
-            episode_rows.append({"policy": policy, "ckpt_id": ckpt_files.parse_ckpt_id(policy), "episode": index,
+            episode_rows.append({"policy": policy, "ckpt_id": ckpt_id_of(policy), "episode": index,
                                  **{k: row[k] for k in EPISODE_FIELDS if k in row}})
     paths = [out / "episodes.csv", out / "summary.csv", out / "results.json"]
     with paths[0].open("w", newline="") as f:
@@ -208,9 +220,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0, help="seed of the first episode (then +1 each)")
     parser.add_argument("--every", type=int, default=1, help="with a directory: every k-th checkpoint, newest first")
     add_best_arg(parser)
+    parser.add_argument("--extra-info", default=None, metavar="VALUES",
+                        help="score the checkpoints with the env handing the package each of these, comma-separated, "
+                             "one row each on the same episodes: gorge_chase's [env] gorge_extra_info, full (extra_info "
+                             "with frame_state) | withheld (without), e.g. full,withheld; the planner plays once "
+                             "(it reads the true state). Default: the config's [env] value alone")
     parser.add_argument("--no-planner", action="store_true", help="skip the planner's reference episodes")
     parser.add_argument("--out", type=Path, help="output directory (default: <run>/eval/<preset>, else out/eval/)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_record_arg(parser)
     return parser.parse_args(argv)
 
 
@@ -311,37 +329,56 @@ def evaluate(args: argparse.Namespace) -> int:
         except CheckpointError as e:
             raise InputError(str(e)) from e
     env_kwargs = eval_env_kwargs(args, game, platform, run_config_file(ckpts[0]) if ckpts else None)
+    if args.usr_conf is None:  # a preset: some need map files the env settings must name
+        try:
+            game.check_preset_env(label, env_kwargs)
+        except ValueError as e:
+            raise InputError(f"--preset: {e}") from None
+    variants = info_variants(args.extra_info, game, env_kwargs)
     try:
-        episodes = episodes_of(realm.make_env(**env_kwargs), usr_conf, args.episodes, args.seed)
+        env = realm.make_env(**variants[0][1])
+        episodes = episodes_of(env, usr_conf, args.episodes, args.seed)
     except realm.UsrConfError as e:
         chosen = args.package or args.ckpt or args.preset or args.config
         hint = "" if chosen else f" (these are {game.name}'s episodes, the default; --config or --preset picks the game)"
         raise InputError(f"invalid usr_conf ({label}): {e}{hint}") from e
     except (realm.MapError, ValueError, TypeError, OSError) as e:
         raise InputError(f"map or env settings {env_kwargs}: {e}") from e
+    maps = game.maps_line(env, [episode.usr_conf for episode in episodes])
+    if maps:
+        print(maps, flush=True)
 
-    keys = [str(c) for c in ckpts]
-    if args.agent == "planner" or not args.no_planner:
-        keys.append(PLANNER)
-    tasks = [(key, ep) for key in keys for ep in episodes]
+    planners = [PLANNER] if args.agent == "planner" or not args.no_planner else []
+    keys = [str(c) + mark for mark, _ in variants for c in ckpts] + planners
     workers = args.workers if args.workers is not None else (None if args.ray else os.cpu_count() or 1)
+    on_done = progress_bar(len(keys) * len(episodes), args.quiet)
     start = time.monotonic()
-    results = play_all(tasks, env_kwargs, workers=workers, config_file=args.config,
-                       agent_mode=args.policy, package_dir=str(args.package) if args.package else None,
-                       on_done=progress_bar(len(tasks), args.quiet), ray_address=args.ray)
+    results = {}
+    for n, (mark, kwargs) in enumerate(variants):  # each value of the information switch on the same episodes
+        tasks = [(str(c), ep) for c in ckpts for ep in episodes] + [(key, ep) for key in planners if n == 0
+                                                                    for ep in episodes]
+        played = play_all(tasks, kwargs, workers=workers, config_file=args.config, agent_mode=args.policy,
+                          package_dir=str(args.package) if args.package else None, on_done=on_done,
+                          ray_address=args.ray) if tasks else {}
+        results.update({(key if key == PLANNER else key + mark): records for key, records in played.items()})
     seconds = time.monotonic() - start
 
     planner = results.get(PLANNER)
     summaries = [summarize(key, results[key], planner) for key in keys]
+    env_kwargs = variants[0][1]
+    # the scores kept beside the checkpoints and plotted: the first --extra-info value's
+    first = [s for s in summaries if s.policy == PLANNER or s.policy.endswith(variants[0][0])]
     out = args.out or default_out(ckpts, label, args.agent)
     settings = {"preset": label, "usr_conf": usr_conf, "env": env_kwargs, "episodes": args.episodes, "policy": args.policy,
-                "seed": args.seed, "checkpoints": keys[:len(ckpts)], "game": game.name, "platform": platform.name,
+                "seed": args.seed, "checkpoints": [str(c) for c in ckpts], "game": game.name, "platform": platform.name,
                 "seconds": round(seconds, 2)}
+    if args.extra_info is not None:
+        settings["extra_info"] = {game.info_rule: [kwargs[game.info_rule] for _, kwargs in variants]}
     paths = write_outputs(out, settings, summaries, results)
     if len(ckpts) > 1:
-        paths.append(plot_score_vs_step(out / "score_vs_step.png", summaries, f"{label} on {map_label(env_kwargs)}"))
+        paths.append(plot_score_vs_step(out / "score_vs_step.png", first, f"{label} on {map_label(env_kwargs)}"))
     if ckpts:
-        scores = {s.ckpt_id: s.score_mean for s in summaries if s.ckpt_id is not None}
+        scores = {s.ckpt_id: s.score_mean for s in first if s.ckpt_id is not None}
         ckpt_files.write_scores_sidecar(ckpts[0].parent, scores,
                                         {"usr_conf": usr_conf, "env": env_kwargs, "episodes": args.episodes,
                                          "seed": args.seed, "policy": args.policy})
@@ -350,7 +387,33 @@ def evaluate(args: argparse.Namespace) -> int:
     print(format_table(summaries))
     for p in paths:
         print(f"wrote {p}")
+    if args.record is not None:
+        recorded = record_evaluated(args, game, env_kwargs, ckpts, episodes, results, label)
+        print(f"wrote {len(recorded)} recorded episodes to {args.record} (python tools/viewer.py --folder {args.record})")
     return 0
+
+
+def info_variants(values: str | None, game, env_kwargs: dict) -> list[tuple[str, dict]]:
+    """(key mark, env arguments) per value of --extra-info (the game's info_rule), each checked by
+    building the env; [("", env_kwargs)] without the flag. Raises InputError naming the flag."""
+    import realm
+
+    if values is None:
+        return [("", env_kwargs)]
+    if not game.info_rule:
+        raise InputError(f"--extra-info: {game.name}'s env hands packages no global information to withhold")
+    chosen = [value.strip() for value in values.split(",") if value.strip()]
+    if not chosen or len(set(chosen)) != len(chosen):
+        raise InputError(f"--extra-info {values!r}: give distinct values, comma-separated (e.g. full,withheld)")
+    variants = []
+    for value in chosen:
+        kwargs = {**env_kwargs, game.info_rule: value}
+        try:
+            realm.make_env(**kwargs)
+        except ValueError as e:
+            raise InputError(f"--extra-info: {e}") from None
+        variants.append((INFO_MARK + value, kwargs))
+    return variants
 
 
 def map_label(env_kwargs: dict) -> str:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from tool_args import (InputError, REPO_ROOT, add_episode_args, add_map_args, add_package_arg, add_policy_args,
                        check_episode_args, eval_env_kwargs, game_episode_settings, package_checkpoint, run_tool)  # noqa: E402
+from record_args import add_record_arg, record_rendered  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -55,6 +56,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--frame-stride", type=int, default=1, help="draw every k-th step into the GIF")
     parser.add_argument("--max-frames", type=int, default=400, help="at most this many GIF frames")
     parser.add_argument("--fps", type=float, default=10.0, help="GIF frames per second")
+    add_record_arg(parser)
     return parser.parse_args(argv)
 
 
@@ -110,6 +112,11 @@ def render(args: argparse.Namespace) -> int:
         policy = game.reference_policy()
         name = f"planner-{label}-seed{args.seed}"
     env_kwargs = eval_env_kwargs(args, game, platform, run_config_file(args.ckpt) if args.agent == "ckpt" else None)
+    if args.usr_conf is None:  # a preset: some need map files the env settings must name
+        try:
+            game.check_preset_env(label, env_kwargs)
+        except ValueError as e:
+            raise InputError(f"--preset: {e}") from None
     options = RenderOptions(args.scale, args.view_scale, args.frame_stride, args.max_frames, gif=not args.no_gif,
                             map_gif=args.map_gif is not None)
     try:
@@ -132,6 +139,9 @@ def render(args: argparse.Namespace) -> int:
     if drawn.map_frames:
         gif = write_gif(args.map_gif, drawn.map_frames, args.fps)
         print(f"wrote {gif} ({len(drawn.map_frames)} frames of the whole map)")
+    if args.record is not None:
+        for path in record_rendered(args, game, env_kwargs, policy, usr_conf, label):
+            print(f"wrote {path}")
     return 0
 
 

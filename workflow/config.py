@@ -100,6 +100,9 @@ class EnvConfig:
     #: the keys that are back_to_the_realm_v2 rule options (realm.v2.env.OPTIONS), reveal_end_pos aside
     V2_RULES = ("step_length", "buff_step_length", "buff_duration", "distance_bands", "talent_when_cooling",
                 "taken_chest_status", "treasure_count_reads", "view_size")
+    #: the keys that are gorge_chase options (realm.gorge_chase.options.OPTIONS, the same names)
+    GORGE_RULES = ("monster_distance", "map_order", "random_values_in_env_info", "diagonal_rule", "capture_radius",
+                   "hero_move_bonus", "monster_speed_bonus", "gorge_extra_info")
 
     map_file: str | None = None  # official map json; unset = the generated map of map_seed
     positions_file: str | None = None  # position_pool.json that goes with map_file
@@ -122,6 +125,10 @@ class EnvConfig:
     # gorge_chase packages: a folder of official maps (gorge_chase_map_<id>.json or map_<id>.txt);
     # unset: the generated maps of map_seed (map id i is a map of its own)
     gorge_maps: str | None = None
+    # gorge_chase: a bad usr_conf, or a step after the episode's end: "env_obs" (answered as the
+    # platform answers: observation None, extra_info.result_code < 0, truncated True; the message on
+    # stderr) | "raise" (GorgeUsrConfError / EpisodeOverError stops the workflow)
+    gorge_errors: Literal["env_obs", "raise"] = "env_obs"
     # back_to_the_realm_v2's open rules (docs/V2_RULES.md, realm.v2.env.OPTIONS: ranges and meaning)
     step_length: int = 1  # cells per plain step: 1 | 2
     buff_step_length: int = 2  # cells per step while the buff lasts: step_length..4
@@ -131,12 +138,25 @@ class EnvConfig:
     taken_chest_status: Literal["stays_0", "taken_frame"] = "stays_0"  # how long a taken chest reads status 0
     treasure_count_reads: Literal["chests", "chests_plus_2"] = "chests"  # what game_info.treasure_count counts
     view_size: int = 11  # map_info's rows and values around the hero: an odd int in 11..51
-    # each episode draws every open rule above but view_size from its readings (realm.v2.env.CANDIDATES),
+    # gorge_chase's open rules (docs/GORGE_RULES.md, realm.gorge_chase.options.OPTIONS: ranges and meaning)
+    monster_distance: str = "bfs4"  # the monsters' distance to the hero: bfs4 | bfs8 | chebyshev | manhattan
+    map_order: str = "cycle"  # map_random = false: cycle | first
+    random_values_in_env_info: str = "resolved"  # a -1 config value in env_info: resolved | raw
+    diagonal_rule: str = "one_free"  # a diagonal step's corner cells: one_free | both_free | target_only
+    capture_radius: int = 1  # caught within this Chebyshev distance: 0..2
+    hero_move_bonus: int = 0  # cells added to every hero move: 0..3
+    monster_speed_bonus: int = 0  # added to the monsters' base speed 1: 0..3
+    # what env_obs's extra_info holds: "full" (frame_state, map_id, result_code, result_message) |
+    # "withheld" (result_code and result_message only)
+    gorge_extra_info: str = "full"
+    # each episode draws the game's open rules from their readings (back_to_the_realm_v2: every one
+    # above but view_size, realm.v2.env.CANDIDATES; gorge_chase: realm.gorge_chase.options.CANDIDATES),
     # ignoring their values
     randomize_unknown_rules: bool = False
 
     def validate(self):
         self.check_v2_rules()
+        self.check_gorge_rules()
         if self.v2_maps is not None and not Path(self.v2_maps).is_dir():
             raise ValueError(f"v2_maps: not a folder: {self.v2_maps} (a folder of official <map_name>.json map files)")
         if self.obstacles_file is not None:
@@ -162,6 +182,13 @@ class EnvConfig:
         if self.buff_step_length < self.step_length:
             raise ValueError(f"buff_step_length = {self.buff_step_length} is invalid: allowed "
                              f"{self.step_length}..{max(OPTIONS['buff_step_length'][1])} (at least step_length)")
+
+    def check_gorge_rules(self) -> None:
+        """The gorge_chase options in the simulator's ranges (ValueError naming the key)."""
+        from realm.gorge_chase.options import check_option
+
+        for name in self.GORGE_RULES:
+            check_option(name, getattr(self, name))
 
     def make_kwargs(self, platform: platforms.PlatformVersion = platforms.PROJECT) -> dict:
         """Arguments for realm.make_env: an env speaking the protocol of `platform` (the hosted
@@ -386,7 +413,7 @@ class FrameworkConfig:
             raise ValueError(f"rate_limiter_timeout_ms = {self.rate_limiter_timeout_ms} is too large: at most "
                              f"heartbeat_timeout_seconds × 1000 = {self.heartbeat_timeout_seconds * 1000:.0f} (a process "
                              "waiting longer on the replay misses its heartbeat and is killed as hung)")
-        if self.preload_model:
+        if self.preload_model and not self.package:  # a package's is inside it: the launcher checks it there
             try:
                 ckpt_files.find_checkpoint(self.preload_model_dir, self.preload_model_id)
             except (FileNotFoundError, ValueError) as e:
@@ -438,6 +465,7 @@ class _AppConfigMethods:
         out = to_dict(self)
         platform = out.pop("platform_keys", {})
         out["app"].update(platform)
+        out["app"].update(out.pop("package_keys", {}))
         return {"app": out.pop("app"), "env": out.pop("env"), "eval": out.pop("eval"), **out}  # the system's sections first
 
     def replace(self, **sections) -> "AppConfig":
@@ -446,12 +474,14 @@ class _AppConfigMethods:
 
 def _app_config_class() -> type:
     """AppConfig: [app] and [env], then every package's sections (package_sections), then the
-    platform-only [app] keys as the file gave them (PLATFORM_ONLY_KEYS)."""
+    platform-only [app] keys as the file gave them (PLATFORM_ONLY_KEYS), then the [app] keys a
+    hosted package's own configure_app.toml adds for its code (package_own_keys)."""
     fields: list = [("app", FrameworkConfig, field(default_factory=FrameworkConfig)),
                     ("env", EnvConfig, field(default_factory=EnvConfig)),
                     ("eval", EvalConfig, field(default_factory=EvalConfig))]
     fields += [(name, cls, field(default_factory=cls)) for name, cls in package_sections().items()]
     fields.append(("platform_keys", dict[str, Any], field(default_factory=dict, init=False)))
+    fields.append(("package_keys", dict[str, Any], field(default_factory=dict, init=False)))
     return dataclasses.make_dataclass("AppConfig", fields, bases=(_AppConfigMethods,), namespace={
         "__module__": __name__, "__qualname__": "AppConfig",
         "__doc__": "The run's config: the training system's sections and the packages' own, each validated."})
@@ -593,16 +623,28 @@ class ConfigSource:
         return " ".join([str(self.path), *(f"--set {item}" for item in self.overrides)])
 
 
+def package_own_keys(path: str | Path) -> list[str]:
+    """The [app] keys of a Kaiwu code package's own configure_app.toml that neither this toolkit
+    nor the platform reads (FrameworkConfig, PLATFORM_ONLY_KEYS): the package's code reads them,
+    and the platform ignores what it does not know."""
+    app = _read_toml(Path(path)).get("app", {})
+    known = {f.name for f in dataclasses.fields(FrameworkConfig)} | set(PLATFORM_ONLY_KEYS)
+    return [key for key in app if key not in known] if isinstance(app, dict) else []
+
+
 def load_config(path: str | Path | None = None, overrides: list[str] | None = None,
-                base: str | Path | None = None) -> AppConfig:
+                base: str | Path | None = None, own_keys: tuple[str, ...] | list[str] = ()) -> AppConfig:
     """Read `base` (if given) and the file over it, merge includes, apply --set overrides,
-    validate. Platform-only [app] keys are set aside in `platform_keys`. Raises ConfigError
-    naming the key."""
+    validate. Platform-only [app] keys are set aside in `platform_keys`, and `own_keys` (a
+    hosted package's own, package_own_keys) in `package_keys`; any other unknown key raises
+    ConfigError naming it."""
     data = config_tree(path, overrides, base)
     app = data.get("app", {})
     platform = {key: _plain(app.pop(key)) for key in list(app) if key in PLATFORM_ONLY_KEYS} if isinstance(app, dict) else {}
+    own = {key: app.pop(key) for key in list(app) if key in own_keys} if isinstance(app, dict) else {}
     cfg = build(AppConfig, data)
     cfg.platform_keys = platform
+    cfg.package_keys = own
     return cfg
 
 

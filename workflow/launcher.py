@@ -37,7 +37,8 @@ import psutil
 from loguru import logger
 from tqdm import tqdm
 
-from workflow.config import PACKAGE_DEFAULTS, PLATFORM_ONLY_KEYS, AppConfig, ConfigError, load_config, save_effective_config
+from workflow.config import (PACKAGE_DEFAULTS, PLATFORM_ONLY_KEYS, AppConfig, ConfigError, load_config, package_own_keys,
+                             save_effective_config)
 from workflow.supervision.ray_cluster import check_address
 from workflow.checkpoints.runs import RunError, RunPaths, hold_run, locate_run, resume_counters
 from workflow.transport.signing import SECRET_ENV
@@ -87,13 +88,15 @@ def load_run_config(args: argparse.Namespace) -> AppConfig:
         raise ConfigError(f"--package {args.package}: not a directory")
     overrides = [f"app.package={json.dumps(str(root))}"]
     overrides += list(TRAIN_TEST_OVERRIDES) if args.train_test else []
-    cfg = load_config(args.config or config_file(root), overrides + list(args.overrides), base=PACKAGE_DEFAULTS)
+    config = Path(args.config or config_file(root))
+    own = package_own_keys(config) if config.resolve().is_relative_to(root) else ()  # a --config elsewhere: strict
+    cfg = load_config(config, overrides + list(args.overrides), base=PACKAGE_DEFAULTS, own_keys=own)
     platform = platforms.of_package(root, cfg.app.kaiwu_version)
-    stated = package_stated_keys(platform.app_defaults(root), args.config or config_file(root), args.overrides)
+    stated = package_stated_keys(platform.app_defaults(root), config, args.overrides)
     if stated:
-        cfg = load_config(args.config or config_file(root), overrides + stated + list(args.overrides),
-                          base=PACKAGE_DEFAULTS)
+        cfg = load_config(config, overrides + stated + list(args.overrides), base=PACKAGE_DEFAULTS, own_keys=own)
     root, layout = package_layout(root, cfg.app.algo, platform)
+    check_preload(cfg, root, layout)
     env_conf = platform.env_conf_file(root, layout)
     if env_conf is not None:  # on the platform a bad one only shows as a reset that times out
         platform.check_env_conf_file(env_conf, cfg.env)
@@ -103,6 +106,22 @@ def load_run_config(args: argparse.Namespace) -> AppConfig:
     except PackageError as e:
         raise ConfigError(str(e)) from e
     return cfg
+
+
+def check_preload(cfg: AppConfig, root: Path, layout) -> None:
+    """preload_model's checkpoint is where the learner will look: inside the package
+    (workflow.host.kaiwu_package.preload_dir)."""
+    from workflow.checkpoints import ckpt_files
+    from workflow.host.kaiwu_package import preload_dir
+
+    if not cfg.app.preload_model:
+        return
+    where = preload_dir(cfg.app, root, layout)
+    try:
+        ckpt_files.find_checkpoint(where, cfg.app.preload_model_id)
+    except (FileNotFoundError, ValueError) as e:
+        raise ConfigError(f"app: preload_model_dir = {cfg.app.preload_model_dir!r} (read inside the package: {where}) / "
+                          f"preload_model_id = {cfg.app.preload_model_id!r}: {e}") from None
 
 
 def package_stated_keys(defaults: dict, config: Path, given: list[str]) -> list[str]:
@@ -126,41 +145,52 @@ def package_stated_keys(defaults: dict, config: Path, given: list[str]) -> list[
 def check_episode_settings(cfg: AppConfig) -> None:
     """Build the env and reset it with the usr_confs the project package's episode loop may use
     (its settings' `usr_confs_to_check`: the curriculum at each stage), so a map or curriculum the
-    simulator rejects fails here, not in every aisrv."""
+    simulator rejects fails here, not in every aisrv. Says which maps the run plays (the game's
+    maps_line: for gorge_chase the generated maps of map_seed and their ids, or the folder's files)."""
+    import games
     from realm import make_env
+    from realm.episode import checked_reset
     from workflow.platforms.project import project_algorithm, run_platform
 
+    platform = run_platform(cfg.app)
     try:
-        env = make_env(**cfg.env.make_kwargs(run_platform(cfg.app)))
+        env = make_env(**cfg.env.make_kwargs(platform))
     except (ValueError, OSError, TypeError) as e:
         raise ConfigError(f"[env]: the simulator rejects it: {e}") from e
-    if cfg.app.package:
-        return  # a platform package's episode settings are its own code's
-    project = project_algorithm(cfg.app.app, cfg.app.algo)
-    try:  # the rules across the package's sections
-        settings = project.settings_class.from_dict({name: cfg.to_dict()[name] for name in project.sections})
-    except ValueError as e:
-        raise ConfigError(str(e)) from e
-    for section, when, usr_conf in settings.usr_confs_to_check(cfg.app.seed):
-        try:
-            env.reset(usr_conf=usr_conf)
-        except ValueError as e:  # realm.UsrConfError is a ValueError
-            raise ConfigError(f"{section} produces a usr_conf the simulator rejects ({when}): {e}; "
-                              f"usr_conf = {usr_conf}") from e
-    for note in getattr(env, "map_notes", ()):  # a map_name with no map of its own (back_to_the_realm_v2)
-        print(f"note: {note}", file=sys.stderr)
+    checked = []
+    if not cfg.app.package:  # a platform package's episode settings are its own code's
+        project = project_algorithm(cfg.app.app, cfg.app.algo)
+        try:  # the rules across the package's sections
+            settings = project.settings_class.from_dict({name: cfg.to_dict()[name] for name in project.sections})
+        except ValueError as e:
+            raise ConfigError(str(e)) from e
+        for section, when, usr_conf in settings.usr_confs_to_check(cfg.app.seed):
+            try:
+                checked_reset(env, usr_conf=usr_conf)
+            except ValueError as e:  # realm.UsrConfError is a ValueError
+                raise ConfigError(f"{section} produces a usr_conf the simulator rejects ({when}): {e}; "
+                                  f"usr_conf = {usr_conf}") from e
+            checked.append(usr_conf)
+    maps = games.of_platform(platform).maps_line(env, checked)
+    if maps:
+        print(maps, flush=True)
 
 
 def check_evaluation(cfg: AppConfig) -> None:
     """[eval]'s episodes: its preset is one of the platform version's, and the simulator accepts
     its usr_conf on the run's map (the evaluator builds the same ones when it starts)."""
+    import games
     from realm import make_env
+    from realm.episode import checked_reset
     from workflow.platforms.project import run_platform
 
     platform = run_platform(cfg.app)
     try:
         label, usr_conf = cfg.eval.episode_usr_conf(platform)
-        make_env(**cfg.eval.env_kwargs(cfg.env, platform)).reset(usr_conf=usr_conf, seed=cfg.eval.seed)
+        env_kwargs = cfg.eval.env_kwargs(cfg.env, platform)
+        if not cfg.eval.usr_conf:  # a preset: some need map files (games.Game.check_preset_env)
+            games.of_platform(platform).check_preset_env(label, env_kwargs)
+        checked_reset(make_env(**env_kwargs), usr_conf=usr_conf, seed=cfg.eval.seed)
     except (ValueError, TypeError) as e:  # realm.UsrConfError is a ValueError
         raise ConfigError(f"[eval]: {e}") from e
 
@@ -268,6 +298,12 @@ def train(args: argparse.Namespace, cfg: AppConfig, paths: RunPaths, recovered: 
         console(f"platform-only [app] keys, accepted and unused here (reasons in launcher.log): "
                 f"{', '.join(sorted(cfg.platform_keys))}")
         logger.info("; ".join(f"{key}: {PLATFORM_ONLY_KEYS[key]}" for key in sorted(cfg.platform_keys)))
+    if cfg.package_keys:
+        from workflow.host.kaiwu_package import config_file
+
+        file = Path(args.config or config_file(cfg.app.package)).resolve()
+        console(f"notice: {file} sets [app] keys the platform does not read: {', '.join(cfg.package_keys)}; "
+                "accepted as the package's own (its code reads them from CONFIG)")
     if args.ray is not None:
         from workflow.supervision.ray_supervisor import run_on_ray  # Ray is an optional extra
 

@@ -25,7 +25,7 @@ from workflow.checkpoints.disk import disk_space, write_error
 from workflow.checkpoints.evaluations import (EVALUATIONS_FILE, METRIC_PREFIX, Evaluations, best_checkpoint, describe,
                                               read_evaluations)
 from workflow.checkpoints.manager import CheckpointManager
-from workflow.host.kaiwu_package import KaiwuPackage, PackageError
+from workflow.host.kaiwu_package import KaiwuPackage, PackageError, preload_dir
 from workflow.metrics import MetricsWriter
 from workflow.transport.model_pool import ModelPublisher
 from workflow.supervision.processes import STATUS_INTERVAL_S, ChildContext
@@ -508,8 +508,9 @@ def main(ctx: ChildContext) -> None:
             logger.info(best)
             ctx.post("notice", {"message": best})
     elif app.preload_model:
-        loaded = trainee.preload(app.preload_model_dir, app.preload_model_id)
-        logger.info(f"preloaded {ckpt_files.ckpt_name(loaded)} from {app.preload_model_dir}")
+        model_dir = preload_dir(app, trainee.package.root, trainee.package.layout)
+        loaded = trainee.preload(model_dir, app.preload_model_id)
+        logger.info(f"preloaded {ckpt_files.ckpt_name(loaded)} from {model_dir}")
     server = start_server(app, app.reverb_port, str(paths.replay_ckpt))
     client = reverb.Client(f"127.0.0.1:{server.port}")
     learner = Learner(ctx, client, trainee, counters, writer)

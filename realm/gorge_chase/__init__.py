@@ -1,15 +1,16 @@
 """gorge_chase (峡谷追猎, Kaiwu 2026, code package 15.0.1): maps, the env speaking the 15.0.1
-framework API, a full-information reference policy, presets and pictures. Rules and the
-choices made where the sources are silent: docs/GORGE_RULES.md.
+framework API, a full-information reference policy, presets, pictures and the gymnasium env
+(`realm/GorgeChase-v0`, realm/gorge_chase/gym_env.py). Rules and the choices made where the
+sources are silent: docs/GORGE_RULES.md.
 
-    env = make_gorge_env(seed=0)                                   # embedded generated maps
-    env = make_gorge_env(map_dir="path/to/maps", seed=0)          # official gorge_chase_map_<id>.json
+    env = realm.make_env(protocol="gorge", seed=0)                          # embedded generated maps
+    env = realm.make_env(protocol="gorge", maps_folder="path/to/maps", seed=0)  # official map files
     env_obs = env.reset({"env_conf": {"map": [1, 2], "monster_interval": 300}})
-    env_reward, env_obs = env.step(act)                            # act 0..15
+    env_reward, env_obs = env.step(act)                                      # act 0..15
 """
 from __future__ import annotations
 
-from realm.gym_ids import register_gym_env
+from realm.gym_ids import GORGE_CHASE_ID as GYM_ENV_ID
 from realm.gorge_chase.env import EpisodeOverError, GorgeChaseEnv, flash_target, walk_path
 from realm.gorge_chase.generator import GeneratedMaps, generate_grid, generated_map, map_stats
 from realm.gorge_chase.maps import (
@@ -51,13 +52,11 @@ __all__ = [
 
 
 def make_gorge_env(map_dir=None, map_id: int | None = None, map_seed: int = 0, seed: int | None = 0,
-                   **options) -> GorgeChaseEnv:
-    """A GorgeChaseEnv on the official map files in `map_dir` (gorge_chase_map_<id>.json, or
-    map_<id>.txt grids) if given, else on the embedded generated maps of `map_seed` (id i is
-    generated map map_seed * 1000 + i). `map_id` pins every episode to one id; `seed` seeds the
-    episodes; `options`: realm.gorge_chase.options.OPTIONS."""
-    maps = MapFolder(map_dir) if map_dir is not None else GeneratedMaps(map_seed)
-    return GorgeChaseEnv(maps, map_id=map_id, seed=seed, **options)
+                   **rules) -> GorgeChaseEnv:
+    """`realm.make_env(map_seed=map_seed, protocol="gorge", maps_folder=map_dir, seed=seed,
+    map_id=map_id, **rules)`: the one factory, in this game's argument order (episodes seeded 0
+    unless told)."""
+    from realm import make_env
 
-
-register_gym_env(GYM_ENV_ID, "realm.gorge_chase.gym_env:GorgeChaseGymEnv")
+    return make_env(map_seed=map_seed, protocol=GorgeChaseEnv.PROTOCOL, maps_folder=map_dir, seed=seed,
+                    map_id=map_id, **rules)

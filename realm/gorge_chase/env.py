@@ -6,7 +6,8 @@ a code package calls:
 
 env_obs = {"env_id", "frame_no", "observation", "extra_info", "terminated", "truncated"} with the
 keys, nesting and value types of the real env_obs dumps; env_reward = {"env_id", "frame_no",
-"reward"} with reward = the step's change of total_score.
+"reward"} with reward = the step's change of total_score. With the option gorge_extra_info =
+"withheld", extra_info holds result_code and result_message only (no frame_state, no map_id).
 
 A step follows the game script's order (SPEC §6): the hero's action, step + 1, chests on the
 path, the first buff on the path, the monsters' moves, monster 2's spawn, the speed-up, the
@@ -15,10 +16,8 @@ timers, the capture check, the step limit, the score.
 Speed matters (training runs millions of steps): the monsters read shortest-path distances from
 rows cached per hero cell (`GorgeMap.distance_row`, shared by every env of the process on that
 map, in a cache of bounded size), the view window is one slice's `tolist`, and the derived fields
-are table lookups. What the
-env returns is built fresh each step except organ dicts: one per item, distance bucket,
-direction and status, kept for the episode and shared between `observation` and `extra_info`
-(and between steps); treat env_obs as read-only.
+are table lookups. Every env_obs is built fresh, its dicts its own (`observation`'s and
+`extra_info`'s apart too): a package may edit what it is given without changing later frames.
 """
 from __future__ import annotations
 
@@ -67,8 +66,9 @@ from realm.gorge_chase.constants import (
 )
 from realm.gorge_chase.generator import GeneratedMaps
 from realm.gorge_chase.maps import UNREACHABLE, GorgeMap, MapFolder, SingleMap
-from realm.gorge_chase.options import OPTIONS, check_option
-from realm.gorge_chase.usr_conf import validate_usr_conf
+from realm.gorge_chase.options import CANDIDATES, OPTIONS, check_option
+from realm.gorge_chase.errors import STEP_AFTER_END, check_error_mode, error_env_obs, say
+from realm.gorge_chase.usr_conf import GorgeUsrConfError, validate_usr_conf
 
 __all__ = ["EpisodeOverError", "GorgeChaseEnv", "Monster", "walk_path", "flash_target"]
 
@@ -90,6 +90,12 @@ _BUCKET, _DIRECTION = _tables()
 _OFFSET0 = (GRID_SIZE - 1) * _SPAN + GRID_SIZE - 1
 _LEGAL_READY = [True] * NUM_ACTIONS
 _LEGAL_COOLING = [True] * 8 + [False] * (NUM_ACTIONS - 8)
+
+
+def _rules_rng(seed) -> random.Random:
+    """The RNG randomize_rules draws from: its own stream, so drawing leaves the episode's draws as
+    they are; seeded from the env's seed (unseeded when that is None)."""
+    return random.Random(f"gorge-rules-{seed}") if seed is not None else random.Random()
 
 
 def _num(value: float):
@@ -137,14 +143,18 @@ def flash_target(w, x: int, z: int, direction: int) -> tuple[int, int, int]:
 
 
 def monster_sub_steps(cur: int, prev: int, last_axis: int, speed: int, monster_id: int, occupied: dict, orth,
-                      dist, pick) -> tuple[int, int, int]:
+                      dist, pick, path_of) -> tuple[int, int, int]:
     """One monster's `speed` sub-steps (SPEC §7): to the orthogonal neighbour not held by another
     monster with the least `dist` to the hero, + BACK_STEP_PENALTY onto the cell it came from,
     + SAME_AXIS_PENALTY along its last move's axis; `pick` chooses among exact ties (the env: at
-    random). It stops where every neighbour is held. Moves it in `occupied` (cell -> monster id);
+    random). A sub-step with no such neighbour takes the script's fallback: the cell of the
+    monster's path to the hero (`path_of(start)`, find_path from where this step began, start
+    first) at index sub-steps made + 1, even when not adjacent; it stops when that cell is held by
+    the other monster or the path is used up. Moves it in `occupied` (cell -> monster id);
     returns its (cell, previous cell, last axis). The env and the reference's look-ahead both move
     monsters with it."""
-    for _ in range(speed):
+    start, path = cur, None
+    for made in range(speed):
         best_score = None
         best = None
         for n, axis in orth[cur]:
@@ -163,9 +173,18 @@ def monster_sub_steps(cur: int, prev: int, last_axis: int, speed: int, monster_i
                 best = (n, axis)
             elif score - best_score < TIE_EPS:  # an exact tie (score >= best - eps here)
                 best = [best, (n, axis)] if type(best) is tuple else best + [(n, axis)]
-        if best is None:
-            break  # the path's next cell is held by the other monster: stop
-        n, axis = best if type(best) is tuple else pick(best)
+        if best is None:  # the script falls back on find_path's cell at its path_index
+            if path is None:
+                path = path_of(start)
+            if made + 1 >= len(path):
+                break
+            n = path[made + 1]
+            holder = occupied.get(n)
+            if holder is not None and holder != monster_id:
+                break  # held by the other monster: stop
+            axis = 0 if n % GRID_SIZE != cur % GRID_SIZE else 1  # the script's axis_of_move: x first
+        else:
+            n, axis = best if type(best) is tuple else pick(best)
         prev, last_axis = cur, axis
         del occupied[cur]
         occupied[n] = monster_id
@@ -195,10 +214,39 @@ class GorgeChaseEnv:
     default, the embedded generated maps) or a single `GorgeMap`. `map_id`: pin every episode
     to this id (the usr_conf's map list is then only checked). `seed`: the episode RNG (spawns,
     random config values, map choice, the monsters' tie-breaks); a `seed` given to `reset`
-    restarts it. Other keywords: the rule options of `realm.gorge_chase.options.OPTIONS`.
+    restarts it. `randomize_rules`: each reset draws every rule of
+    `realm.gorge_chase.options.CANDIDATES` from a rule RNG of its own (seeded from `seed`, and from
+    a `seed` given to `reset`), so the spawns stay those of the same seed without it. Other
+    keywords: the rule options of `realm.gorge_chase.options.OPTIONS` (with randomize_rules, the
+    drawn ones are only the values before the first reset). `errors`: a bad usr_conf, or a step
+    after the episode's end (or before the first reset), "raise" `GorgeUsrConfError` /
+    `EpisodeOverError`, or are answered as the platform answers them with "env_obs": the error
+    env_obs of `realm.gorge_chase.errors` (the error kept in `answered_error`, its message on stderr).
     """
 
-    def __init__(self, maps=None, *, map_id: int | None = None, seed: int | None = None, **options):
+    answered_error: Exception | None = None  # what the latest reset or step answered with instead of raising
+    #: the Kaiwu protocol it speaks (realm.make_env's `protocol`), and the rules only it takes
+    #: (errors: a run's [env] gorge_errors)
+    PROTOCOL = "gorge"
+    PROTOCOL_RULES = ("map_id", "randomize_rules", "errors", *OPTIONS)
+    GAME = "gorge_chase"  # the game it plays (kaiwu.json's project_code)
+    #: the realm.map_source.MapSource fields it reads beside map_seed
+    MAP_SOURCE = ("maps_folder",)
+    MAP_HINT = "gorge_chase's official maps are a folder of gorge_chase_map_<id>.json files: maps_folder ([env] gorge_maps)"
+
+    @classmethod
+    def from_source(cls, source, *, seed: int | None = None, flash_blocked: str = "nearest",
+                    step_jitter: bool = False, **rules) -> "GorgeChaseEnv":
+        """realm.make_env's constructor: the env on `source.maps_folder` (official map files by id)
+        or the generated maps of `source.map_seed`. step_jitter is refused (a Back to the Realm
+        rule); flash_blocked is the other games' rule (a gorge flash lands on its farthest free cell)."""
+        if step_jitter:
+            raise ValueError("step_jitter is a Back to the Realm rule; gorge_chase has none")
+        maps = MapFolder(source.maps_folder) if source.maps_folder is not None else GeneratedMaps(source.map_seed)
+        return cls(maps, seed=seed, **rules)
+
+    def __init__(self, maps=None, *, map_id: int | None = None, seed: int | None = None,
+                 randomize_rules: bool = False, errors: str = "raise", **options):
         if maps is None:
             maps = GeneratedMaps(0)
         elif isinstance(maps, GorgeMap):
@@ -206,6 +254,7 @@ class GorgeChaseEnv:
         if not hasattr(maps, "get"):
             raise TypeError(f"maps must be a GorgeMap, MapFolder or GeneratedMaps, got {type(maps).__name__}")
         self.maps = maps
+        self.errors = check_error_mode(errors)
         for key in options:
             if key not in OPTIONS:
                 from realm.usr_conf import did_you_mean
@@ -220,6 +269,8 @@ class GorgeChaseEnv:
             raise ValueError(f"map_id = {map_id!r} is invalid for {maps.name}: allowed an int map id")
         self.pinned_map_id = None if map_id is None else int(map_id)
         self._random = random.Random(seed)
+        self.randomize_rules = bool(randomize_rules)
+        self._rules_random = _rules_rng(seed)
         self.env_id = str(random.Random(f"env-id-{seed}").randrange(10_000_000, 100_000_000)) if seed is not None \
             else str(random.randrange(10_000_000, 100_000_000))
         self._episodes = 0
@@ -232,9 +283,29 @@ class GorgeChaseEnv:
         """The rule options as constructor keywords."""
         return {name: getattr(self, name) for name in OPTIONS}
 
+    def describe_maps(self, map_ids) -> str:
+        """One line for the terminal: the maps episodes naming `map_ids` play (the generated maps
+        of [env] map_seed, or the files of [env] gorge_maps); ids 1-10 name official maps only
+        with the folder."""
+        line = f"maps: {self.maps.describe(map_ids)}"
+        if isinstance(self.maps, GeneratedMaps):
+            line += "; the official map files: set [env] gorge_maps"
+        return line
+
     @property
     def done(self) -> bool:
         return self._done
+
+    def _answer_error(self, call: str, error: Exception, code: int, frame_no: int, map_id: int) -> dict:
+        """The platform's answer to a failed `call` (errors="env_obs"): the error env_obs, the
+        error kept in `answered_error` and its message on stderr (gorge_extra_info "withheld":
+        its extra_info the result fields alone, as every env_obs of the episode)."""
+        self.answered_error = error
+        say(call, code, str(error))
+        env_obs = error_env_obs(self.env_id, frame_no, map_id, code, str(error))
+        if self.gorge_extra_info != "full":
+            env_obs["extra_info"] = {"result_code": code, "result_message": str(error)}
+        return env_obs
 
     # ---- reset -----------------------------------------------------------------------------------
 
@@ -242,8 +313,17 @@ class GorgeChaseEnv:
         """Start an episode; returns env_obs (step 0). `usr_conf` None or {} = official defaults."""
         if seed is not None:  # the same seed and usr_conf replay the same episode (map cycle included)
             self._random = random.Random(seed)
+            self._rules_random = _rules_rng(seed)
             self._episodes = 0
-        conf = validate_usr_conf(usr_conf, self._map_ids)
+        if self.randomize_rules:
+            self._draw_rules()
+        try:
+            conf = validate_usr_conf(usr_conf, self._map_ids)
+        except GorgeUsrConfError as e:
+            if self.errors == "raise":
+                raise
+            self._done = True  # no episode: a step now is answered STEP_AFTER_END
+            return self._answer_error("reset", e, e.result_code, 0, 0)
         rnd = self._random
         self.conf = conf
         # map choice
@@ -328,8 +408,14 @@ class GorgeChaseEnv:
         self._started = True
         self._done = False
         self.last_path = None
-        self._organs = {}
+        self._total_treasure, self._total_buff = conf.treasure_count, conf.buff_count  # as configured
+        self.answered_error = None
         return self._env_obs(False, False, "success")
+
+    def _draw_rules(self) -> None:
+        """One reading of every CANDIDATES rule for this episode, from the rule RNG."""
+        for name, readings in CANDIDATES.items():
+            setattr(self, name, self._rules_random.choice(readings))
 
     def place(self, hero=None, monsters=None, treasures=None, buffs=None) -> dict:
         """Rearrange the episode just reset (scenarios for tests and pictures): `hero` (x, z);
@@ -342,7 +428,10 @@ class GorgeChaseEnv:
             if not self.map.is_walkable(*cell):
                 raise ValueError(f"cell {cell} is not a road cell of {self.map.name}")
         if treasures is not None or buffs is not None:
-            self._organs = {}
+            if treasures is not None:
+                self._total_treasure = len(treasures)
+            if buffs is not None:
+                self._total_buff = len(buffs)
             treasures = [(t[1], t[2]) for t in self.treasures] if treasures is None else treasures
             buffs = [(b[1], b[2]) for b in self.buffs] if buffs is None else buffs
             self.treasures = [[i + 1, x, z, True] for i, (x, z) in enumerate(treasures)]
@@ -424,8 +513,15 @@ class GorgeChaseEnv:
     def step(self, act) -> tuple[dict, dict]:
         """Play one action; returns (env_reward, env_obs)."""
         if self._done:
-            raise EpisodeOverError("step() called before reset()" if not self._started else
-                                   "the episode is over (terminated or truncated): call reset() first")
+            error = EpisodeOverError("step() called before reset()" if not self._started else
+                                     "the episode is over (terminated or truncated, or its reset failed): call "
+                                     "reset() first")
+            if self.errors == "raise":
+                raise error
+            frame, map_id = (self.step_no, self.map_id) if self._started else (0, 0)
+            return ({"env_id": self.env_id, "frame_no": frame, "reward": 0.0},
+                    self._answer_error("step", error, STEP_AFTER_END, frame, map_id))
+        self.answered_error = None
         if type(act) is not int or not 0 <= act < NUM_ACTIONS:  # the common case, a plain int in range, as it is
             act = checked_action(act, NUM_ACTIONS, ACTION_HELP)
         w = self._w
@@ -526,7 +622,9 @@ class GorgeChaseEnv:
     def _move_monsters(self) -> None:
         """Each monster in id order: `speed` sub-steps to the orthogonal neighbour (not held by
         the other monster) with the least distance to the hero + 0.25 if it is the previous cell
-        + 0.05 if it continues the last move's axis, random among exact ties (SPEC §7)."""
+        + 0.05 if it continues the last move's axis, random among exact ties (SPEC §7); with none,
+        the cell of its find_path (a shortest path under monster_distance's grid, bfs4 for the
+        straight-line heuristics)."""
         monsters = self.monsters
         if not monsters:
             return
@@ -544,6 +642,11 @@ class GorgeChaseEnv:
         else:
             dist = self._distance_lookup()
         orth = self._orth
+        game_map, path_metric = self.map, metric if metric in ("bfs4", "bfs8") else "bfs4"
+
+        def path_of(start):
+            return game_map.shortest_path(start, hero, path_metric)
+
         for m in monsters:
             cur = m.z * GRID_SIZE + m.x
             occupied[cur] = m.monster_id
@@ -553,7 +656,7 @@ class GorgeChaseEnv:
                 self._greedy_step(m, cur, occupied)
                 continue
             cur, m.prev, m.last_axis = monster_sub_steps(cur, m.prev, m.last_axis, m.speed, m.monster_id, occupied,
-                                                         orth, dist, self._random.choice)
+                                                         orth, dist, self._random.choice, path_of)
             m.x, m.z = cur % GRID_SIZE, cur // GRID_SIZE
 
     def _greedy_step(self, m: Monster, cur: int, occupied: dict) -> None:
@@ -642,41 +745,32 @@ class GorgeChaseEnv:
                                      "is_in_view": 0})
         obs_organs, all_organs = [], []
         add_all, add_seen = all_organs.append, obs_organs.append
-        organs = self._organs  # one dict per (item, distance bucket, direction, status), kept for the episode
-        for t in self.treasures:
+        for t in self.treasures:  # dicts of this env_obs alone: a package may edit what it is given
             if t[3]:
                 x, z = t[1], t[2]
                 o = base + x * _SPAN + z
-                b, d = bucket[o], direction[o]
-                key = t[0] << 9 | 256 | b << 4 | d
-                organ = organs.get(key)
-                if organ is None:
-                    organ = organs[key] = {
-                        "config_id": t[0], "hero_l2_distance": b, "hero_relative_direction": d,
-                        "pos": {"x": x, "z": z}, "status": STATUS_AVAILABLE, "sub_type": SUB_TYPE_TREASURE}
-                add_all(organ)
+                b, d, i = bucket[o], direction[o], t[0]
+                add_all({"config_id": i, "hero_l2_distance": b, "hero_relative_direction": d, "pos": {"x": x, "z": z},
+                         "status": STATUS_AVAILABLE, "sub_type": SUB_TYPE_TREASURE})
                 if lo_x <= x <= hi_x and lo_z <= z <= hi_z:
-                    add_seen(organ)
+                    add_seen({"config_id": i, "hero_l2_distance": b, "hero_relative_direction": d,
+                              "pos": {"x": x, "z": z}, "status": STATUS_AVAILABLE, "sub_type": SUB_TYPE_TREASURE})
         for b_ in self.buffs:
             x, z = b_[1], b_[2]
             o = base + x * _SPAN + z
-            b, d = bucket[o], direction[o]
-            key = b_[0] << 9 | (256 if b_[3] else 0) | b << 4 | d
-            organ = organs.get(key)
-            if organ is None:
-                organ = organs[key] = {
-                    "config_id": b_[0], "hero_l2_distance": b, "hero_relative_direction": d,
-                    "pos": {"x": x, "z": z}, "status": STATUS_AVAILABLE if b_[3] else STATUS_REFRESHING,
-                    "sub_type": SUB_TYPE_BUFF}
-            add_all(organ)
+            b, d, i = bucket[o], direction[o], b_[0]
+            status = STATUS_AVAILABLE if b_[3] else STATUS_REFRESHING
+            add_all({"config_id": i, "hero_l2_distance": b, "hero_relative_direction": d, "pos": {"x": x, "z": z},
+                     "status": status, "sub_type": SUB_TYPE_BUFF})
             if lo_x <= x <= hi_x and lo_z <= z <= hi_z:
-                add_seen(organ)
+                add_seen({"config_id": i, "hero_l2_distance": b, "hero_relative_direction": d, "pos": {"x": x, "z": z},
+                          "status": status, "sub_type": SUB_TYPE_BUFF})
         env_info = {
             "buff_refresh_time": self.buff_cooldown, "flash_cooldown_max": self.talent_cooldown,
             "flash_count": self.flash_count, "max_step": self.max_step, "monster_init_speed": MONSTER_SPEED,
             "monster_interval": shown_interval, "monster_speed_boost_step": self._shown_speedup,
-            "pos": {"x": hx, "z": hz}, "step_no": step, "step_score": step_score, "total_buff": len(self.buffs),
-            "total_score": total, "total_treasure": len(self.treasures), "treasure_id": self._remaining_ids[:],
+            "pos": {"x": hx, "z": hz}, "step_no": step, "step_score": step_score, "total_buff": self._total_buff,
+            "total_score": total, "total_treasure": self._total_treasure, "treasure_id": self._remaining_ids[:],
             "treasure_score": treasure_score, "treasures_collected": collected,
             "collected_buff": self.collected_buff,
         }
@@ -704,7 +798,7 @@ class GorgeChaseEnv:
                 "map_id": self.map_id,
                 "result_code": 0,
                 "result_message": message,
-            },
+            } if self.gorge_extra_info == "full" else {"result_code": 0, "result_message": message},
             "terminated": terminated,
             "truncated": truncated,
         }

@@ -18,7 +18,7 @@ from functools import lru_cache
 import numpy as np
 
 from realm.gorge_chase.constants import GRID_SIZE
-from realm.gorge_chase.maps import GENERATED_IDS, GorgeMap, components
+from realm.gorge_chase.maps import GENERATED_IDS, GorgeMap, components, id_ranges
 
 MARGIN = 9  # obstacle cells between road and border, at least
 WIDTHS = (4, 4, 4, 5, 5, 6)
@@ -166,6 +166,11 @@ class GeneratedMaps:
 
     def allowed_ids(self) -> range:
         return GENERATED_IDS
+
+    def describe(self, map_ids) -> str:
+        """The generated maps episodes naming `map_ids` play (not the official maps of those ids)."""
+        ids = id_ranges(map_ids) if map_ids else "as the episodes name them"
+        return f"generated maps of map_seed {self.map_seed}, ids {ids} (the simulator's own, not the official maps)"
 
     def get(self, map_id: int) -> GorgeMap:
         return generated_map(self.map_seed * 1000 + int(map_id))

@@ -159,6 +159,29 @@ class GorgeMap:
             field = self.distance_field(b, metric)
         return field.get(self.index[a])
 
+    def shortest_path(self, start: int, goal: int, metric: str = "bfs4") -> list:
+        """A shortest path of road cells (flat ids) from `start` to `goal` under `metric`, both
+        ends included: from each cell the first neighbour one step nearer `goal` (bfs4: E, W, S, N;
+        bfs8: E, NE, N, NW, W, SW, S, SE). [start] when `goal` cannot be reached. What the game
+        script's `pathfinding.find_path` gives a monster (its tie order is the engine's, not public)."""
+        field = self.distance_field(goal, metric)
+        index = self.index
+        steps = (self.orthogonal_neighbours() if metric == "bfs4" else self.moves8())
+        path = [start]
+        d = field.get(index[start])
+        if d == UNREACHABLE:
+            return path
+        cur = start
+        while d > 0:
+            for n in steps[cur]:
+                n = n[0] if metric == "bfs4" else n
+                if field.get(index[n]) == d - 1:
+                    cur = n
+                    break
+            path.append(cur)
+            d -= 1
+        return path
+
     def fill_distances(self, metric: str = "bfs4") -> None:
         """Complete every distance row now (about 1 ms per road cell)."""
         for c in self.road_cells:
@@ -399,6 +422,17 @@ def grid_text(walkable) -> str:
     return "\n".join("".join("." if v else "#" for v in row) for row in np.asarray(walkable, dtype=bool)) + "\n"
 
 
+def id_ranges(ids) -> str:
+    """Map ids as runs: [1, 2, 3, 7, 21, 22] -> "1-3, 7, 21-22"."""
+    runs: list[list[int]] = []
+    for i in sorted(set(int(i) for i in ids)):
+        if runs and i == runs[-1][1] + 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+
+
 class MapFolder:
     """Maps by id from a folder of `gorge_chase_map_<id>.json` (or `map_<id>.txt`) files, loaded
     on first use and shared by the process."""
@@ -439,6 +473,19 @@ class MapFolder:
         """What a usr_conf's map list may name: the official 1..10 and any id with a file."""
         return set(OPEN_MAP_IDS) | set(self.ids())
 
+    def describe(self, map_ids) -> str:
+        """The files episodes naming `map_ids` play (ids without a file said so); no ids: every
+        map file of the folder."""
+        names, missing = [], []
+        for map_id in sorted(set(int(i) for i in (map_ids or self.ids()))):
+            try:
+                names.append(self.path(map_id).name)
+            except GorgeMapError:
+                missing.append(map_id)
+        shown = ", ".join(names) if len(names) <= 10 else f"{', '.join(names[:3])}, ..., {names[-1]} ({len(names)} files)"
+        text = f"the files in {self.folder}: {shown or 'no map file'}"
+        return text + (f"; no file for id {id_ranges(missing)}" if missing else "")
+
 
 class SingleMap:
     """Every id is the one given map (an env on a map of its own)."""
@@ -449,6 +496,9 @@ class SingleMap:
 
     def allowed_ids(self) -> range:
         return GENERATED_IDS
+
+    def describe(self, map_ids) -> str:
+        return f"the one map {self.map.name!r} for every id"
 
     def get(self, map_id: int) -> GorgeMap:
         return self.map

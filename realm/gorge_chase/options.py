@@ -1,8 +1,10 @@
 """Env options: every rule the public sources leave UNKNOWN that changes what an agent learns,
-as a named constructor keyword with the spec's best guess as default (docs/GORGE_RULES.md
-prints this table).
+as a named constructor keyword (and a run's [env] key of the same name) with the spec's best
+guess as default (docs/GORGE_RULES.md prints this table).
 
 OPTIONS: name -> (default, allowed values, why).
+CANDIDATES: name -> the readings an env with `randomize_rules` (a run's [env]
+randomize_unknown_rules) draws for each episode, so a policy learns what holds under all of them.
 """
 from __future__ import annotations
 
@@ -40,6 +42,27 @@ OPTIONS = {
         0, range(0, 4),
         "robot-profile monster_speed_bonus added to the monsters' base speed 1 (clamped 0..3 by the script; "
         "value not public)"),
+    "gorge_extra_info": (
+        "full", ("full", "withheld"),
+        "what env_obs's extra_info holds: 'full' = frame_state (every chest and buff, the monsters' true "
+        "cells), map_id, result_code and result_message, as the 15.0.1 env returns them; 'withheld' = "
+        "result_code and result_message only (frame_state and map_id gone), as an evaluation that hands "
+        "the package no global information would"),
+}
+
+#: The readings drawn per episode with `randomize_rules`. Not drawn: map_order (which map an
+#: episode plays is the run's curriculum, not a rule a step meets) and gorge_extra_info (what the
+#: host hands the package: set it per run). Narrowed: monster_distance to the path distances
+#: (straight-line heuristics leave monsters stuck behind walls, against the guide's 'A*' chasers);
+#: the robot-profile bonuses to 0 | 1 (the dumps show monster speed 1; a bonus of 2 or 3 makes
+#: another game).
+CANDIDATES = {
+    "monster_distance": ("bfs4", "bfs8"),
+    "random_values_in_env_info": ("resolved", "raw"),
+    "diagonal_rule": ("one_free", "both_free", "target_only"),
+    "capture_radius": (0, 1, 2),
+    "hero_move_bonus": (0, 1),
+    "monster_speed_bonus": (0, 1),
 }
 
 
@@ -51,10 +74,16 @@ def check_option(name: str, value):
     else:
         ok = isinstance(value, Integral) and not isinstance(value, bool) and value in allowed
     if not ok:
-        shown = (f"an int in {allowed.start}..{allowed.stop - 1}" if isinstance(allowed, range)
-                 else " | ".join(repr(v) for v in allowed))
+        shown = f"an int in {_shown(allowed, '')}" if isinstance(allowed, range) else _shown(allowed, " | ")
         raise ValueError(f"option {name} = {value!r} is invalid: allowed {shown} ({why})")
     return value if isinstance(default, str) else int(value)
+
+
+def _shown(allowed, sep: str) -> str:
+    """An int range as "0..2", the readings of a str option joined by `sep`."""
+    if isinstance(allowed, range):
+        return f"{allowed.start}..{allowed.stop - 1}"
+    return sep.join(repr(v) for v in allowed)
 
 
 def defaults() -> dict:
@@ -62,9 +91,9 @@ def defaults() -> dict:
 
 
 def options_table() -> str:
-    """The options as a markdown table (name, default, allowed, why)."""
-    lines = ["| option | default | allowed | why |", "| --- | --- | --- | --- |"]
+    """The options as a markdown table (name, default, allowed, drawn by randomize_unknown_rules, why)."""
+    lines = ["| option | default | allowed | drawn per episode | why |", "| --- | --- | --- | --- | --- |"]
     for name, (default, allowed, why) in OPTIONS.items():
-        shown = f"{allowed.start}..{allowed.stop - 1}" if isinstance(allowed, range) else ", ".join(map(repr, allowed))
-        lines.append(f"| `{name}` | `{default!r}` | {shown} | {why} |")
+        drawn = ", ".join(map(repr, CANDIDATES[name])) if name in CANDIDATES else "no"
+        lines.append(f"| `{name}` | `{default!r}` | {_shown(allowed, ', ')} | {drawn} | {why} |")
     return "\n".join(lines)

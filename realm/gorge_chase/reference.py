@@ -115,6 +115,11 @@ def _first(ties):
     return ties[0]
 
 
+def _path_to(game_map, hero: int):
+    """A monster's find_path to the hero's cell (the env's bfs4 rule), for a sub-step without a candidate."""
+    return lambda start: game_map.shortest_path(start, hero, "bfs4")
+
+
 def _field_distance(field, index):
     """A cell's distance to the hero on a distance field (the env's bfs4 rule)."""
     return lambda c: field.get(index[c])
@@ -338,7 +343,8 @@ class ReferencePolicy:
             dist = _field_distance(field, index)
             for m in mons:
                 if m[0] != h:
-                    m[0], m[1], m[2] = monster_sub_steps(m[0], m[1], m[2], m[3], m[4], occupied, orth, dist, _first)
+                    m[0], m[1], m[2] = monster_sub_steps(m[0], m[1], m[2], m[3], m[4], occupied, orth, dist, _first,
+                                                         _path_to(game_map, h))
             if pending and step >= env.monster_interval:
                 pending = False
                 cell = trail.get(env.monster_interval - MONSTER2_HISTORY_STEPS, h)
@@ -392,7 +398,7 @@ class ReferencePolicy:
             cur = m.z * GRID_SIZE + m.x
             if cur != hero:
                 cur, _, _ = monster_sub_steps(cur, m.prev, m.last_axis, m.speed, m.monster_id, occupied, orth, dist,
-                                              _first)
+                                              _first, _path_to(game_map, hero))
             mx, mz = cur % GRID_SIZE, cur // GRID_SIZE
             if abs(mx - hx) <= r and abs(mz - hz) <= r and left > 0:
                 return None
@@ -436,7 +442,7 @@ def play(env: GorgeChaseEnv, policy, usr_conf=None, seed: int | None = None) -> 
         _, obs = env.step(policy.act(env))
     info = obs["observation"]["env_info"]
     return {"steps": info["step_no"], "chests": info["treasures_collected"], "score": info["total_score"],
-            "survived": bool(obs["truncated"] and not env.caught), "map_id": obs["extra_info"]["map_id"]}
+            "survived": bool(obs["truncated"] and not env.caught), "map_id": env.map_id}
 
 
 def evaluate(env: GorgeChaseEnv, policy, usr_conf=None, episodes: int = 10, seed: int = 0) -> Summary:

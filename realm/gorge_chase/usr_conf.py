@@ -24,6 +24,7 @@ from realm.gorge_chase.constants import (
     TALENT_COOLDOWN_RANGE,
     TREASURE_COUNT_RANGE,
 )
+from realm.gorge_chase.errors import USR_CONF_SHAPE, USR_CONF_VALUE
 from realm.usr_conf import UsrConfError, did_you_mean
 
 TOP_LEVEL_KEYS = ("env_conf",)
@@ -55,7 +56,16 @@ RANGES = {
 
 
 class GorgeUsrConfError(UsrConfError):
-    """An invalid gorge_chase usr_conf; the message names the key, the value and what is allowed."""
+    """An invalid gorge_chase usr_conf; the message names the key, the value and what is allowed.
+    `result_code`: the platform's code for it in an error env_obs (realm.gorge_chase.errors)."""
+
+    result_code = USR_CONF_SHAPE  # not {"env_conf": {...}}, or an unknown key
+
+
+class GorgeUsrConfValueError(GorgeUsrConfError):
+    """A usr_conf value of the wrong type or out of range."""
+
+    result_code = USR_CONF_VALUE
 
 
 @dataclass(frozen=True)
@@ -82,10 +92,10 @@ def _is_int(value) -> bool:
     return isinstance(value, Integral) and not isinstance(value, bool)
 
 
-def _fail(key: str, value, detail: str = "", allowed: str | None = None) -> GorgeUsrConfError:
+def _fail(key: str, value, detail: str = "", allowed: str | None = None) -> GorgeUsrConfValueError:
     extra = f" ({detail})" if detail else ""
-    return GorgeUsrConfError(f"usr_conf['env_conf'][{key!r}] = {value!r} is invalid{extra}: allowed "
-                             f"{allowed or ALLOWED[key]}")
+    return GorgeUsrConfValueError(f"usr_conf['env_conf'][{key!r}] = {value!r} is invalid{extra}: allowed "
+                                  f"{allowed or ALLOWED[key]}")
 
 
 def _check_known(table: dict, allowed, where: str) -> None:

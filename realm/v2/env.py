@@ -1,6 +1,6 @@
 """RealmEnvV2: the rules of `back_to_the_realm_v2` (docs/V2_RULES.md) behind its wire protocol.
 
-    env = RealmEnvV2(game_map, seed=0)                      # or realm.v2.make_env_v2(...)
+    env = realm.make_env(protocol="v2", map_seed=0, seed=0)  # or RealmEnvV2(game_map, seed=0)
     obs, extra_info = env.reset(usr_conf)                    # usr_conf: train_env_conf.toml as parsed
     step_no, obs, terminated, truncated, extra_info = env.step(act)   # act 0..15
 
@@ -17,6 +17,7 @@ view values are laid out in `reset`.
 from __future__ import annotations
 
 from numbers import Integral
+from pathlib import Path
 
 import numpy as np
 
@@ -51,6 +52,7 @@ from realm.v2.constants import (
     VIEW_SIZE,
     VIEW_SIZES,
 )
+from realm.v2.map_choice import V2MapChoice, warn_stand_in
 from realm.v2.maps import V2Map
 from realm.v2.protocol import position, relative_pos
 from realm.v2.usr_conf import Episode, default_usr_conf, resolve_episode, validate_usr_conf
@@ -145,31 +147,40 @@ class RealmEnvV2(EpisodeProgress):
 
     #: the Kaiwu protocol it speaks (realm.make_env's `protocol`), and the rules only it takes
     PROTOCOL = "v2"
-    PROTOCOL_RULES = ("obstacles_file", "map_name", "maps_dir", "randomize_rules", *OPTIONS)
+    PROTOCOL_RULES = ("map_name", "randomize_rules", *OPTIONS)
     GAME = "back_to_the_realm_v2"  # the game it plays (kaiwu.json's project_code)
+    #: the realm.map_source.MapSource fields it reads beside map_seed
+    MAP_SOURCE = ("map_file", "obstacles_file", "maps_folder")
+    MAP_HINT = "a v2 map_file's companion is its obstacles_file"
     #: the 2024 env's rules, as this game has them: a talent onto a blocked cell lands on the
     #: nearest free cell back along its ray (flash_landing), and positions are whole cells
     FLASH_BLOCKED = "nearest"
 
     @classmethod
-    def on_files(cls, map_file=None, positions_file=None, map_seed: int = 0, *, obstacles_file=None,
-                 map_name: str | None = None, maps_dir=None, flash_blocked: str = FLASH_BLOCKED,
-                 step_jitter: bool = False, **options) -> "RealmEnvV2":
-        """realm.make_env's constructor for this protocol: `map_file` (map_data/<name>.json) with
-        its `obstacles_file`, else the generated map of `map_seed` through `map_name`'s points; an
-        episode's own map_name finds its map in `maps_dir` (realm.v2.map_choice).
-        `flash_blocked` and `step_jitter` are accepted as this game has them ("nearest", False)."""
-        from realm.v2 import make_env_v2
-
-        if positions_file is not None:
-            raise ValueError("positions_file is a 2024 map's (position_pool.json); a v2 map takes obstacles_file")
+    def from_source(cls, source, *, seed: int | None = None, map_name: str | None = None,
+                    flash_blocked: str = FLASH_BLOCKED, step_jitter: bool = False, **options) -> "RealmEnvV2":
+        """realm.make_env's constructor: `source.map_file` (map_data/<name>.json) with its
+        `obstacles_file`, else the generated map of `map_seed` through `map_name`'s points (default
+        map_cherry); an episode whose usr_conf names another map_name plays that map:
+        `<maps_folder>/<map_name>.json` when there, else the stand-in (realm.v2.map_choice).
+        `flash_blocked` and `step_jitter` are accepted as this game has them ("nearest", False);
+        `options`: `randomize_rules` (each reset draws the open rules, CANDIDATES) and OPTIONS."""
         if flash_blocked != cls.FLASH_BLOCKED:
             raise ValueError(f"flash_blocked = {flash_blocked!r} is invalid for back_to_the_realm_v2: allowed "
                              f"{cls.FLASH_BLOCKED!r} (a talent lands on the farthest free cell of its ray)")
         if step_jitter is not False:
             raise ValueError(f"step_jitter = {step_jitter!r} is invalid for back_to_the_realm_v2: allowed False "
                              "(positions are whole cells)")
-        return make_env_v2(map_file, obstacles_file, map_seed, map_name=map_name, maps_dir=maps_dir, **options)
+        if source.map_file is None and source.obstacles_file is not None:
+            raise ValueError("obstacles_file is only used with map_file; a generated map has its own obstacles")
+        folder = source.maps_folder
+        if folder is not None and not Path(folder).is_dir():
+            raise ValueError(f"maps_folder {folder}: not a folder (of official <map_name>.json files)")
+        choice = V2MapChoice(None if folder is None else str(folder),
+                             None if source.map_file is None else str(source.map_file),
+                             None if source.obstacles_file is None else str(source.obstacles_file),
+                             source.map_seed, map_name=map_name)
+        return cls(choice.first_map(), maps=choice, seed=seed, **options)
 
     def __init__(self, game_map: V2Map, *, seed: int | None = None, step_length: int = 1, buff_step_length: int = 2,
                  buff_duration: int = 50, distance_bands: str = "uniform20", reveal_end_pos: str = "always",
@@ -195,7 +206,8 @@ class RealmEnvV2(EpisodeProgress):
         self._rng = np.random.default_rng(seed)
         self.randomize_rules = bool(randomize_rules)  # each reset draws every CANDIDATES rule from the episode RNG
         self.maps = maps  # a realm.v2.map_choice.V2MapChoice: an episode's map_name picks its map; None: game_map only
-        self.map_notes: list[str] = []  # the stand-ins played so far, said once each (the launcher shows them)
+        self.map_notes: list[str] = []  # the stand-ins played so far, said once each (on stderr: warn_stand_in)
+        self._names_chosen: set[str] = set()  # the map_names a reset has looked up
         self.episode: Episode | None = None
         self.usr_conf: dict | None = None
         self._started = False
@@ -380,13 +392,17 @@ class RealmEnvV2(EpisodeProgress):
         self.buff_step_length = max(self.buff_step_length, self.step_length)
 
     def _choose_map(self, usr_conf) -> None:
-        """The map of the usr_conf's map_name (none named: the map stays), noting a stand-in once."""
+        """The map of the usr_conf's map_name (none named: the map stays), noting a stand-in once
+        (map_notes) and saying so on stderr (once per process). A name is looked up on its first
+        reset even when the env already stands on a map of that name (its first map may be the stand-in)."""
         name = validate_usr_conf(usr_conf).map_name
-        if name is None or name == self.map.map_name:
+        if name is None or (name == self.map.map_name and name in self._names_chosen):
             return
+        self._names_chosen.add(name)
         self.map, note = self.maps.map_for(name)
         if note is not None and note not in self.map_notes:
             self.map_notes.append(note)
+            warn_stand_in(note)
 
     def _set_value(self, point, value: int) -> None:
         self._values[point[0] + self._radius, point[1] + self._radius] = value

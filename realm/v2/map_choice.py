@@ -3,10 +3,12 @@
 A folder of official map files (`maps_dir`, the run's `[env] v2_maps`) holds `<map_name>.json`
 (`{"Flags": [...]}`) and, beside it, `<map_name>_obstacles.json`. A name without a file there
 plays the stand-in: the run's `map_file` when given, else the generated map of `map_seed` through
-that map's official points; `map_for` says so in a note, which the launcher puts on the terminal.
+that map's official points; `map_for` says so in a note, which the env puts on stderr once per
+process (`warn_stand_in`).
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +17,16 @@ from realm.v2.maps import V2Map, load_v2_map_cached
 
 DEFAULT_MAP_NAME = "map_cherry"
 OBSTACLES_SUFFIX = "_obstacles.json"
+
+_WARNED: set[str] = set()  # the stand-in notes this process has put on stderr
+
+
+def warn_stand_in(note: str) -> None:
+    """`note` (map_for's: which map a map_name plays instead of its own) on stderr, the first time
+    in this process: every env of a process plays the same map names."""
+    if note not in _WARNED:
+        _WARNED.add(note)
+        print(f"warning: {note}", file=sys.stderr, flush=True)
 
 
 @dataclass(frozen=True)

@@ -122,6 +122,8 @@ class KaiwuPackage:
     workflow: Callable
     sample_dim: int
     layout: Layout = PLATFORM_LAYOUT
+    #: where sample_dim is stated ("agent_ppo/conf/conf.py Config.SAMPLE_DIM"), for messages
+    sample_dim_source: str = ""
     #: the package's own data classes and protocol functions, taken when it is imported (the
     #: registry is per process; a second package loaded in the same process must not change them)
     protocols: dict[str, Callable] = field(default_factory=dict)
@@ -133,13 +135,13 @@ class KaiwuPackage:
         (`layout` given: the project's own, else the package's layout in `platform`)."""
         root, layout = _placed(package_dir, algo, layout, platform, config_values)
         allow_lazy_parameters_in_torch_load()
-        protocols, sample_dim = _sample_rows(root, algo, layout)
+        protocols, sample_dim, source = _sample_rows(root, algo, layout)
         agent_module = _imported(root, algo, layout, "agent")
         workflow_module = _imported(root, algo, layout, "workflow")
         agent_class = _named(agent_module, layout.agent_class, layout.file("agent", algo))
         workflow = _named(workflow_module, layout.workflow_function, layout.file("workflow", algo))
         return cls(root=root, algo=algo, agent_class=agent_class, workflow=workflow, sample_dim=sample_dim,
-                   layout=layout, protocols=protocols)
+                   layout=layout, sample_dim_source=source, protocols=protocols)
 
     @classmethod
     def row_width(cls, cfg) -> int:
@@ -193,6 +195,11 @@ class KaiwuPackage:
         return getattr(protocol, name)
 
     @property
+    def row_width_named(self) -> str:
+        """'agent_ppo/conf/conf.py Config.SAMPLE_DIM = 63': the row width and where it is stated."""
+        return f"{self.sample_dim_source or self.config_name + ' Config.SAMPLE_DIM'} = {self.sample_dim}"
+
+    @property
     def config_name(self) -> str:
         """'dqn/config.py' (2024) or 'agent_dqn/conf/conf.py' (2025): where Config lives."""
         return self.layout.file("config", self.algo)
@@ -219,6 +226,17 @@ class KaiwuPackage:
             failure = self.failure(e)
             raise PackageError(f"{self.algo} Agent(agent_type={agent_type!r}, ...) failed "
                                + (f"at {failure}" if failure else f": {type(e).__name__}: {e}")) from e
+
+
+def preload_dir(app, root: str | Path, layout: Layout) -> Path:
+    """Where `app.preload_model_dir` points. A hosted package's (`app.package`) is read inside
+    the package, as the platform reads it: `{agent_name}` is the algorithm's folder (agent_ppo)
+    and a relative path is relative to the package's directory. The project's own agents keep
+    the path as given (relative to the working directory)."""
+    if not app.package:
+        return Path(app.preload_model_dir)
+    path = Path(app.preload_model_dir.replace("{agent_name}", layout.folder(app.algo)))
+    return path if path.is_absolute() else Path(root) / path
 
 
 def allow_lazy_parameters_in_torch_load() -> None:
@@ -283,9 +301,10 @@ def _imported(root: Path, algo: str, layout: Layout, role: str):
                            + (f"at {failure}" if failure else f": {type(e).__name__}: {e}")) from e
 
 
-def _sample_rows(root: Path, algo: str, layout: Layout) -> tuple[dict[str, Callable], int]:
-    """(the package's protocol functions, the width of its replay rows) from its config and
-    definition modules (the definition registers the protocol functions)."""
+def _sample_rows(root: Path, algo: str, layout: Layout) -> tuple[dict[str, Callable], int, str]:
+    """(the package's protocol functions, the width of its replay rows, where that width is
+    stated) from its config and definition modules (the definition registers the protocol
+    functions)."""
     config = _imported(root, algo, layout, "config")
     definition = _imported(root, algo, layout, "definition")
     config_class = _named(config, "Config", layout.file("config", algo))
@@ -296,7 +315,9 @@ def _sample_rows(root: Path, algo: str, layout: Layout) -> tuple[dict[str, Calla
     if not isinstance(sample_dim, numbers.Integral) or isinstance(sample_dim, bool) or sample_dim < 1:
         raise PackageError(f"{layout.file('config', algo)}: Config.SAMPLE_DIM must be a positive int (the width "
                            f"of SampleData2NumpyData's rows), got {sample_dim!r}")
-    return protocols, int(sample_dim)
+    source = (f"{layout.file('config', algo)} Config.SAMPLE_DIM" if getattr(config_class, "SAMPLE_DIM", None) is not None
+              else f"the widths {layout.file('definition', algo)} declares for SampleData")
+    return protocols, int(sample_dim), source
 
 
 def _protocols(definition) -> dict[str, Callable]:

@@ -83,7 +83,7 @@ class AisrvHandler:
         for i, row in enumerate(rows):
             if row.ndim != 1 or row.shape[0] != self._package.sample_dim:
                 raise PackageError(f"SampleData2NumpyData returned shape {row.shape} for sample {i}; "
-                                   f"{self._package.config_name} Config.SAMPLE_DIM = {self._package.sample_dim}")
+                                   f"{self._package.row_width_named}")
         priorities = [self._priority(sample) for sample in list_sample_data]
         if self.before_send is not None:
             self.before_send()

@@ -134,8 +134,7 @@ class Trainee:
         importance-sampling weight as `is_weight`. Returns (statistics as metrics, the new
         priorities when learn returned {"priority": [one per sample]}, else None)."""
         if rows.ndim != 2 or rows.shape[1] != self.package.sample_dim:
-            raise PackageError(f"replay rows of shape {rows.shape}; {self.package.config_name} "
-                               f"Config.SAMPLE_DIM = {self.package.sample_dim}")
+            raise PackageError(f"replay rows of shape {rows.shape}; {self.package.row_width_named}")
         samples = [self._from_numpy(row) for row in self._rows_as_platform_hands_them(rows)]
         if is_weights is not None:
             for sample, weight in zip(samples, is_weights):
@@ -339,7 +338,7 @@ class Trainee:
         self.train_step = self.model_version = ckpt_id
         return ckpt_id, extra
 
-    def preload(self, model_dir: str, model_id) -> int:
+    def preload(self, model_dir: str | Path, model_id) -> int:
         found = ckpt_files.find_checkpoint(model_dir, model_id)
         self.agent.load_model(path=str(model_dir), id=found.id)
         self._check_finite(f"preload_model_dir {model_dir}, checkpoint {found.id}")

@@ -44,6 +44,11 @@ class Layout:
     def file(self, part: str, algo: str) -> str:
         return self.module(part, algo).replace(".", "/") + ".py"
 
+    def folder(self, algo: str) -> str:
+        """The algorithm's top folder in the package ("agent_ppo"): what the platform's
+        configure_app.toml calls `{agent_name}`."""
+        return self.module("agent", algo).split(".")[0]
+
 
 @dataclass(frozen=True)
 class ExportLayout:
@@ -73,7 +78,8 @@ class PlatformVersion:
 
     name: str = ""  # the value of app.kaiwu_version and --kaiwu-version that selects it
     title: str = ""  # for messages and docs: "2024 (8.x-10.x)"
-    #: realm.make_env's protocol for the env its packages meet
+    #: the wire protocol of the env its packages meet: realm.make_env's `protocol`, and the name of
+    #: its episodes.protocol.EnvProtocol (which decodes the env's resets and steps)
     env_protocol: str = ""
     #: whether the project's own agents train in this version's protocol (else: export first)
     hosts_project_agents: bool = False
@@ -135,12 +141,6 @@ class PlatformVersion:
     def predict_answer(self, result: Any, model_version: int) -> Any:
         """What the platform's aisrv returns from the package's predict / exploit."""
         return result
-
-    def step_outcome(self, result) -> tuple[bool, bool, Any]:
-        """(terminated, truncated, score) of what the env's step returned; the score has the
-        2024 ScoreInfo's total_score, treasure_count, buff_count and talent_count."""
-        _, _, score, terminated, truncated, _ = result
-        return bool(terminated), bool(truncated), score
 
     def learn_rows(self, rows, device):
         """What the platform's learner hands NumpyData2SampleData: the replay's float32 rows."""

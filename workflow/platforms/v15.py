@@ -9,7 +9,8 @@ come from `kaiwu_platform/v15/`; `kaiwudrl.interface.agent.BaseAgent` (no decora
 the five methods) and the other `kaiwudrl` modules from the project's `kaiwu_platform/base/kaiwudrl/`.
 
 Env (realm/gorge_chase): `env_obs = env.reset(usr_conf)`, `env_reward, env_obs = env.step(act)`,
-the end flags inside env_obs. The workflow hands samples over with `agent.send_sample_data(list)`;
+the end flags inside env_obs; a bad usr_conf or a step after the end answered with the platform's
+error env_obs (`[env] gorge_errors`, realm/gorge_chase/errors.py). The workflow hands samples over with `agent.send_sample_data(list)`;
 the SampleData class declares its fields' widths (`create_cls("SampleData", obs=40, ...)`) and the
 framework packs them: the rows are the fields in declaration order, and the learner rebuilds each
 field as a float32 torch tensor on its device (the official ppo stacks them with torch.stack).
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -62,6 +62,27 @@ class SampleCodec:
         return self.sample_class(**fields)
 
 
+def _own_row_width(dims: dict | None, config_class):
+    """The width of the rows a package's own SampleData2NumpyData makes: Config.SAMPLE_DIM, else
+    the sum of SampleData's declared widths; ValueError naming both when they disagree."""
+    stated = getattr(config_class, "SAMPLE_DIM", None)
+    if not dims:
+        if stated is None:
+            raise ValueError("the width of SampleData2NumpyData's rows is stated nowhere: declare SampleData with an "
+                             "int width per field (create_cls(\"SampleData\", npdata=N)), or set Config.SAMPLE_DIM")
+        return stated  # no declared widths: Config.SAMPLE_DIM alone (checked by the host)
+    declared = sum(dims.values())
+    if stated is None:
+        return declared
+    if stated != declared:
+        widths = ", ".join(f"{name}={dim}" for name, dim in dims.items())
+        where = getattr(config_class, "__module__", "conf.conf").replace(".", "/") + ".py"
+        raise ValueError(f"SampleData declares rows of {declared} values ({widths}), but {where} sets "
+                         f"Config.SAMPLE_DIM = {stated!r}: the two must agree (or leave SAMPLE_DIM out: "
+                         "the width is then SampleData's)")
+    return stated
+
+
 def _numpy(value):
     """A field's value as numpy can read it (a torch tensor is moved to the CPU first)."""
     if value is None:
@@ -83,7 +104,7 @@ class Platform15(AgentFolderVersion):
     game = PROJECT_CODE
     algo_conf, app_conf = ALGO_CONF, APP_CONF
     agent_key, workflow_key = AGENT_KEY, WORKFLOW_KEY
-    eval_preset = "gorge-open"  # maps 1-10: official files ([env] gorge_maps) or generated
+    eval_preset = "gorge-open"  # the official open maps 1-10: needs [env] gorge_maps (their files)
     export = dataclasses.replace(AGENT_FOLDER_EXPORT, kaiwu_json_version="15.0.1-comp-normal-lite.26comp",
                                  app_keys={"app": PROJECT_CODE})
     #: kaiwu.json majors of this game's packages
@@ -107,19 +128,21 @@ class Platform15(AgentFolderVersion):
             validate_usr_conf(usr_conf)
             if env_config is not None:
                 from realm import make_env
+                from realm.episode import checked_reset
 
-                make_env(**env_config.make_kwargs(self), seed=0).reset(usr_conf)
+                checked_reset(make_env(**env_config.make_kwargs(self), seed=0), usr_conf)
         except GorgeUsrConfError as e:
             raise ConfigError(f"{path}: {e}") from None
 
     def sample_rows(self, protocols: dict, config_class) -> tuple[dict, int]:
         """SampleData2NumpyData / NumpyData2SampleData made from SampleData's declared widths,
-        and their sum as the row width; a package that registers its own converters (the
-        project's gorge_chase agents) keeps them, with its Config.SAMPLE_DIM."""
-        if protocols.get("SampleData2NumpyData") and protocols.get("NumpyData2SampleData"):
-            return protocols, getattr(config_class, "SAMPLE_DIM", None)
+        and their sum as the row width. A package that registers its own converters keeps them;
+        its rows are as wide as Config.SAMPLE_DIM says, else as SampleData's declared widths sum
+        to (what the platform's framework reads); both given, they must agree."""
         sample_class = protocols.get("SampleData")
         dims = getattr(sample_class, "FIELD_DIMS", None)
+        if protocols.get("SampleData2NumpyData") and protocols.get("NumpyData2SampleData"):
+            return protocols, _own_row_width(dims, config_class)
         if not dims:
             raise ValueError("SampleData must be declared with create_cls and an int width per field "
                              "(e.g. create_cls(\"SampleData\", obs=40, act=1, ...)): the 15.0.1 framework packs it")
@@ -129,20 +152,17 @@ class Platform15(AgentFolderVersion):
     # --- what the env and the platform's servers speak -------------------------------------------
 
     def env_kwargs(self, env_config) -> dict:
-        return {"protocol": self.env_protocol, "maps_folder": env_config.gorge_maps}
+        """The gorge env's maps, every option of [env] (realm.gorge_chase.options.OPTIONS, the same
+        names), randomize_unknown_rules and how it answers errors (gorge_errors: the platform's
+        error env_obs by default)."""
+        from realm.gorge_chase.options import OPTIONS
+
+        return {"protocol": self.env_protocol, "maps_folder": env_config.gorge_maps,
+                "randomize_rules": env_config.randomize_unknown_rules, "errors": env_config.gorge_errors,
+                **{name: getattr(env_config, name) for name in OPTIONS}}
 
     def predict_answer(self, result, model_version: int):
         return result  # act_data = agent.predict(...)[0]
-
-    def step_outcome(self, result):
-        """(won, lost, score): surviving to max_step (truncated) is this game's win, a capture
-        (terminated) its loss; the score from env_info."""
-        _, env_obs = result
-        observation = env_obs.get("observation") or {}
-        info = observation.get("env_info") or {}
-        score = SimpleNamespace(total_score=info.get("total_score", 0), treasure_count=info.get("treasures_collected", 0),
-                                buff_count=info.get("collected_buff", 0), talent_count=info.get("flash_count", 0))
-        return bool(env_obs.get("truncated")), bool(env_obs.get("terminated")), score
 
     def learn_rows(self, rows, device):
         import torch

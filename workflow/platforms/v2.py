@@ -22,9 +22,7 @@ that registers neither is taken as the newest (28), and `app.kaiwu_version` over
 from __future__ import annotations
 
 import dataclasses
-import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -131,12 +129,10 @@ class PlatformV2(AgentFolderVersion):
             env = make_env(**env_config.make_kwargs(self), seed=0)
         except (ValueError, OSError, TypeError) as e:
             raise ConfigError(f"[env]: the simulator rejects it: {e}") from None
-        try:
+        try:  # a map_name with no map of its own here: the env says which map it plays (on stderr)
             env.reset(usr_conf=usr_conf)
         except UsrConfV2Error as e:
             raise ConfigError(f"{path}: {e}") from None
-        for note in env.map_notes:  # the package's map_name has no map of its own here: on the terminal
-            print(f"note: {path.name}: {note}", file=sys.stderr)
 
     # --- what the env and the platform's servers speak -------------------------------------------
 
@@ -150,13 +146,6 @@ class PlatformV2(AgentFolderVersion):
 
     def predict_answer(self, result, model_version: int):
         return result, model_version  # 24.x: act_data, model_version = agent.predict(...)
-
-    def step_outcome(self, result):
-        _, _, terminated, truncated, extra_info = result
-        game = extra_info["game_info"]
-        score = SimpleNamespace(total_score=game["total_score"], treasure_count=game["treasure_collected_count"],
-                                buff_count=game["buff_count"], talent_count=game["talent_count"])
-        return bool(terminated), bool(truncated), score
 
     def learn_rows(self, rows, device):
         import torch
