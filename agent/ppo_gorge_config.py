@@ -7,9 +7,10 @@ agent.settings.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent.ppo_game_settings import ppo_game_settings
+from agent.ppo_game_settings import PPOGameSettings
 from agent.settings import SETTINGS_FILE, game_config, read_settings
 from feature.gorge_chase.curriculum import CurriculumConfig, probe_usr_confs
 from feature.gorge_chase.definition import CORE_STATE_DIM, SAMPLE_DIM
@@ -19,8 +20,21 @@ from feature.gorge_chase.reward import RewardConfig
 
 
 Config = game_config(MAP_SHAPE, STATE_DIM, SAMPLE_DIM, __name__)
-Settings = ppo_game_settings("gorge", RewardConfig, CurriculumConfig, probe_usr_confs, CORE_STATE_DIM,
-                             (MAP_SHAPE[0], MAP_SHAPE[1], STATE_DIM), __name__, FeatureConfig)
+
+
+@dataclass
+class Settings(PPOGameSettings):
+    """[model] [ppo] [reward_gorge] [curriculum_gorge] [features_gorge]."""
+
+    reward_gorge: RewardConfig = field(default_factory=RewardConfig)
+    curriculum_gorge: CurriculumConfig = field(default_factory=CurriculumConfig)
+    features_gorge: FeatureConfig = field(default_factory=FeatureConfig)
+
+    input_shape = (MAP_SHAPE[0], MAP_SHAPE[1], STATE_DIM)
+    core_state_dim = CORE_STATE_DIM
+
+    def usr_confs_to_check(self, seed: int) -> list[tuple[str, str, dict]]:
+        return probe_usr_confs(self.curriculum_gorge)
 
 
 def load_settings() -> Settings:

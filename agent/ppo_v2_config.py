@@ -5,9 +5,10 @@ and [ppo] (the PPO package's classes), [reward_v2] (feature.reward_v2) and [curr
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent.ppo_game_settings import ppo_game_settings
+from agent.ppo_game_settings import PPOGameSettings
 from agent.settings import SETTINGS_FILE, game_config, read_settings
 from feature.curriculum_v2 import CurriculumConfig, probe_usr_confs
 from feature.definition_v2 import CORE_STATE_DIM, SAMPLE_DIM
@@ -16,8 +17,20 @@ from feature.reward_v2 import RewardConfig
 
 
 Config = game_config(MAP_SHAPE, STATE_DIM, SAMPLE_DIM, __name__)
-Settings = ppo_game_settings("v2", RewardConfig, CurriculumConfig, probe_usr_confs, CORE_STATE_DIM,
-                             (MAP_SHAPE[0], MAP_SHAPE[1], STATE_DIM), __name__)
+
+
+@dataclass
+class Settings(PPOGameSettings):
+    """[model] [ppo] [reward_v2] [curriculum_v2]."""
+
+    reward_v2: RewardConfig = field(default_factory=RewardConfig)
+    curriculum_v2: CurriculumConfig = field(default_factory=CurriculumConfig)
+
+    input_shape = (MAP_SHAPE[0], MAP_SHAPE[1], STATE_DIM)
+    core_state_dim = CORE_STATE_DIM
+
+    def usr_confs_to_check(self, seed: int) -> list[tuple[str, str, dict]]:
+        return probe_usr_confs(self.curriculum_v2)
 
 
 def load_settings() -> Settings:

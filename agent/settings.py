@@ -4,8 +4,11 @@ Each algorithm's `config.py` declares a dataclass of sections (the 2024 PPO: [mo
 [curriculum], agent.realm_settings; a later game's PPO: [model] [ppo] [reward_<game>]
 [curriculum_<game>], agent.ppo_game_settings) on `PackageSettings`, and reads them with
 `read_settings`:
-1. hosted by this toolkit's training system: the platform's CONFIG carries the run's sections
-   as `CONFIG.package_settings` (the TOML and its --set overrides, already validated);
+1. hosted by this toolkit (training, evaluation): the platform's CONFIG carries the `Settings`
+   object as `CONFIG.package_settings`, validated once where the config was read (the run's
+   TOML with its --set overrides: workflow.config.load_config; a checkpoint's run config:
+   evaluation.episodes.load_agent), and used as it is (settings of another package, hosted
+   earlier in the same process, are not this one's);
 2. exported (tools/export_kaiwu.py): `settings.json` beside the package's config.py, written from
    the run the checkpoint came from;
 3. otherwise the defaults of the dataclasses.
@@ -100,8 +103,12 @@ class PackageSettings:
 def read_settings(cls: type[S], settings_file: Path) -> S:
     """The settings of this process (see the module docstring for where they come from)."""
     hosted = CONFIG.package_settings
-    if isinstance(hosted, dict) and hosted:
-        return cls.from_dict({name: hosted[name] for name in cls.sections() if name in hosted})
+    if isinstance(hosted, cls):
+        return hosted
+    if hosted and not isinstance(hosted, PackageSettings):
+        raise TypeError(f"CONFIG.package_settings is a {type(hosted).__name__}: the host hands a package its "
+                        f"validated {cls.__module__}.{cls.__name__} (a dict of sections: {cls.__name__}.from_dict)")
+    # another package's settings (an agent of another game built in the same process) are not this one's
     if settings_file.is_file():
         try:
             data = json.loads(settings_file.read_text())

@@ -205,8 +205,12 @@ def load_agent(ckpt_file: str | Path, config_file_path=None,
         else:
             run_config = None
             app, algo = project_algo(ckpt_file, config_file_path)
-            values = {"app": app, "algo": algo, "svr_name": "eval",
-                      "package_settings": project_settings(ckpt_file, config_file_path)}
+            settings_class = find_project_algorithm(app, algo).settings_class
+            try:  # the run's sections, checked once here: the agent takes them as they are
+                settings = settings_class.from_dict(project_settings(ckpt_file, config_file_path))
+            except ValueError as e:
+                raise CheckpointError(f"{_source(config_file_path, ckpt_file) or ckpt_file}: {e}") from e
+            values = {"app": app, "algo": algo, "svr_name": "eval", "package_settings": settings}
             package = KaiwuPackage.project(app, algo, values)
         agent = package.make_agent("eval", logging.getLogger("eval"), None)  # platform agents log as they load
         agent.load_model(path=str(ckpt_file.parent), id=ckpt_id)

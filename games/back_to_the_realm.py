@@ -4,6 +4,9 @@ as reference, the chests of an evaluation episode drawn up front, and its pictur
 platform's eval_episode (realm/env18.py)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Literal
+
 from games.base import Episode, Game
 from realm.protocol import EpisodeConfig
 
@@ -31,6 +34,26 @@ def resolve_episodes(env, usr_conf: dict | None, count: int, base_seed: int = 0)
     return episodes
 
 
+@dataclass
+class RealmRules:
+    """[env] keys of the 2024 game beside the map keys (conf/configure_app.toml documents them)."""
+
+    # a flash whose target is blocked: "fail" (2024 rule: the hero stays) | "nearest" (2025 rule:
+    # the nearest passable cell) | "auto" (the rule of the protocol the run speaks)
+    flash_blocked: Literal["auto", "fail", "nearest"] = "auto"
+    step_jitter: bool = False  # seeded step lengths within the observed ranges
+    # 2025 packages' map_info window: "hero" (centred on the hero's cell, as the official guide
+    # defines it) | "platform" (what the platform's env adapter serves: centred on the x/z-swapped cell)
+    map_window: Literal["hero", "platform"] = "hero"
+
+    def make_kwargs(self, platform) -> dict:
+        """realm.make_env's rules: flash_blocked with "auto" resolved to the platform version's own
+        rule (2024 "fail", 2025 "nearest", as the 2025 guide states); map_window is the 2025
+        protocol's, which its platform version hands over (workflow.platforms.v18)."""
+        flash = platform.flash_rule if self.flash_blocked == "auto" else self.flash_blocked
+        return {"flash_blocked": flash, "step_jitter": self.step_jitter}
+
+
 class BackToTheRealm(Game):
     name = "back_to_the_realm"
     title = "Back to the Realm (2024 game)"
@@ -41,6 +64,7 @@ class BackToTheRealm(Game):
                      "action": "conf.back_to_the_realm_action.BackToTheRealmAction"}
     reward_episodes = "episodes.realm_training:RealmEpisodes"
     feature_layout = "feature.layout"
+    env_rules = RealmRules
     project_agents = {
         "ppo": {"config": "agent.ppo_config", "definition": "feature.definition", "agent": "agent.ppo_agent",
                 "workflow": "episodes.ppo_workflow"},

@@ -4,7 +4,47 @@ and obstacle the env draws from the seed, a checkpoint played by its package's o
 (evaluation/back_to_the_realm_v2.py), and its pictures (realm/v2/render.py). Packages 24.x and 28.x play it."""
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
+from typing import Literal
+
 from games.base import Episode, Game
+
+
+@dataclass
+class V2Rules:
+    """[env] keys of back_to_the_realm_v2's rules beside the map keys: the rule options
+    realm.v2.env.OPTIONS names (docs/V2_RULES.md: ranges and meaning) and whether each episode
+    draws them (conf/ppo_v2.toml documents them)."""
+
+    # when extra_info's game_info.end_pos holds the end: "always" (as the training server does) |
+    # "found" (once in view, and on the last frame) | "at_end" (last frame only)
+    reveal_end_pos: Literal["always", "found", "at_end"] = "always"
+    step_length: int = 1  # cells per plain step: 1 | 2
+    buff_step_length: int = 2  # cells per step while the buff lasts: step_length..4
+    buff_duration: int = 50  # steps the buff lasts: 1..2000
+    distance_bands: Literal["uniform20", "v1"] = "uniform20"  # relative_pos.l2_distance thresholds
+    talent_when_cooling: Literal["move", "stay"] = "move"  # a talent action while cooling down
+    taken_chest_status: Literal["stays_0", "taken_frame"] = "stays_0"  # how long a taken chest reads status 0
+    treasure_count_reads: Literal["chests", "chests_plus_2"] = "chests"  # what game_info.treasure_count counts
+    view_size: int = 11  # map_info's rows and values around the hero: an odd int in 11..51
+    # each episode draws every rule above but view_size from its readings (realm.v2.env.CANDIDATES),
+    # ignoring their values
+    randomize_unknown_rules: bool = False
+
+    def validate(self) -> None:
+        """Every option in the simulator's ranges (ValueError naming the key)."""
+        from realm.v2.env import OPTIONS, check_option
+
+        for name in OPTIONS:
+            check_option(name, getattr(self, name))
+        if self.buff_step_length < self.step_length:
+            raise ValueError(f"buff_step_length = {self.buff_step_length} is invalid: allowed "
+                             f"{self.step_length}..{max(OPTIONS['buff_step_length'][1])} (at least step_length)")
+
+    def make_kwargs(self, platform) -> dict:
+        """realm.make_env's rules: the options under their own names, randomize_rules."""
+        options = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "randomize_unknown_rules"}
+        return {**options, "randomize_rules": self.randomize_unknown_rules}
 
 
 class BackToTheRealmV2(Game):
@@ -16,6 +56,9 @@ class BackToTheRealmV2(Game):
     project_agents = {"ppo": {"config": "agent.ppo_v2_config", "definition": "feature.definition_v2",
                               "agent": "agent.ppo_v2_agent", "workflow": "episodes.ppo_v2_workflow"}}
     renamed_agents = {"ppo_v2": "ppo"}
+    env_rules = V2Rules
+    maps_dir_holds = "official map files by map_name: <map_name>.json beside <map_name>_obstacles.json"
+    renamed_env_keys = {"v2_maps": "maps_dir"}
     reward_episodes = "episodes.training_v2:v2_episodes"
     feature_layout = "feature.layout_v2"
 

@@ -48,6 +48,16 @@ class Game:
     project_agents: dict[str, dict[str, str]] = {}
     #: algorithm names of earlier releases that are now this game's: old algo -> algo
     renamed_agents: dict[str, str] = {}
+    #: the [env] keys of this game's own rules, beside the map keys every game has
+    #: (workflow.config.EnvConfig): a dataclass whose fields are written under [env] with the
+    #: names the simulator gives them, checked by its `validate()` and handed to realm.make_env by
+    #: its `make_kwargs(platform)`; a run reads only its game's
+    env_rules: type | None = None
+    #: what [env] maps_dir names for this game, for messages ("" when the game has no folder of maps)
+    maps_dir_holds: str = ""
+    #: [env] keys of earlier releases that are now other keys: old key -> new key (a run's old
+    #: effective config is read with them renamed; a config file that sets one is refused, naming the new)
+    renamed_env_keys: dict[str, str] = {}
     #: the env rule (a realm.make_env keyword, an [env] key) that withholds the global information
     #: a package is handed, as an evaluation might ("" when the game's env has none): its values
     #: are what tools/evaluate.py --extra-info scores side by side

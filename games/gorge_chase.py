@@ -13,20 +13,64 @@ from __future__ import annotations
 
 import copy
 import random
+from dataclasses import dataclass
+from typing import Literal
 
 from games.base import Episode, Game, algo_conf
+
+
+@dataclass
+class GorgeRules:
+    """[env] keys of gorge_chase's rules beside the map keys: the options realm.gorge_chase.options.OPTIONS
+    names (docs/GORGE_RULES.md: ranges and meaning), how the env answers errors, and whether each
+    episode draws the options (conf/gorge_chase.toml documents them)."""
+
+    monster_distance: str = "bfs4"  # the monsters' distance to the hero: bfs4 | bfs8 | chebyshev | manhattan
+    map_order: str = "cycle"  # map_random = false: cycle | first
+    random_values_in_env_info: str = "resolved"  # a -1 config value in env_info: resolved | raw
+    diagonal_rule: str = "one_free"  # a diagonal step's corner cells: one_free | both_free | target_only
+    capture_radius: int = 1  # caught within this Chebyshev distance: 0..2
+    hero_move_bonus: int = 0  # cells added to every hero move: 0..3
+    monster_speed_bonus: int = 0  # added to the monsters' base speed 1: 0..3
+    # what env_obs's extra_info holds: "full" (frame_state, map_id, result_code, result_message) |
+    # "withheld" (result_code and result_message only)
+    gorge_extra_info: str = "full"
+    # a bad usr_conf, or a step after the episode's end: "env_obs" (answered as the platform
+    # answers: observation None, extra_info.result_code < 0, truncated True; the message on
+    # stderr) | "raise" (GorgeUsrConfError / EpisodeOverError stops the workflow)
+    gorge_errors: Literal["env_obs", "raise"] = "env_obs"
+    # each episode draws the options from their readings (realm.gorge_chase.options.CANDIDATES),
+    # ignoring their values
+    randomize_unknown_rules: bool = False
+
+    def validate(self) -> None:
+        """Every option in the simulator's ranges (ValueError naming the key)."""
+        from realm.gorge_chase.options import OPTIONS, check_option
+
+        for name in OPTIONS:
+            check_option(name, getattr(self, name))
+
+    def make_kwargs(self, platform) -> dict:
+        """realm.make_env's rules: the options under their own names, errors, randomize_rules."""
+        from realm.gorge_chase.options import OPTIONS
+
+        return {**{name: getattr(self, name) for name in OPTIONS}, "errors": self.gorge_errors,
+                "randomize_rules": self.randomize_unknown_rules}
 
 
 class GorgeChase(Game):
     name = "gorge_chase"
     title = "gorge_chase (2026)"
     policy_modes = ("greedy",)  # the platform evaluates exploit
-    map_companion = "positions_file"  # refused with a hint: gorge maps are a folder, [env] gorge_maps
+    map_companion = "positions_file"  # refused with a hint: gorge maps are a folder, [env] maps_dir
     outcomes = ("survived", "caught")
     map_animation = False
     project_agents = {"ppo": {"config": "agent.ppo_gorge_config", "definition": "feature.gorge_chase.definition",
                               "agent": "agent.ppo_gorge_agent", "workflow": "episodes.ppo_gorge_workflow"}}
     renamed_agents = {"ppo_gorge": "ppo"}
+    env_rules = GorgeRules
+    maps_dir_holds = "official map files by map id: gorge_chase_map_<id>.json or map_<id>.txt"
+    renamed_env_keys = {"gorge_maps": "maps_dir"}
     info_rule = "gorge_extra_info"  # "full" | "withheld": extra_info with or without frame_state
     reward_episodes = "episodes.gorge_episodes:gorge_episodes"
     feature_layout = "feature.gorge_chase.layout"
@@ -66,7 +110,7 @@ class GorgeChase(Game):
         return env_config.make_kwargs(platform)
 
     def check_preset_env(self, preset: str, env_kwargs: dict) -> None:
-        """The presets of the official open maps need their files ([env] gorge_maps)."""
+        """The presets of the official open maps need their files ([env] maps_dir)."""
         from realm.gorge_chase.presets import check_preset_maps
 
         check_preset_maps(preset, env_kwargs.get("maps_folder"))

@@ -1,84 +1,79 @@
 """The simulators, one home per game (the 2024 game here, realm/v2, realm/gorge_chase): `make_env`
-serves each in the protocol its packages speak; the 2024 game's maps, env and gymnasium id."""
+is the one factory of every game's env, in the protocol its packages speak; the 2024 game's maps,
+env and gymnasium id; every game's gymnasium id (realm.gym_ids)."""
 from __future__ import annotations
 
-from functools import lru_cache
-from pathlib import Path
-
-from realm.gym_ids import register_gym_env
 from realm.env import EpisodeOverError, RealmEnv
 from realm.env18 import MAP_WINDOWS, RealmEnv18
 from realm.generator import generate_map, validate_map
-from realm.gorge_chase.hosted import HostedGorgeChaseEnv
+from realm.gorge_chase.env import GorgeChaseEnv
+from realm.gym_ids import BACK_TO_THE_REALM_ID as GYM_ENV_ID
+from realm.gym_ids import register_gym_env, register_gym_envs
+from realm.map_source import MapSource
 from realm.maps import Map, MapError, load_official_map, load_official_map_cached
 from realm.usr_conf import UsrConfError, did_you_mean
 from realm.v2.env import RealmEnvV2
 
-GYM_ENV_ID = "realm/BackToTheRealm-v0"
-
 __all__ = [
+    "ENVS",
     "GYM_ENV_ID",
     "EpisodeOverError",
-    "HostedGorgeChaseEnv",
+    "GorgeChaseEnv",
+    "MAP_WINDOWS",
     "Map",
     "MapError",
+    "MapSource",
     "RealmEnv",
     "RealmEnv18",
     "RealmEnvV2",
     "UsrConfError",
     "generate_map",
     "load_official_map",
+    "load_official_map_cached",
     "make_env",
+    "register_gym_env",
     "validate_map",
 ]
 
-
-@lru_cache(maxsize=16)
-def _generated_map(seed: int) -> Map:
-    """Generated maps are immutable: envs in one process share one instance per seed."""
-    return generate_map(seed)
-
-
-#: The envs by the Kaiwu protocol they speak (each class's PROTOCOL).
-ENVS = {env.PROTOCOL: env for env in (RealmEnv, RealmEnv18, RealmEnvV2, HostedGorgeChaseEnv)}
+#: The envs by the Kaiwu protocol they speak (each class's PROTOCOL), one game each (its GAME).
+ENVS = {env.PROTOCOL: env for env in (RealmEnv, RealmEnv18, RealmEnvV2, GorgeChaseEnv)}
 PROTOCOLS = tuple(ENVS)
+#: The rules every protocol's env takes (each as its game has them) beside its PROTOCOL_RULES.
+COMMON_RULES = ("flash_blocked", "step_jitter")
 
 
 def make_env(map_file=None, positions_file=None, map_seed: int = 0, *, protocol: str = RealmEnv.PROTOCOL,
-             **rules) -> RealmEnv | RealmEnv18 | RealmEnvV2 | HostedGorgeChaseEnv:
-    """A RealmEnv on the official map files if given, else on the generated map of `map_seed`.
+             obstacles_file=None, maps_folder=None, seed: int | None = None,
+             **rules) -> RealmEnv | RealmEnv18 | RealmEnvV2 | GorgeChaseEnv:
+    """The env of `protocol` (a key of ENVS) on its maps, with its rules: every game's env, built
+    one way (each class's `from_source`).
 
-    `rules`: flash_blocked ("fail" | "nearest"), step_jitter (bool), seed (episode RNG).
-    `protocol=RealmEnv18.PROTOCOL` serves the same game in the 2025 protocol (code package 18.0.2): a
-    RealmEnv18, with the extra rule map_window ("hero" | "platform", see realm/env18.py).
-    `protocol=RealmEnvV2.PROTOCOL` ("v2") plays back_to_the_realm_v2 (realm/v2, docs/V2_RULES.md):
-    `map_file` is a map_data/<name>.json with the rule `obstacles_file`, else the generated v2 map of
-    `map_seed` (rule `map_name`: whose default points it passes through); the other rules are
-    realm.v2.env.OPTIONS.
-    `protocol=HostedGorgeChaseEnv.PROTOCOL` ("gorge") plays gorge_chase (realm/gorge_chase): the rule
-    `maps_folder` (official map files by id), else the generated maps of `map_seed`; the other
-    rules are realm.gorge_chase.options.OPTIONS, `map_id` and `randomize_rules`.
+    The maps (realm.map_source.MapSource; a field the game does not read is refused, naming what
+    it reads): `map_file` with its companion file, `positions_file` for the 2024 game's official
+    map, `obstacles_file` for a v2 map_data/<name>.json; `maps_folder`, official maps an episode's
+    usr_conf picks by name (v2) or id (gorge_chase); else the generated map(s) of `map_seed`.
+    `seed`: the episode RNG. `rules`: flash_blocked ("fail" | "nearest"), step_jitter (bool), and
+    the protocol's own (its class's PROTOCOL_RULES):
+    "2024" back_to_the_realm (realm.RealmEnv): none.
+    "18" the same game in the 2025 protocol (code package 18.0.2, realm.RealmEnv18): map_window
+    ("hero" | "platform", see realm/env18.py).
+    "v2" back_to_the_realm_v2 (realm/v2, docs/V2_RULES.md): map_name (whose default points a
+    generated map passes through), randomize_rules and realm.v2.env.OPTIONS.
+    "gorge" gorge_chase (realm/gorge_chase, docs/GORGE_RULES.md): map_id, randomize_rules, errors
+    and realm.gorge_chase.options.OPTIONS.
     """
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol = {protocol!r} is invalid: allowed {' | '.join(repr(p) for p in PROTOCOLS)}")
     env = ENVS[protocol]
-    allowed = ("flash_blocked", "step_jitter", "seed") + env.PROTOCOL_RULES
+    allowed = COMMON_RULES + env.PROTOCOL_RULES
     for key in rules:
         if key not in allowed:
             owners = [name for name, other in ENVS.items() if key in other.PROTOCOL_RULES]
             hint = f" ({key} is a rule of protocol={owners[0]!r})" if owners else did_you_mean(key, allowed)
-            raise TypeError(f"unknown env rule {key!r}; allowed: {', '.join(allowed)}{hint}")
-    if hasattr(env, "on_files"):  # a game with maps of its own (back_to_the_realm_v2)
-        return env.on_files(map_file, positions_file, map_seed, **rules)
-    if map_file is not None:
-        if positions_file is None:
-            raise ValueError("map_file needs positions_file (the position_pool.json with the 16 special positions)")
-        game_map = load_official_map_cached(str(Path(map_file).resolve()), str(Path(positions_file).resolve()))
-    elif positions_file is not None:
-        raise ValueError("positions_file is only used with map_file; pass both, or neither for a generated map")
-    else:
-        game_map = _generated_map(map_seed)
-    return env.on_map(game_map, **rules)
+            raise TypeError(f"unknown {protocol} env option {key!r}; allowed: seed, {', '.join(allowed)}{hint}")
+    source = MapSource(map_file, positions_file, obstacles_file, maps_folder, map_seed)
+    source.check_for(env)
+    return env.from_source(source, seed=seed, **rules)
 
 
-register_gym_env(GYM_ENV_ID, "realm.gym_env:RealmGymEnv")
+register_gym_envs()

@@ -53,7 +53,8 @@ def realm_map(source: MapSource) -> Map:
     if source.map_file is not None:
         if source.positions_file is None:
             raise ValueError("map_file needs positions_file (the position_pool.json with the 16 special positions)")
-        return load_official_map_cached(str(Path(source.map_file).resolve()), str(Path(source.positions_file).resolve()))
+        return load_official_map_cached(str(Path(source.map_file).resolve()),
+                                        str(Path(source.positions_file).resolve()))
     if source.positions_file is not None:
         raise ValueError("positions_file is only used with map_file; pass both, or neither for a generated map")
     return _generated_map(source.map_seed)

@@ -36,7 +36,7 @@ def make_trainee(tmp_path, keep: int, keep_best: bool = False, user_keep: int = 
     """The learner's trainee over the project's package, wired as workflow.learner.make_trainee
     wires it, with its checkpoints in tmp_path/ckpt and user saves in tmp_path/user."""
     values = {"app": "back_to_the_realm", "algo": PROJECT_ALGO, "svr_name": "learner",
-              "package_settings": SETTINGS.to_dict()}
+              "package_settings": SETTINGS}
     package = KaiwuPackage.load(REPO_ROOT, PROJECT_ALGO, values, PROJECT_LAYOUT)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)

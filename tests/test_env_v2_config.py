@@ -1,5 +1,5 @@
 """The run's [env] for back_to_the_realm_v2: its map files and the rule options docs/V2_RULES.md
-names, set through the config (conf/configure_app.toml, `--set env.<key>=...`) and checked
+names, set through the config (conf/ppo_v2.toml, `--set env.<key>=...`) and checked
 through the real launcher and the real simulator."""
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ import pytest
 
 from tests.conftest import REPO_ROOT
 from workflow import platforms
+
+V2_CONF = REPO_ROOT / "conf" / "ppo_v2.toml"
 
 
 def launch(run_dir: Path, *sets: str, config: str = "conf/ppo_v2.toml", timeout_s: float = 120,
@@ -97,12 +99,12 @@ def open_usr_conf() -> dict:
 
 
 def env_from_config(tmp_path: Path, *sets: str):
-    """The v2 env a run builds from conf/configure_app.toml with `--set` lines, on an open map."""
+    """The v2 env a run builds from conf/ppo_v2.toml with `--set` lines, on an open map."""
     from realm import make_env
     from workflow.config import load_config
 
     map_file, obstacles = write_map(tmp_path, open_map())
-    cfg = load_config(REPO_ROOT / "conf" / "configure_app.toml",
+    cfg = load_config(V2_CONF,
                       [f'env.map_file="{map_file}"', f'env.obstacles_file="{obstacles}"', *sets])
     return make_env(**cfg.env.make_kwargs(platforms.get("v2-28")), seed=0)
 
@@ -159,11 +161,11 @@ def view_and_end_status(env, *acts) -> tuple[int, int, int]:
     return len(obs["map_info"]), len(obs["map_info"][0]["values"]), end_organ(obs)["status"]
 
 
-def test_every_v2_rule_option_is_an_env_key_with_a_line_in_configure_app():
+def test_every_v2_rule_option_is_an_env_key_with_a_line_in_ppo_v2_toml():
     from realm.v2.env import OPTIONS
 
     assert set(PROBES) == set(OPTIONS)
-    text = (REPO_ROOT / "conf" / "configure_app.toml").read_text(encoding="utf-8")
+    text = V2_CONF.read_text(encoding="utf-8")
     for key in OPTIONS:
         assert f"\n{key} = " in text, key
         assert f"`{key}`" in (REPO_ROOT / "docs" / "V2_RULES.md").read_text(encoding="utf-8"), key
@@ -191,7 +193,7 @@ def test_a_v2_rule_out_of_its_range_is_refused_naming_the_key(line, named):
     from workflow.config import ConfigError, load_config
 
     with pytest.raises(ConfigError) as refused:
-        load_config(REPO_ROOT / "conf" / "configure_app.toml", [line])
+        load_config(V2_CONF, [line])
     assert named in str(refused.value)
 
 
@@ -199,7 +201,7 @@ def test_buff_step_length_below_step_length_is_refused():
     from workflow.config import ConfigError, load_config
 
     with pytest.raises(ConfigError, match=r"env: buff_step_length = 1 is invalid: allowed 2..4 \(at least step_length\)"):
-        load_config(REPO_ROOT / "conf" / "configure_app.toml", ["env.step_length=2", "env.buff_step_length=1"])
+        load_config(V2_CONF, ["env.step_length=2", "env.buff_step_length=1"])
 
 
 # --- a folder of official maps: the package's map_name picks its map ------------------------------------
@@ -220,28 +222,28 @@ def usr_conf_of(map_name: str) -> dict:
     return tree
 
 
-def test_an_episode_plays_the_map_file_its_map_name_names_in_v2_maps(tmp_path):
+def test_an_episode_plays_the_map_file_its_map_name_names_in_maps_dir(tmp_path):
     from realm import make_env
     from realm.v2 import default_usr_conf
     from workflow.config import load_config
 
     folder = maps_folder(tmp_path, "map_fish")
-    cfg = load_config(REPO_ROOT / "conf" / "configure_app.toml", [f'env.v2_maps="{folder}"'])
+    cfg = load_config(V2_CONF, [f'env.maps_dir="{folder}"'])
     env = make_env(**cfg.env.make_kwargs(platforms.get("v2-28")), seed=0)
     env.reset(usr_conf=usr_conf_of("map_fish"))
     assert (env.map.name, env.map.map_name, env.map_notes) == ("map_fish.json", "map_fish", [])
     assert env.map.num_passable == 126 * 126 and env.map.obstacles[1].tolist() == [[30, 10], [31, 10]]
     env.reset(usr_conf=default_usr_conf("map_cherry"))  # no map_cherry.json there: the stand-in, said once
     assert env.map.name == "generated-v2-map_cherry-0"
-    assert env.map_notes == [f"[env] v2_maps {folder} has no map_cherry.json: episodes of map_name 'map_cherry' "
+    assert env.map_notes == [f"[env] maps_dir {folder} has no map_cherry.json: episodes of map_name 'map_cherry' "
                              "play the generated map of map_seed 0 through map_cherry's official points instead"]
     env.reset(usr_conf=usr_conf_of("map_fish"))
     assert env.map.name == "map_fish.json" and len(env.map_notes) == 1
-    with pytest.raises(Exception, match="v2_maps: not a folder"):
-        load_config(REPO_ROOT / "conf" / "configure_app.toml", [f'env.v2_maps="{tmp_path / "none"}"'])
+    with pytest.raises(Exception, match="maps_dir: not a folder"):
+        load_config(V2_CONF, [f'env.maps_dir="{tmp_path / "none"}"'])
 
 
-def test_a_map_name_without_a_file_in_v2_maps_is_said_on_stderr_once_per_process(tmp_path, capsys):
+def test_a_map_name_without_a_file_in_maps_dir_is_said_on_stderr_once_per_process(tmp_path, capsys):
     """The env a package is handed says which map a map_name with no file plays, naming the folder
     and the generated map, once per process (every env of an aisrv plays the same names); its
     first episode too, when the env already stands on that name's stand-in."""
@@ -250,8 +252,8 @@ def test_a_map_name_without_a_file_in_v2_maps_is_said_on_stderr_once_per_process
     from workflow.config import load_config
 
     folder = maps_folder(tmp_path, "map_fish")
-    cfg = load_config(REPO_ROOT / "conf" / "configure_app.toml", [f'env.v2_maps="{folder}"'])
-    said = (f"warning: [env] v2_maps {folder} has no map_cherry.json: episodes of map_name 'map_cherry' play the "
+    cfg = load_config(V2_CONF, [f'env.maps_dir="{folder}"'])
+    said = (f"warning: [env] maps_dir {folder} has no map_cherry.json: episodes of map_name 'map_cherry' play the "
             "generated map of map_seed 0 through map_cherry's official points instead")
     env = make_env(**cfg.env.make_kwargs(platforms.get("v2-28")), seed=0)
     assert env.map.map_name == "map_cherry"  # where it starts: the stand-in
@@ -265,7 +267,7 @@ def test_a_map_name_without_a_file_in_v2_maps_is_said_on_stderr_once_per_process
 
 
 @pytest.mark.slow
-def test_a_package_whose_map_name_has_no_file_in_v2_maps_is_told_which_map_plays(tmp_path):
+def test_a_package_whose_map_name_has_no_file_in_maps_dir_is_told_which_map_plays(tmp_path):
     from tests.official_packages import train
     from tests.official_packages import KAIWU_V2 as SHARED_V2
     from tests.test_kaiwu_v2_package import copy_package
@@ -276,9 +278,9 @@ def test_a_package_whose_map_name_has_no_file_in_v2_maps_is_told_which_map_plays
     package = copy_package(tmp_path, "28.1.1")
     (package / "agent_dqn" / "conf" / "train_env_conf.toml").write_bytes(fish.read_bytes())
     folder = maps_folder(tmp_path, "map_cherry")
-    result = train(package, tmp_path / "runs", "--train-test", "--set", f'env.v2_maps="{folder}"', timeout_s=180)
+    result = train(package, tmp_path / "runs", "--train-test", "--set", f'env.maps_dir="{folder}"', timeout_s=180)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert (f"warning: [env] v2_maps {folder} has no map_fish.json: episodes of map_name "
+    assert (f"warning: [env] maps_dir {folder} has no map_fish.json: episodes of map_name "
             "'map_fish' play the generated map of map_seed 0 through map_fish's official points instead") in result.stderr
 
 

@@ -148,7 +148,7 @@ def test_the_ppo_workflow_trains_on_a_2025_env(monkeypatch):
     monkeypatch.setattr(episodes.protocol, "KAIWU_VERSION", "18")  # an export for the 18.0.2 platform
     settings = Settings(model=TINY, ppo=PPOConfig(num_steps=16),
                         curriculum=CurriculumConfig(chest_num=3, max_step=40))
-    CONFIG.load({"package_settings": settings.to_dict()})
+    CONFIG.load({"package_settings": settings})
     try:
         agent = Agent(agent_type="aisrv", seed=0)
         rows, learn = [], agent.learn

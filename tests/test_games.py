@@ -99,7 +99,7 @@ def test_every_game_answers_for_its_presets_and_envs():
 
     for version in platforms.VERSIONS.values():
         game = games.of_platform(version)
-        env = realm.make_env(**game.env_kwargs(EnvConfig(), version))
+        env = realm.make_env(**game.env_kwargs(EnvConfig.for_game(game), version))
         assert games.of_env(env) is game
         episodes = game.episodes(env, game.preset(version.eval_preset), 2, base_seed=5)
         assert [e.seed for e in episodes] == [5, 6]

@@ -181,7 +181,7 @@ def test_an_evaluation_on_the_official_maps_says_so(tmp_path, capsys):
 
     grids = REPO_ROOT.parent / "shared" / "kaiwu_gorge" / "map" / "grids"
     config = tmp_path / "open_maps.toml"
-    config.write_text(f'[app]\napp = "gorge_chase"\nalgo = "ppo"\n\n[env]\ngorge_maps = "{grids}"\n')
+    config.write_text(f'[app]\napp = "gorge_chase"\nalgo = "ppo"\n\n[env]\nmaps_dir = "{grids}"\n')
     usr_conf = json.dumps(CurriculumConfig(map=[9], map_random=False, max_step=20).usr_conf())
     assert evaluate.main(["--agent", "planner", "--usr-conf", usr_conf, "--config", str(config), "--episodes", "1",
                           "--quiet", "--out", str(tmp_path / "out")]) == 0
@@ -282,7 +282,7 @@ def test_an_evaluation_config_is_read_as_train_sh_reads_it(trained, tmp_path, ca
     shutil.copy(ckpt, alone / ckpt.name)
     grids = REPO_ROOT.parent / "shared" / "kaiwu_gorge" / "map" / "grids"
     config = tmp_path / "score_on_open_maps.toml"
-    config.write_text(f'include = ["{CONF}"]\n\n[env]\ngorge_maps = "{grids}"\n')
+    config.write_text(f'include = ["{CONF}"]\n\n[env]\nmaps_dir = "{grids}"\n')
     assert evaluate.main(["--ckpt", str(alone / ckpt.name), "--config", str(config), "--set", "model.hidden_size=32",
                           "--set", "curriculum_gorge.max_step=30", "--preset", "gorge-heldout", "--episodes", "1",
                           "--no-planner", "--workers", "1", "--quiet", "--out", str(tmp_path / "out")]) == 0

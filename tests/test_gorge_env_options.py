@@ -1,5 +1,5 @@
 """gorge_chase's open rules as a run's [env] keys (realm.gorge_chase.options.OPTIONS, the same
-names), set through the config (conf/configure_app.toml, `--set env.<key>=...`) and handed by the
+names), set through the config (conf/gorge_chase.toml, `--set env.<key>=...`) and handed by the
 15.0.1 platform to realm.make_env: each changes the simulator as docs/GORGE_RULES.md says;
 `randomize_unknown_rules` draws them per episode, reproducibly by seed; and the maps a run or an
 evaluation plays are said on the terminal, the presets of the official maps refusing to play
@@ -18,7 +18,6 @@ from realm.gorge_chase.options import CANDIDATES, OPTIONS, options_table
 from tests.conftest import REPO_ROOT
 from workflow import platforms
 
-CONFIGURE_APP = REPO_ROOT / "conf" / "configure_app.toml"
 GORGE_CONF = REPO_ROOT / "conf" / "gorge_chase.toml"
 GRIDS = REPO_ROOT.parent / "shared" / "kaiwu_gorge" / "map" / "grids"
 #: one monster, no items, map 1: the probes place the hero and the monster themselves
@@ -27,10 +26,10 @@ ONE_MONSTER = {"env_conf": {"map": [1], "monster_interval": -2, "treasure_count"
 
 
 def env_from_config(*sets: str, seed: int = 0):
-    """The gorge env a run builds from conf/configure_app.toml with `--set` lines (the 15.0.1 platform's env_kwargs)."""
+    """The gorge env a run builds from conf/gorge_chase.toml with `--set` lines (the 15.0.1 platform's env_kwargs)."""
     from workflow.config import load_config
 
-    cfg = load_config(CONFIGURE_APP, list(sets))
+    cfg = load_config(GORGE_CONF, list(sets))
     return make_env(**cfg.env.make_kwargs(platforms.get("15")), seed=seed)
 
 
@@ -159,12 +158,14 @@ PROBES = {  # key: (value set, what the env shows, by default, when set)
 }
 
 
-def test_every_gorge_option_is_an_env_key_with_its_default_a_line_in_configure_app_and_the_docs_table():
-    from workflow.config import EnvConfig
+def test_every_gorge_option_is_an_env_key_with_its_default_a_line_in_gorge_chase_toml_and_the_docs_table():
+    from dataclasses import fields
 
-    assert set(PROBES) == set(OPTIONS) == set(EnvConfig.GORGE_RULES)
-    defaults = EnvConfig()
-    text = CONFIGURE_APP.read_text(encoding="utf-8")
+    from games.gorge_chase import GorgeRules
+
+    assert set(PROBES) == set(OPTIONS) == {f.name for f in fields(GorgeRules)} - {"gorge_errors", "randomize_unknown_rules"}
+    defaults = GorgeRules()
+    text = GORGE_CONF.read_text(encoding="utf-8")
     for key, (default, _, _) in OPTIONS.items():
         assert getattr(defaults, key) == default, key
         assert f"\n{key} = " in text, key
@@ -197,7 +198,7 @@ def test_a_gorge_option_out_of_its_range_is_refused_naming_the_key(line, named):
     from workflow.config import ConfigError, load_config
 
     with pytest.raises(ConfigError) as refused:
-        load_config(CONFIGURE_APP, [line])
+        load_config(GORGE_CONF, [line])
     assert str(refused.value).startswith("env: ") and named in str(refused.value)
 
 
@@ -252,10 +253,10 @@ def test_a_training_run_says_which_maps_it_plays(capsys):
     check_episode_settings(gorge_run())
     out = capsys.readouterr().out
     assert ("maps: generated maps of map_seed 0, ids 1-3, 9 (the simulator's own, not the official maps); "
-            "the official map files: set [env] gorge_maps\n") in out
+            "the official map files: set [env] maps_dir\n") in out
     check_episode_settings(gorge_run("env.map_seed=4"))
     assert "maps: generated maps of map_seed 4, ids 1-3, 9 " in capsys.readouterr().out
-    check_episode_settings(gorge_run(f'env.gorge_maps="{GRIDS}"'))
+    check_episode_settings(gorge_run(f'env.maps_dir="{GRIDS}"'))
     assert f"maps: the files in {GRIDS}: map_1.txt, map_2.txt, map_3.txt, map_9.txt\n" in capsys.readouterr().out
 
 
@@ -268,34 +269,34 @@ def test_an_evaluation_says_which_maps_it_plays(tmp_path, capsys):
                           "--workers", "1", "--quiet", "--out", str(tmp_path / "out")]) == 0
     assert "maps: generated maps of map_seed 0, ids 2, 5 (the simulator's own" in capsys.readouterr().out
     config = tmp_path / "open_maps.toml"
-    config.write_text(f'include = ["{GORGE_CONF}"]\n[env]\ngorge_maps = "{GRIDS}"\n')
+    config.write_text(f'include = ["{GORGE_CONF}"]\n[env]\nmaps_dir = "{GRIDS}"\n')
     assert evaluate.main(["--agent", "planner", "--usr-conf", usr_conf, "--config", str(config), "--episodes", "2",
                           "--workers", "1", "--quiet", "--out", str(tmp_path / "out")]) == 0
     assert f"maps: the files in {GRIDS}: map_2.txt, map_5.txt\n" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("preset", ["gorge-open", "gorge-train", "gorge-heldout"])
-def test_the_presets_of_the_official_maps_refuse_to_play_without_gorge_maps(preset, capsys):
+def test_the_presets_of_the_official_maps_refuse_to_play_without_maps_dir(preset, capsys):
     sys.path.insert(0, str(REPO_ROOT / "tools"))
     import evaluate
     import render
 
     assert evaluate.main(["--agent", "planner", "--preset", preset, "--episodes", "1", "--quiet"]) == 2
     err = capsys.readouterr().err
-    assert f"preset {preset} plays the official open maps" in err and "set [env] gorge_maps" in err
+    assert f"preset {preset} plays the official open maps" in err and "set [env] maps_dir" in err
     assert render.main(["--agent", "planner", "--preset", preset, "--no-gif"]) == 2
-    assert "set [env] gorge_maps" in capsys.readouterr().err
+    assert "set [env] maps_dir" in capsys.readouterr().err
 
 
-def test_a_run_evaluating_an_official_maps_preset_needs_gorge_maps():
+def test_a_run_evaluating_an_official_maps_preset_needs_maps_dir():
     from workflow.config import ConfigError
     from workflow.launcher import check_evaluation
 
     evaluating = ("eval.every_train_steps=10", 'eval.preset="gorge-heldout"')
     with pytest.raises(ConfigError, match=r"\[eval\]: preset gorge-heldout plays the official open maps 9-10: "
-                                          r"set \[env\] gorge_maps"):
+                                          r"set \[env\] maps_dir"):
         check_evaluation(gorge_run(*evaluating))
-    check_evaluation(gorge_run(*evaluating, f'env.gorge_maps="{GRIDS}"'))
+    check_evaluation(gorge_run(*evaluating, f'env.maps_dir="{GRIDS}"'))
     check_evaluation(gorge_run("eval.every_train_steps=10", 'eval.preset="gorge-generated-heldout"'))
 
 
@@ -305,7 +306,7 @@ def test_generated_maps_say_their_ids_and_a_folder_its_files():
     assert id_ranges([9, 1, 2, 3, 21, 22, 7]) == "1-3, 7, 9, 21-22"
     env = env_from_config("env.map_seed=2")
     assert env.describe_maps([]).startswith("maps: generated maps of map_seed 2, ids as the episodes name them")
-    folder = env_from_config(f'env.gorge_maps="{GRIDS}"')
+    folder = env_from_config(f'env.maps_dir="{GRIDS}"')
     assert folder.describe_maps([10, 11]) == f"maps: the files in {GRIDS}: map_10.txt; no file for id 11"
     assert folder.describe_maps([]) == f"maps: the files in {GRIDS}: {', '.join(f'map_{i}.txt' for i in range(1, 11))}"
 

@@ -12,6 +12,7 @@ import sys
 import numpy as np
 import pytest
 
+import games
 from realm import make_env
 from realm.gorge_chase import EpisodeOverError, GorgeChaseEnv, GorgeMap, GorgeUsrConfError
 from tests.official_packages import KAIWU_GORGE, tool
@@ -26,7 +27,7 @@ needs_package = pytest.mark.skipif(not KAIWU_GORGE.is_dir(), reason=f"the offici
 
 def hosted_env(**env_keys):
     """The env a 15.0.1 package is handed: realm.make_env with the platform's kwargs of [env]."""
-    return make_env(**EnvConfig(**env_keys).make_kwargs(platforms.get("15")), seed=0)
+    return make_env(**EnvConfig.for_game(games.GORGE_CHASE, env_keys).make_kwargs(platforms.get("15")), seed=0)
 
 
 def disaster_recovery():
@@ -102,7 +103,7 @@ def test_the_checks_before_a_run_still_refuse_what_the_hosted_env_answers():
     from workflow.launcher import check_evaluation
 
     cfg = load_config("conf/gorge_chase.toml", ["eval.every_train_steps=5", "eval.usr_conf={env_conf={max_step=0}}"])
-    assert cfg.env.gorge_errors == "env_obs"
+    assert cfg.env.rules.gorge_errors == "env_obs"
     with pytest.raises(ConfigError, match=r"\[eval\].*'max_step'"):
         check_evaluation(cfg)
 
@@ -127,6 +128,7 @@ import json, sys
 sys.dont_write_bytecode = True  # the package is read-only
 package, platform_root, kaiwu_base = sys.argv[1:4]
 from realm import make_env
+import games
 from workflow import platforms
 from workflow.config import EnvConfig
 sys.path[:0] = [package, platform_root, kaiwu_base]
@@ -148,7 +150,7 @@ class Log:
         pass
 
 
-env = make_env(**EnvConfig().make_kwargs(platforms.get("15")), seed=0)
+env = make_env(**EnvConfig.for_game(games.GORGE_CHASE).make_kwargs(platforms.get("15")), seed=0)
 answers = []
 
 

@@ -123,7 +123,7 @@ def test_training_hands_the_package_no_frame_state_when_withheld(monkeypatch):
 
     monkeypatch.setattr(GorgeMemory, "update", noting)
     cfg = gorge_survival.survival_config(seed=0)
-    cfg.env = dataclasses.replace(cfg.env, gorge_extra_info="withheld")
+    cfg.env = dataclasses.replace(cfg.env, rules=dataclasses.replace(cfg.env.rules, gorge_extra_info="withheld"))
     result = train_local(cfg, max_updates=1)
     assert len(result.updates) == 1 and all(np.isfinite(v) for v in result.updates[0].values())
     assert handed and all(set(info) == WITHHELD_KEYS for info in handed)

@@ -233,3 +233,87 @@ def test_render_without_a_mode_warns():
     env.reset()
     with pytest.warns(UserWarning, match="render_mode"):
         assert env.render() is None
+
+
+# ---- every game's gymnasium env ------------------------------------------------------------------------
+
+
+#: gymnasium.make's arguments of a small env of each game (realm.gym_ids.GYM_ENVS)
+GAME_ENV_KWARGS = {"back_to_the_realm": {"map_seed": 3}, "back_to_the_realm_v2": {"map_seed": 0, "seed": 1},
+                   "gorge_chase": {"seed": 0}}
+
+
+def test_every_game_of_the_simulators_has_a_registered_gymnasium_env():
+    from realm.gym_ids import GYM_ENVS
+
+    assert set(GYM_ENVS) == {env.GAME for env in realm.ENVS.values()} == set(GAME_ENV_KWARGS)
+    for env_id, entry_point in GYM_ENVS.values():
+        assert gymnasium.registry[env_id].entry_point == entry_point
+
+
+@pytest.mark.parametrize("game", GAME_ENV_KWARGS)
+def test_each_games_gymnasium_env_passes_the_checker_and_plays_random_episodes(game):
+    from realm.gym_ids import GYM_ENVS
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the passive checker warns on an observation outside its space
+        env = gymnasium.make(GYM_ENVS[game][0], **GAME_ENV_KWARGS[game])
+        check_env(env.unwrapped, skip_render_check=True)
+        rng = np.random.default_rng(0)
+        obs, info = env.reset(seed=3)
+        for _ in range(300):
+            obs, reward, terminated, truncated, info = env.step(int(rng.integers(16)))
+            assert env.observation_space.contains(obs) and isinstance(reward, float) and isinstance(info, dict)
+            if terminated or truncated:
+                obs, info = env.reset()
+        env.close()
+
+
+def v2_gym(**kwargs):
+    from realm.gym_ids import BACK_TO_THE_REALM_V2_ID
+
+    return gymnasium.make(BACK_TO_THE_REALM_V2_ID, **kwargs).unwrapped
+
+
+def test_the_v2_env_reaches_the_end_with_rewards_summing_to_the_final_score():
+    """The v2 planner's actions replayed through gymnasium: terminated at the end, and the rewards
+    (chests as taken, the rest at the end) sum to the game's total_score."""
+    from realm.v2.planner import run_planner_v2
+    from realm.v2.usr_conf import default_usr_conf
+
+    usr_conf = default_usr_conf("map_cherry")
+    planned = run_planner_v2(realm.make_env(protocol="v2", seed=1), usr_conf, seed=7)
+    assert planned.won and planned.chests > 0
+    env = v2_gym(seed=1, usr_conf=usr_conf)
+    obs, info = env.reset(seed=7)
+    rewards = []
+    for k, act in enumerate(planned.actions):
+        obs, reward, terminated, truncated, info = env.step(act)
+        rewards.append(reward)
+        assert (terminated, truncated) == (k == len(planned.actions) - 1, False)
+    assert info["total_score"] == pytest.approx(planned.total_score) == pytest.approx(sum(rewards))
+    assert rewards.count(100.0) == planned.chests
+    assert obs["progress"][0] == pytest.approx(len(planned.actions) / usr_conf["env_conf"]["map_cherry"]["max_step"])
+
+
+def test_the_v2_env_times_out_with_its_view_and_organs_as_the_wire_has_them():
+    from realm.v2.constants import CELL_START
+    from realm.v2.usr_conf import default_usr_conf
+
+    usr_conf = default_usr_conf("map_cherry")
+    usr_conf["env_conf"]["map_cherry"]["max_step"] = 3
+    env = v2_gym(seed=1, view_size=21)
+    assert env.observation_space["map_info"].shape == (21, 21)
+    obs, info = env.reset(seed=0, options={"usr_conf": usr_conf})
+    wire = env.game.extra_info["frame_state"]
+    assert obs["hero"][:2].tolist() == [wire["heroes"][0]["pos"]["x"], wire["heroes"][0]["pos"]["z"]]
+    organs = wire["organs"]
+    assert obs["organs"][:len(organs), 0].sum() == len(organs) and not obs["organs"][len(organs):].any()
+    assert obs["organs"][:len(organs), 1].tolist() == [o["sub_type"] for o in organs]
+    assert obs["map_info"][10, 10] == CELL_START and "map_info" not in info  # the hero stands on the start
+    assert obs["map_info"].tolist() == [row["values"] for row in env.game.extra_info["game_info"]["map_info"]]
+    for k in range(3):
+        obs, reward, terminated, truncated, info = env.step(0)
+    assert (terminated, truncated, info["total_score"]) == (False, True, 0.0)
+    with pytest.raises(ValueError, match="usr_conf"):
+        env.reset(options={"usr_cnf": {}})

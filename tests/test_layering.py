@@ -93,6 +93,7 @@ FLOORS = (
     ("workflow.schema", "workflow.metrics_keys", "workflow.precision", "workflow.allocator"),
     ("workflow.platforms",),
     ("workflow.checkpoints", "workflow.transport"),
+    ("workflow.run_sections",),
     ("workflow.config",),
     ("workflow.host", "workflow.metrics"),
     ("workflow.supervision",),

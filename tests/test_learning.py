@@ -72,7 +72,7 @@ def run_package_loop(envs, handler, stop, num_steps=16, max_step=30, chest_num=2
     """The package's workflow on `envs` (as an aisrv runs it) until `stop(stats, log)`."""
     settings = Settings(model=TINY, ppo=PPOConfig(num_steps=num_steps),
                         curriculum=CurriculumConfig(chest_num=chest_num, max_step=max_step, **NEAR))
-    CONFIG.load({"package_settings": settings.to_dict()})
+    CONFIG.load({"package_settings": settings})
     agent = Agent(agent_type="aisrv", seed=0)
     agent.framework_handler = handler
     log, stats = EpisodeLog(), LoopStats()

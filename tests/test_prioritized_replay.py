@@ -136,7 +136,9 @@ def test_learner_hands_weights_to_learn_and_writes_its_priorities_back(tmp_path)
                  'app.algorithm_on_policy_or_off_policy="off-policy"', 'app.reverb_sampler="reverb.selectors.Prioritized"',
                  "app.replay_buffer_capacity=8", "app.preload_ratio=2.0", "app.train_batch_size=4",
                  f"app.priority_alpha={ALPHA}", f"app.priority_beta={BETA}", "app.priority_epsilon=0.25"]
-    cfg = load_config(overrides=overrides)
+    config = tmp_path / "package_run.toml"  # the defaults: a package's run reads none of the project agents' sections
+    config.write_text("")
+    cfg = load_config(config, overrides)
     paths = resolve_run(cfg.app, resume=False)
     paths.make_dirs()
     ctx = SimpleNamespace(config=cfg, paths=paths, resume=False, secret=None, post=lambda kind, payload: None)

@@ -177,7 +177,7 @@ def played_segments(model: ModelConfig, num_steps: int) -> tuple[Agent, list]:
 
     settings = Settings(model=model, ppo=PPOConfig(num_steps=num_steps),
                         curriculum=CurriculumConfig(chest_num=2, max_step=30))
-    CONFIG.load({"package_settings": settings.to_dict()})
+    CONFIG.load({"package_settings": settings})
     try:
         agent = Agent(agent_type="aisrv", seed=0)
         segments = []
@@ -304,9 +304,8 @@ def test_the_config_names_a_bad_option_and_what_is_allowed(tmp_path):
                                 "a sample row has room for 1024"),
                                (["model.core=gru", "model.burn_in=40", "ppo.num_steps=40"],
                                 r"model\.burn_in \(40\) must be < ppo\.num_steps \(40\)")):
-        cfg = load_config(overrides=overrides).to_dict()  # each section is valid, the two together are not
-        with pytest.raises(ValueError, match=message):
-            Settings.from_dict({"model": cfg["model"], "ppo": cfg["ppo"]})
+        with pytest.raises(ConfigError, match=message):  # each section is valid, the two together are not
+            load_config(overrides=overrides)
 
 
 def test_the_dqn_package_refuses_the_ppo_options():

@@ -303,7 +303,8 @@ def test_map_comes_from_the_run_config_unless_given(run_dir):
     from workflow.config import AppConfig, EnvConfig, save_effective_config
     from evaluation.episodes import run_config_file
 
-    save_effective_config(AppConfig(env=EnvConfig(map_seed=3, flash_blocked="nearest")),
+    env = EnvConfig.for_game(games.BACK_TO_THE_REALM, {"map_seed": 3, "flash_blocked": "nearest"})
+    save_effective_config(AppConfig(env=env),
                           run_dir / "log" / "effective_config.toml")
     ckpt = run_dir / "ckpt" / APP_DIR / "model.ckpt-0.pkl"
     no_map = argparse.Namespace(map_file=None, positions_file=None, obstacles_file=None, map_seed=None, config=None)

@@ -392,6 +392,9 @@ def test_every_bad_config_exits_2_before_anything_starts(tmp_path, capsys, case,
         blocker = tmp_path / "blocker"
         blocker.write_text("a file where a directory must go")
         args += ["--set", f'app.ckpt_dir="{blocker / "ckpt"}"']
+    elif case.startswith("dqn."):  # the dqn_plus agent's section: its run reads it
+        args[1] = str(REPO_ROOT / "conf" / "dqn_plus.toml")
+        args += ["--set", case]
     else:
         args += ["--set", case]
     assert launcher.main(args) == 2

@@ -17,7 +17,7 @@ import argparse
 import random
 import time
 
-from realm.gorge_chase import make_gorge_env
+from realm import make_env
 from realm.gorge_chase.constants import DIRECTIONS
 
 
@@ -65,7 +65,7 @@ def main() -> None:
     clock = time.process_time if args.cpu else time.perf_counter
     total_time = total_steps = 0
     for map_id in [int(m) for m in args.maps.split(",")]:
-        env = make_gorge_env(args.map_dir, seed=map_id)
+        env = make_env(protocol="gorge", maps_folder=args.map_dir, seed=map_id)
         conf = {"env_conf": {"map": [map_id], "monster_interval": 11, "monster_speedup": 500}}
         if args.fill:
             t = time.perf_counter()

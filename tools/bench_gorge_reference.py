@@ -18,7 +18,7 @@ import argparse
 import time
 from pathlib import Path
 
-from realm.gorge_chase import make_gorge_env
+from realm import make_env
 from realm.gorge_chase.reference import RandomLegalPolicy, ReferencePolicy
 from realm.gorge_chase.usr_conf import default_usr_conf
 
@@ -72,7 +72,7 @@ def main() -> None:
         for name, make in (("random", RandomLegalPolicy), ("reference", ReferencePolicy)):
             results, spent, steps = [], 0.0, 0
             for map_id in ids:
-                env = make_gorge_env(map_dir, seed=0)
+                env = make_env(protocol="gorge", maps_folder=map_dir, seed=0)
                 conf["env_conf"]["map"] = [map_id]
                 if args.warm and name == "reference":
                     for k in range(args.episodes):

@@ -421,7 +421,7 @@ def map_label(env_kwargs: dict) -> str:
     generator's maps of a map_seed."""
     if env_kwargs.get("map_file"):
         return Path(env_kwargs["map_file"]).name
-    folder = env_kwargs.get("map_dir") or env_kwargs.get("maps_folder")  # v2's map folder, gorge_chase's [env] gorge_maps
+    folder = env_kwargs.get("maps_folder")  # realm.make_env's name for [env] maps_dir, in every game
     if folder:
         return f"the maps in {folder}"
     return f"generated maps of map_seed {env_kwargs.get('map_seed', 0)}"

@@ -20,10 +20,10 @@ def random_records(preset: str, episodes: int, seed: int = 0, maps: str | None =
     """GorgeEpisode records of a uniformly random legal action (legal_action) per step."""
     from evaluation.gorge_chase import play
     from games.gorge_chase import GAME
-    from realm.gorge_chase import make_gorge_env
+    from realm import make_env
     from realm.gorge_chase.presets import gorge_preset
 
-    env = make_gorge_env(map_dir=maps, seed=seed)
+    env = make_env(protocol="gorge", maps_folder=maps, seed=seed)
     rng = np.random.default_rng(seed)
 
     def choose(env_obs) -> int:

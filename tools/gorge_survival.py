@@ -40,9 +40,9 @@ def task_curriculum(maps: list[int]):
 def play(choose, episodes: int = EVAL_EPISODES, seed: int = 1000) -> float:
     """Mean steps survived by `choose(env_obs) -> act` (after `choose.reset()` if it has one) on
     `episodes` fresh episodes of the held-out maps, episode i seeded seed + i."""
-    from realm.gorge_chase import make_gorge_env
+    from realm import make_env
 
-    env = make_gorge_env(seed=seed)
+    env = make_env(protocol="gorge", seed=seed)
     steps = []
     for i in range(episodes):
         usr_conf = task_curriculum([EVAL_MAPS[i % len(EVAL_MAPS)]]).usr_conf()

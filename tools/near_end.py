@@ -55,12 +55,11 @@ def dqn_near_end_config(seed: int = 0, **dqn):
     from agent.dqn import DQNConfig
     from agent.model import ModelConfig
     from feature.curriculum import CurriculumConfig
-    from workflow.config import AppConfig, load_config
+    from workflow.config import AppConfig, FrameworkConfig, load_config
 
-    cfg = AppConfig()
-    cfg.app = dataclasses.replace(cfg.app, algo="dqn_plus", seed=seed, envs_per_aisrv=4, torch_num_threads=1,
-                                  algorithm_on_policy_or_off_policy="off-policy", replay_buffer_capacity=20000,
-                                  preload_ratio=20, train_batch_size=64, production_consume_ratio=4.0)
+    cfg = AppConfig(FrameworkConfig(algo="dqn_plus", seed=seed, envs_per_aisrv=4, torch_num_threads=1,
+                                    algorithm_on_policy_or_off_policy="off-policy", replay_buffer_capacity=20000,
+                                    preload_ratio=20, train_batch_size=64, production_consume_ratio=4.0))
     cfg.curriculum = CurriculumConfig(chest_num=0, max_step=MAX_STEP, **NEAR)
     cfg.model = ModelConfig(channels=[4], kernel_sizes=[5], strides=[4], hidden_size=16)
     cfg.reward = load_config(REPO_ROOT / "conf" / "dqn_plus.toml").reward

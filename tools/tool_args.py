@@ -226,7 +226,7 @@ def eval_env_kwargs(args: argparse.Namespace, game, platform, run_config: Path |
     else the generated map of seed 0; the game decides the protocol (games.Game.env_kwargs).
     Raises InputError naming the flag or key."""
     from workflow.config import EnvConfig
-    from workflow.schema import ConfigError, build
+    from workflow.schema import ConfigError
 
     companion = game.map_companion
     for key in ("positions_file", "obstacles_file"):
@@ -244,7 +244,7 @@ def eval_env_kwargs(args: argparse.Namespace, game, platform, run_config: Path |
         section = {}
     section = {key: value for key, value in section.items() if value is not None}
     try:
-        return game.env_kwargs(build(EnvConfig, section, "env"), platform)
+        return game.env_kwargs(EnvConfig.for_game(game, section), platform)
     except ConfigError as e:
         raise InputError(f"map or env settings: {e}") from e
 
@@ -267,12 +267,14 @@ def config_tree_of(config) -> dict:
 def env_from_config(config) -> dict:
     """make_env arguments from a config file's [env] section (map and rules), for the 2024 env the
     project's agents play."""
+    import games
+    from workflow import platforms
     from workflow.config import EnvConfig
-    from workflow.schema import ConfigError, build
+    from workflow.schema import ConfigError
 
     section = config_tree_of(config).get("env", {})
     try:
-        env = build(EnvConfig, section, "env")
+        env = EnvConfig.for_game(games.of_platform(platforms.PROJECT), section)
         kwargs = env.make_kwargs()
     except ConfigError as e:
         raise InputError(f"{config}: {e}") from e

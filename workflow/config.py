@@ -1,18 +1,22 @@
-"""One TOML file -> one validated `AppConfig`.
+"""One TOML file -> one validated `AppConfig`, for the one agent a run trains.
 
 Sections: the training system's own, [app] (Kaiwu's framework keys from configure_app.toml,
-same names and meaning), [env] and [eval] (the run's evaluator), and those the project's packages declare (each algorithm's
-`Settings` in its config module, each game's `project_agents`: [model] [reward] [curriculum] [ppo] [dqn],
-[reward_v2] [curriculum_v2], [reward_gorge] [curriculum_gorge] today); each section is validated by the class that declares it. A file may pull others in with
+same names and meaning), [env] (the map keys every game has, and the run's game's own rule keys,
+games.<game>'s `env_rules`) and [eval] (the run's evaluator); then the sections of the agent the
+run trains (its algorithm's `Settings` in its config module, named by the game's
+`project_agents`: [model] [ppo] [reward] [curriculum] for back_to_the_realm's ppo, [reward_gorge]
+[curriculum_gorge] [features_gorge] beside [model] [ppo] for gorge_chase's, ...). Each section is
+validated once, here, by the class that declares it; a section or [env] key of another game or
+agent is refused naming whose it is (workflow.run_sections). A file may pull others in with
 `include = ["ppo.toml", ...]` (paths relative to it; the including file wins).
 Command-line overrides: `--set ppo.learning_rate=1e-4` (the value is read as a TOML literal,
 so `--set env.map_file="maps/m.json"` and `--set model.channels=[16,32]` work).
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import re
-import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -22,8 +26,10 @@ import toml
 from workflow import platforms
 
 from workflow.checkpoints import ckpt_files
-from workflow.platforms.project import PROJECT_ALGORITHMS, project_algorithm
-from workflow.schema import ConfigError, build, closest_key, to_dict
+from workflow.platforms.project import project_algorithm
+from workflow.run_sections import (current_record, every_section, refused_env_key, refused_section, run_agent, run_game,
+                                   run_sections)
+from workflow.schema import ConfigError, build, closest_key, coerce, to_dict
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CONFIG = REPO_ROOT / "conf" / "configure_app.toml"
@@ -49,6 +55,10 @@ APP_SIZE_LIMITS: dict[str, tuple[int, str]] = {
     "aisrv_num": (MAX_PROCESSES_OR_ENVS, "processes this toolkit runs on one machine; several machines: --role aisrv"),
     "envs_per_aisrv": (MAX_PROCESSES_OR_ENVS, "envs one process runs; several machines: --role aisrv"),
 }
+
+#: The first line of a run's effective config (save_effective_config): a file that starts with it
+#: is a run's record, read as this release writes it (workflow.run_sections.current_record).
+RECORD_HEADER = "# Effective configuration of this run"
 
 #: The [app] defaults under a Kaiwu code package's own configure_app.toml (the platform's defaults).
 PACKAGE_DEFAULTS = REPO_ROOT / "conf" / "kaiwu_package.toml"
@@ -95,70 +105,48 @@ REMOVERS = ("reverb.selectors.Fifo", "reverb.selectors.Lifo", "reverb.selectors.
 
 @dataclass
 class EnvConfig:
-    """Which map and which ▶ rules the simulator uses (SPEC.md)."""
-
-    #: the keys that are back_to_the_realm_v2 rule options (realm.v2.env.OPTIONS), reveal_end_pos aside
-    V2_RULES = ("step_length", "buff_step_length", "buff_duration", "distance_bands", "talent_when_cooling",
-                "taken_chest_status", "treasure_count_reads", "view_size")
-    #: the keys that are gorge_chase options (realm.gorge_chase.options.OPTIONS, the same names)
-    GORGE_RULES = ("monster_distance", "map_order", "random_values_in_env_info", "diagonal_rule", "capture_radius",
-                   "hero_move_bonus", "monster_speed_bonus", "gorge_extra_info")
+    """[env]: the maps the simulator plays (the keys every game has, fields here) and the rules of
+    the run's game (`rules`: an instance of games.<game>'s `env_rules`, whose keys are written under
+    [env] beside these, with the simulator's names). `for_game` reads a table for one game."""
 
     map_file: str | None = None  # official map json; unset = the generated map of map_seed
-    positions_file: str | None = None  # position_pool.json that goes with map_file
+    positions_file: str | None = None  # the 2024 game: the position_pool.json that goes with map_file
+    obstacles_file: str | None = None  # back_to_the_realm_v2: the map_data/<name>.json's obstacles json
     map_seed: int = 0
-    # a flash whose target is blocked: "fail" (2024 rule: the hero stays) | "nearest" (2025 rule:
-    # the nearest passable cell) | "auto" (the rule of the protocol the run speaks)
-    flash_blocked: Literal["auto", "fail", "nearest"] = "auto"
-    step_jitter: bool = False
-    # 2025 packages' map_info window: "hero" (centred on the hero's cell, as the official guide
-    # defines it) | "platform" (what the platform's env adapter serves: centred on the x/z-swapped cell)
-    map_window: Literal["hero", "platform"] = "hero"
-    # back_to_the_realm_v2 packages: the map_data/<name>.json's obstacles json (with map_file)
-    obstacles_file: str | None = None
-    # back_to_the_realm_v2: when extra_info's game_info.end_pos holds the end: "always" (as the
-    # training server does) | "found" (once in view, and on the last frame) | "at_end" (last frame only)
-    reveal_end_pos: Literal["always", "found", "at_end"] = "always"
-    # back_to_the_realm_v2: a folder of official map files, <map_name>.json beside
-    # <map_name>_obstacles.json, where an episode's map_name finds its map; unset: map_file or generated
-    v2_maps: str | None = None
-    # gorge_chase packages: a folder of official maps (gorge_chase_map_<id>.json or map_<id>.txt);
-    # unset: the generated maps of map_seed (map id i is a map of its own)
-    gorge_maps: str | None = None
-    # gorge_chase: a bad usr_conf, or a step after the episode's end: "env_obs" (answered as the
-    # platform answers: observation None, extra_info.result_code < 0, truncated True; the message on
-    # stderr) | "raise" (GorgeUsrConfError / EpisodeOverError stops the workflow)
-    gorge_errors: Literal["env_obs", "raise"] = "env_obs"
-    # back_to_the_realm_v2's open rules (docs/V2_RULES.md, realm.v2.env.OPTIONS: ranges and meaning)
-    step_length: int = 1  # cells per plain step: 1 | 2
-    buff_step_length: int = 2  # cells per step while the buff lasts: step_length..4
-    buff_duration: int = 50  # steps the buff lasts: 1..2000
-    distance_bands: Literal["uniform20", "v1"] = "uniform20"  # relative_pos.l2_distance thresholds
-    talent_when_cooling: Literal["move", "stay"] = "move"  # a talent action while cooling down
-    taken_chest_status: Literal["stays_0", "taken_frame"] = "stays_0"  # how long a taken chest reads status 0
-    treasure_count_reads: Literal["chests", "chests_plus_2"] = "chests"  # what game_info.treasure_count counts
-    view_size: int = 11  # map_info's rows and values around the hero: an odd int in 11..51
-    # gorge_chase's open rules (docs/GORGE_RULES.md, realm.gorge_chase.options.OPTIONS: ranges and meaning)
-    monster_distance: str = "bfs4"  # the monsters' distance to the hero: bfs4 | bfs8 | chebyshev | manhattan
-    map_order: str = "cycle"  # map_random = false: cycle | first
-    random_values_in_env_info: str = "resolved"  # a -1 config value in env_info: resolved | raw
-    diagonal_rule: str = "one_free"  # a diagonal step's corner cells: one_free | both_free | target_only
-    capture_radius: int = 1  # caught within this Chebyshev distance: 0..2
-    hero_move_bonus: int = 0  # cells added to every hero move: 0..3
-    monster_speed_bonus: int = 0  # added to the monsters' base speed 1: 0..3
-    # what env_obs's extra_info holds: "full" (frame_state, map_id, result_code, result_message) |
-    # "withheld" (result_code and result_message only)
-    gorge_extra_info: str = "full"
-    # each episode draws the game's open rules from their readings (back_to_the_realm_v2: every one
-    # above but view_size, realm.v2.env.CANDIDATES; gorge_chase: realm.gorge_chase.options.CANDIDATES),
-    # ignoring their values
-    randomize_unknown_rules: bool = False
+    # a folder of the game's official maps an episode's usr_conf picks from (back_to_the_realm_v2:
+    # <map_name>.json by map_name; gorge_chase: map files by map id); unset: map_file or generated
+    maps_dir: str | None = None
+    rules: Any = None  # the game's env_rules: not a key of its own (its fields are [env]'s)
+
+    @classmethod
+    def map_keys(cls) -> tuple[str, ...]:
+        """The [env] keys every game has (the fields but `rules`)."""
+        return tuple(f.name for f in dataclasses.fields(cls) if f.name != "rules")
+
+    @classmethod
+    def for_game(cls, game, table: dict | None = None, path: str = "env") -> "EnvConfig":
+        """`table` (an [env] section, {} for the defaults) for a run of `game`: the map keys and the
+        game's rule keys, each checked; another game's rule, a renamed key or an unknown one is a
+        ConfigError naming it (workflow.run_sections.refused_env_key)."""
+        if not isinstance(table if table is not None else {}, dict):
+            raise ConfigError(f"{path}: expected a table, got {table!r}")
+        table = dict(table or {})
+        shared, own = cls.map_keys(), tuple(f.name for f in dataclasses.fields(game.env_rules))
+        for key in table:
+            if key not in shared and key not in own:
+                raise refused_env_key(key, game, shared, path)
+        env = build(cls, {key: value for key, value in table.items() if key in shared}, path)
+        env.rules = build(game.env_rules, {key: value for key, value in table.items() if key in own}, path)
+        if env.maps_dir is not None:
+            if not game.maps_dir_holds:
+                raise ConfigError(f"{path}: maps_dir: {game.name} has no folder of maps (its official map: map_file "
+                                  f"with {game.map_companion}); leave maps_dir unset")
+            if not Path(env.maps_dir).is_dir():
+                raise ConfigError(f"{path}: maps_dir: not a folder: {env.maps_dir} ({game.name}: a folder of "
+                                  f"{game.maps_dir_holds})")
+        return env
 
     def validate(self):
-        self.check_v2_rules()
-        self.check_gorge_rules()
-        if self.v2_maps is not None and not Path(self.v2_maps).is_dir():
-            raise ValueError(f"v2_maps: not a folder: {self.v2_maps} (a folder of official <map_name>.json map files)")
         if self.obstacles_file is not None:
             if self.map_file is None or self.positions_file is not None:
                 raise ValueError("obstacles_file goes with map_file (a back_to_the_realm_v2 map_data/<name>.json), "
@@ -170,40 +158,25 @@ class EnvConfig:
             path = getattr(self, key)
             if path is not None and not Path(path).is_file():
                 raise ValueError(f"{key}: file not found: {path}")
-        if self.gorge_maps is not None and not Path(self.gorge_maps).is_dir():
-            raise ValueError(f"gorge_maps: not a folder: {self.gorge_maps} (a folder of gorge_chase_map_<id>.json)")
 
-    def check_v2_rules(self) -> None:
-        """The v2 rule options in the simulator's ranges (ValueError naming the key)."""
-        from realm.v2.env import OPTIONS, check_option
-
-        for name in self.V2_RULES:
-            check_option(name, getattr(self, name))
-        if self.buff_step_length < self.step_length:
-            raise ValueError(f"buff_step_length = {self.buff_step_length} is invalid: allowed "
-                             f"{self.step_length}..{max(OPTIONS['buff_step_length'][1])} (at least step_length)")
-
-    def check_gorge_rules(self) -> None:
-        """The gorge_chase options in the simulator's ranges (ValueError naming the key)."""
-        from realm.gorge_chase.options import check_option
-
-        for name in self.GORGE_RULES:
-            check_option(name, getattr(self, name))
+    def to_table(self) -> dict:
+        """The [env] table: the map keys and the game's rule keys side by side (None dropped)."""
+        table = {key: getattr(self, key) for key in self.map_keys() if getattr(self, key) is not None}
+        return {**table, **(to_dict(self.rules) if self.rules is not None else {})}
 
     def make_kwargs(self, platform: platforms.PlatformVersion = platforms.PROJECT) -> dict:
-        """Arguments for realm.make_env: an env speaking the protocol of `platform` (the hosted
-        package's version)."""
-        kwargs = dict(map_file=self.map_file, positions_file=self.positions_file, map_seed=self.map_seed,
-                      flash_blocked=self.flash_rule(platform), step_jitter=self.step_jitter)
+        """Arguments for realm.make_env: the maps (maps_dir as its `maps_folder`), the game's rules
+        (their `make_kwargs`), in the protocol of `platform` (the hosted package's version)."""
+        if self.rules is None:
+            raise ValueError("EnvConfig has no rules of its game: build it with EnvConfig.for_game(game, table)")
+        kwargs = dict(map_file=self.map_file, positions_file=self.positions_file, map_seed=self.map_seed)
+        if self.obstacles_file is not None:
+            kwargs["obstacles_file"] = self.obstacles_file
+        if self.maps_dir is not None:
+            kwargs["maps_folder"] = self.maps_dir
+        kwargs.update(self.rules.make_kwargs(platform))
         kwargs.update(platform.env_kwargs(self))
         return kwargs
-
-    def flash_rule(self, platform: platforms.PlatformVersion = platforms.PROJECT) -> str:
-        """flash_blocked with "auto" resolved: each platform version's own rule (2024 "fail", 2025
-        "nearest", as the 2025 guide states)."""
-        if self.flash_blocked != "auto":
-            return self.flash_blocked
-        return platform.flash_rule
 
 
 @dataclass
@@ -444,50 +417,117 @@ class FrameworkConfig:
         return max(self.train_batch_size, int(self.replay_buffer_capacity / self.preload_ratio))
 
 
-def package_sections() -> dict[str, type]:
-    """The TOML sections the project's packages read, by name: the fields of each algorithm's
-    `Settings`, in declaration order. A section two packages share ([model], [reward],
-    [curriculum]) is one class."""
-    sections: dict[str, type] = {}
-    for project in PROJECT_ALGORITHMS.values():
-        settings = project.settings_class
-        for name, cls in typing.get_type_hints(settings).items():
-            if name not in project.sections:
-                continue
-            if sections.setdefault(name, cls) is not cls:
-                raise TypeError(f"[{name}] is {sections[name].__name__} for one package and {cls.__name__} "
-                                f"for {project.game} {project.algo}: a section shared by packages must be one class")
-    return sections
+class AppConfig:
+    """The run's config, each section validated once, where it is read (load_config): the training
+    system's [app], [env] (the map keys and the game's rules) and [eval], and the sections of the one
+    agent the run trains, held by that agent's `Settings` (`settings`, handed to its processes as
+    they are; `cfg.ppo` reads its [ppo], and assigning one checks it). A Kaiwu code package's run
+    (app.package) holds no agent sections: the package reads its own."""
 
+    SYSTEM = ("app", "env", "eval", "settings", "platform_keys", "package_keys")
 
-class _AppConfigMethods:
-    def to_dict(self) -> dict:
-        out = to_dict(self)
-        platform = out.pop("platform_keys", {})
-        out["app"].update(platform)
-        out["app"].update(out.pop("package_keys", {}))
-        return {"app": out.pop("app"), "env": out.pop("env"), "eval": out.pop("eval"), **out}  # the system's sections first
+    def __init__(self, app: FrameworkConfig | None = None, env: EnvConfig | None = None,
+                 eval: EvalConfig | None = None, settings=None):
+        """The defaults of the run `app` names where a section is not given: its game's [env]
+        rules, its agent's settings."""
+        app = app if app is not None else FrameworkConfig()
+        game, agent = run_game(app), run_agent(app)
+        env = env if env is not None else EnvConfig()
+        if env.rules is None:
+            env = dataclasses.replace(env, rules=game.env_rules())
+        elif not isinstance(env.rules, game.env_rules):
+            raise ValueError(f"env.rules is a {type(env.rules).__name__}; a {game.name} run's are {game.env_rules.__name__}")
+        if settings is None and agent is not None:
+            settings = agent.settings_class()
+        elif agent is None and settings is not None:
+            raise ValueError(f"a package run (app.package = {app.package!r}) holds no agent settings")
+        elif agent is not None and not isinstance(settings, agent.settings_class):
+            raise ValueError(f"settings is a {type(settings).__name__}; {app.app}'s {app.algo} reads "
+                             f"{agent.settings_class.__module__}.Settings")
+        object.__setattr__(self, "app", app)
+        object.__setattr__(self, "env", env)
+        object.__setattr__(self, "eval", eval if eval is not None else EvalConfig())
+        object.__setattr__(self, "settings", settings)
+        object.__setattr__(self, "platform_keys", {})  # platform-only [app] keys as the file gave them
+        object.__setattr__(self, "package_keys", {})  # a hosted package's own [app] keys (package_own_keys)
+
+    @classmethod
+    def from_tree(cls, data: dict) -> "AppConfig":
+        """A config's merged TOML tree (config_tree), validated: [app] first (it names the game and
+        the agent), then each section by the class that declares it; a section or [env] key the
+        run does not read is a ConfigError naming whose it is (workflow.run_sections)."""
+        app = coerce(data.get("app", {}), FrameworkConfig, "app")
+        game, agent = run_game(app), run_agent(app)
+        for name in data:
+            if name not in run_sections(agent):
+                raise refused_section(name, app, game, agent)
+        env = EnvConfig.for_game(game, data.get("env", {}))
+        evaluation = coerce(data.get("eval", {}), EvalConfig, "eval")
+        settings = None
+        if agent is not None:
+            for name in agent.sections:
+                if not isinstance(data.get(name, {}), dict):
+                    raise ConfigError(f"{name}: expected a table, got {data[name]!r}")
+            settings = build(agent.settings_class, {name: data[name] for name in agent.sections if name in data})
+        return cls(app, env, evaluation, settings)
+
+    def sections(self) -> dict[str, Any]:
+        """The agent's sections by name ({} in a package run)."""
+        if self.settings is None:
+            return {}
+        return {name: getattr(self.settings, name) for name in self.settings.sections()}
+
+    def __getattr__(self, name: str):
+        """An agent section by its name: `cfg.ppo` is `cfg.settings.ppo`."""
+        if name.startswith("__") or name in self.SYSTEM:
+            raise AttributeError(name)
+        sections = self.sections()
+        if name in sections:
+            return sections[name]
+        raise AttributeError(f"[{name}] is no section of this run's config (app = {self.app.app!r}, algo = "
+                             f"{self.app.algo!r}): its sections are {', '.join(run_sections(run_agent(self.app)))}")
+
+    def __setattr__(self, name: str, value) -> None:
+        """A system section as given (`app` must name the same agent: its sections are built for
+        it); an agent section checked (its validate, then the settings' rules across sections)."""
+        if name == "app" and _agent_key(value) != _agent_key(self.app):
+            raise ValueError(f"app names another agent ({value.app} {value.algo}, package {value.package!r}) than this "
+                             "config's: build AppConfig(app=...) for it")
+        if name in self.SYSTEM:
+            object.__setattr__(self, name, value)
+            return
+        if name not in self.sections():
+            self.__getattr__(name)  # AttributeError naming the run's sections
+        getattr(value, "validate", lambda: None)()
+        settings = dataclasses.replace(self.settings, **{name: value})
+        settings.validate()
+        object.__setattr__(self, "settings", settings)
 
     def replace(self, **sections) -> "AppConfig":
-        return dataclasses.replace(self, **sections)
+        """A copy with `sections` replaced by name, each as assigning it does."""
+        new = copy.copy(self)
+        for name, value in sections.items():
+            setattr(new, name, value)
+        return new
+
+    def to_dict(self) -> dict:
+        """The config as TOML tables: the system's sections first, then the agent's."""
+        app = {**to_dict(self.app), **self.platform_keys, **self.package_keys}
+        return {"app": app, "env": self.env.to_table(), "eval": to_dict(self.eval),
+                **{name: to_dict(section) for name, section in self.sections().items()}}
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, AppConfig):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in self.SYSTEM)
+
+    def __repr__(self) -> str:
+        return f"AppConfig({', '.join(f'{name}={getattr(self, name)!r}' for name in self.SYSTEM)})"
 
 
-def _app_config_class() -> type:
-    """AppConfig: [app] and [env], then every package's sections (package_sections), then the
-    platform-only [app] keys as the file gave them (PLATFORM_ONLY_KEYS), then the [app] keys a
-    hosted package's own configure_app.toml adds for its code (package_own_keys)."""
-    fields: list = [("app", FrameworkConfig, field(default_factory=FrameworkConfig)),
-                    ("env", EnvConfig, field(default_factory=EnvConfig)),
-                    ("eval", EvalConfig, field(default_factory=EvalConfig))]
-    fields += [(name, cls, field(default_factory=cls)) for name, cls in package_sections().items()]
-    fields.append(("platform_keys", dict[str, Any], field(default_factory=dict, init=False)))
-    fields.append(("package_keys", dict[str, Any], field(default_factory=dict, init=False)))
-    return dataclasses.make_dataclass("AppConfig", fields, bases=(_AppConfigMethods,), namespace={
-        "__module__": __name__, "__qualname__": "AppConfig",
-        "__doc__": "The run's config: the training system's sections and the packages' own, each validated."})
-
-
-AppConfig = _app_config_class()
+def _agent_key(app: FrameworkConfig) -> tuple:
+    """What of [app] decides a run's game and agent (and so its [env] rules and sections)."""
+    return app.package, app.app, app.algo, app.kaiwu_version
 
 
 def _read_toml(path: Path, seen: tuple[Path, ...] = ()) -> dict:
@@ -507,6 +547,8 @@ def _read_toml(path: Path, seen: tuple[Path, ...] = ()) -> dict:
         data = toml.loads(text)
     except toml.TomlDecodeError as e:
         raise ConfigError(f"{path}: not valid TOML: {duplicate_key(text) or e}") from e
+    if text.startswith(RECORD_HEADER):  # a run's record, maybe of an earlier release
+        data = current_record(data, EnvConfig.map_keys())
     includes = data.pop("include", [])
     if isinstance(includes, str):
         includes = [includes]
@@ -559,7 +601,9 @@ def parse_override(item: str) -> tuple[list[str], object]:
 
 
 def apply_overrides(data: dict, overrides: list[str]) -> dict:
-    sections = {f.name: f.type for f in dataclasses.fields(AppConfig)}
+    """--set lines into the tree; a section no run reads is refused here (one of another game is
+    refused by load_config, naming its game)."""
+    sections = every_section()
     for item in overrides:
         parts, value = parse_override(item)
         if parts[0] not in sections:
@@ -642,19 +686,21 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
     app = data.get("app", {})
     platform = {key: _plain(app.pop(key)) for key in list(app) if key in PLATFORM_ONLY_KEYS} if isinstance(app, dict) else {}
     own = {key: app.pop(key) for key in list(app) if key in own_keys} if isinstance(app, dict) else {}
-    cfg = build(AppConfig, data)
+    cfg = AppConfig.from_tree(data)
     cfg.platform_keys = platform
     cfg.package_keys = own
     return cfg
 
 
 def save_effective_config(cfg: AppConfig, path: str | Path) -> Path:
-    """Write the config a run actually used (after includes and overrides), for reproduction;
-    the shared secret is never written."""
+    """Write the config a run actually used (after includes and overrides), for reproduction:
+    the system's sections and those of the agent it trained; the shared secret is never written.
+    Read back (the file starts with RECORD_HEADER), it is the run's record: one an earlier
+    release wrote loads too (workflow.run_sections.current_record)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     data = cfg.to_dict()
     if data["app"].get("shared_secret"):
         data["app"]["shared_secret"] = "<set; not written>"
-    path.write_text("# Effective configuration of this run (includes and --set overrides applied).\n" + toml.dumps(data))
+    path.write_text(f"{RECORD_HEADER} (includes and --set overrides applied).\n" + toml.dumps(data))
     return path

@@ -150,7 +150,7 @@ def check_episode_settings(cfg: AppConfig) -> None:
     import games
     from realm import make_env
     from realm.episode import checked_reset
-    from workflow.platforms.project import project_algorithm, run_platform
+    from workflow.platforms.project import run_platform
 
     platform = run_platform(cfg.app)
     try:
@@ -158,13 +158,8 @@ def check_episode_settings(cfg: AppConfig) -> None:
     except (ValueError, OSError, TypeError) as e:
         raise ConfigError(f"[env]: the simulator rejects it: {e}") from e
     checked = []
-    if not cfg.app.package:  # a platform package's episode settings are its own code's
-        project = project_algorithm(cfg.app.app, cfg.app.algo)
-        try:  # the rules across the package's sections
-            settings = project.settings_class.from_dict({name: cfg.to_dict()[name] for name in project.sections})
-        except ValueError as e:
-            raise ConfigError(str(e)) from e
-        for section, when, usr_conf in settings.usr_confs_to_check(cfg.app.seed):
+    if cfg.settings is not None:  # a platform package's episode settings are its own code's
+        for section, when, usr_conf in cfg.settings.usr_confs_to_check(cfg.app.seed):
             try:
                 checked_reset(env, usr_conf=usr_conf)
             except ValueError as e:  # realm.UsrConfError is a ValueError

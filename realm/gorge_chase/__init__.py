@@ -24,8 +24,6 @@ from realm.gorge_chase.maps import (
 from realm.gorge_chase.options import OPTIONS, options_table
 from realm.gorge_chase.usr_conf import GorgeUsrConfError, default_usr_conf, validate_usr_conf
 
-GYM_ENV_ID = "realm/GorgeChase-v0"
-
 __all__ = [
     "GYM_ENV_ID",
     "OPTIONS",

@@ -232,7 +232,7 @@ class GorgeChaseEnv:
     GAME = "gorge_chase"  # the game it plays (kaiwu.json's project_code)
     #: the realm.map_source.MapSource fields it reads beside map_seed
     MAP_SOURCE = ("maps_folder",)
-    MAP_HINT = "gorge_chase's official maps are a folder of gorge_chase_map_<id>.json files: maps_folder ([env] gorge_maps)"
+    MAP_HINT = "gorge_chase's official maps are a folder of gorge_chase_map_<id>.json files: maps_folder"
 
     @classmethod
     def from_source(cls, source, *, seed: int | None = None, flash_blocked: str = "nearest",
@@ -285,11 +285,11 @@ class GorgeChaseEnv:
 
     def describe_maps(self, map_ids) -> str:
         """One line for the terminal: the maps episodes naming `map_ids` play (the generated maps
-        of [env] map_seed, or the files of [env] gorge_maps); ids 1-10 name official maps only
+        of [env] map_seed, or the files of [env] maps_dir); ids 1-10 name official maps only
         with the folder."""
         line = f"maps: {self.maps.describe(map_ids)}"
         if isinstance(self.maps, GeneratedMaps):
-            line += "; the official map files: set [env] gorge_maps"
+            line += "; the official map files: set [env] maps_dir"
         return line
 
     @property

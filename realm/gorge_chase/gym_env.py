@@ -8,6 +8,11 @@ off-the-shelf RL code can use the game. It sees what a package sees (the local o
   `legal_action` 16 x {0, 1}; `progress` [step_no / max_step];
 - action: Discrete(16); reward: the change of total_score; terminated: caught; truncated:
   max_step reached; info: env_info.
+
+Constructor: the maps and rules as `realm.make_env(protocol="gorge", ...)` takes them
+(`maps_folder` for the official map files, else the generated maps of `map_seed`; `seed`; map_id,
+errors and the options of realm.gorge_chase.options.OPTIONS), `usr_conf` the episode settings
+used when `reset` gets none. `reset(options={"usr_conf": {...}})` sets one episode's.
 """
 from __future__ import annotations
 
@@ -17,19 +22,20 @@ from gymnasium import spaces
 
 from realm.gorge_chase.constants import GRID_SIZE, NUM_ACTIONS, VIEW_SIZE
 from realm.gorge_chase.env import GorgeChaseEnv
-from realm.gorge_chase.generator import GeneratedMaps
-from realm.gorge_chase.maps import MapFolder
 
 MAX_ORGANS = 12
+RESET_OPTIONS = ("usr_conf",)
 
 
 class GorgeChaseGymEnv(gym.Env):
     metadata = {"render_modes": []}
 
-    def __init__(self, map_dir=None, map_id: int | None = None, map_seed: int = 0, seed: int | None = None,
-                 usr_conf: dict | None = None, **options):
-        maps = MapFolder(map_dir) if map_dir is not None else GeneratedMaps(map_seed)
-        self.env = GorgeChaseEnv(maps, map_id=map_id, seed=seed, **options)
+    def __init__(self, maps_folder=None, map_seed: int = 0, *, seed: int | None = None, usr_conf: dict | None = None,
+                 **rules):
+        from realm import make_env
+
+        self.env: GorgeChaseEnv = make_env(map_seed=map_seed, protocol=GorgeChaseEnv.PROTOCOL,
+                                           maps_folder=maps_folder, seed=seed, **rules)
         self.usr_conf = usr_conf
         big = float(GRID_SIZE)
         self.observation_space = spaces.Dict({
@@ -67,6 +73,9 @@ class GorgeChaseGymEnv(gym.Env):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
+        for key in options or {}:
+            if key not in RESET_OPTIONS:
+                raise ValueError(f"unknown reset option {key!r}; allowed: {', '.join(RESET_OPTIONS)}")
         usr_conf = (options or {}).get("usr_conf", self.usr_conf)
         env_obs = self.env.reset(usr_conf, seed=seed)
         return self._convert(env_obs), dict(env_obs["observation"]["env_info"])

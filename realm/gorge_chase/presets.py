@@ -3,7 +3,7 @@ cooldown 200, talent cooldown 100, monster 2 at step 300, speed-up at 500, 1000 
 map sets. The final evaluation's settings and its 5 maps are not public; these measure a policy
 on the open maps, split into a training and a held-out part, and on generated maps it never saw.
 
-- "gorge-open": official defaults on open maps 1-10 (needs the official map files: [env] gorge_maps;
+- "gorge-open": official defaults on open maps 1-10 (needs the official map files: [env] maps_dir;
   without them it is refused, not played on the generated maps of the same ids);
 - "gorge-train": open maps 1-8; "gorge-heldout": open maps 9-10 (train on 1-8, score on 9-10);
 - "gorge-generated-heldout": generated maps 11-20 (the embedded generator; training on the
@@ -28,16 +28,16 @@ PRESETS: dict[str, dict] = {
     "gorge-heldout": _with_maps((9, 10)),
     "gorge-generated-heldout": _with_maps(range(11, 21)),
 }
-#: presets that need the official map files (make_gorge_env(map_dir=...), [env] gorge_maps)
+#: presets that need the official map files (realm.make_env(protocol="gorge", maps_folder=...), [env] maps_dir)
 NEEDS_MAP_FILES = ("gorge-open", "gorge-train", "gorge-heldout")
 
 
 def check_preset_maps(name: str, maps_folder) -> None:
-    """ValueError naming [env] gorge_maps when preset `name` needs the official map files and
+    """ValueError naming [env] maps_dir when preset `name` needs the official map files and
     no folder is given (the generated maps of the same ids would stand in unnoticed)."""
     if name in NEEDS_MAP_FILES and not maps_folder:
         ids = PRESETS[name]["env_conf"]["map"]
-        raise ValueError(f"preset {name} plays the official open maps {ids[0]}-{ids[-1]}: set [env] gorge_maps to the "
+        raise ValueError(f"preset {name} plays the official open maps {ids[0]}-{ids[-1]}: set [env] maps_dir to the "
                          "folder of their files (gorge_chase_map_<id>.json or map_<id>.txt), or choose preset "
                          "gorge-generated-heldout (the simulator's generated maps)")
 

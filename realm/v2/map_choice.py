@@ -1,6 +1,6 @@
 """Which map an episode plays: the one its usr_conf's `map_name` names.
 
-A folder of official map files (`maps_dir`, the run's `[env] v2_maps`) holds `<map_name>.json`
+A folder of official map files (`maps_dir`, the run's `[env] maps_dir`) holds `<map_name>.json`
 (`{"Flags": [...]}`) and, beside it, `<map_name>_obstacles.json`. A name without a file there
 plays the stand-in: the run's `map_file` when given, else the generated map of `map_seed` through
 that map's official points; `map_for` says so in a note, which the env puts on stderr once per
@@ -65,11 +65,11 @@ class V2MapChoice:
                                       map_name, self.flags_order), None
         game_map = self._stand_in(map_name)
         if self.maps_dir is not None:
-            return game_map, (f"[env] v2_maps {self.maps_dir} has no {map_name}.json: episodes of map_name {map_name!r} "
+            return game_map, (f"[env] maps_dir {self.maps_dir} has no {map_name}.json: episodes of map_name {map_name!r} "
                               f"play {self._stand_in_name(map_name)} instead")
         if self.map_file is not None and game_map.map_name != map_name:
             return game_map, (f"episodes of map_name {map_name!r} play {self._stand_in_name(map_name)}, a "
-                              f"{game_map.map_name} file ([env] v2_maps names a folder of <map_name>.json)")
+                              f"{game_map.map_name} file ([env] maps_dir names a folder of <map_name>.json)")
         return game_map, None
 
     def _stand_in(self, map_name: str | None) -> V2Map:

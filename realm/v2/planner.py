@@ -218,14 +218,15 @@ def planner_score_v2(usr_conf: dict | None = None, seed: int | None = None, *, m
                      map_seed: int = 0, map_name: str | None = None, **env_options) -> float:
     """The planner's total_score on the v2 episode of (map, usr_conf, seed), the same episode an
     env built with the same arguments plays after `reset(usr_conf, seed)`."""
-    from realm.v2 import make_env_v2
+    from realm import make_env
 
-    env = make_env_v2(map_file, obstacles_file, map_seed, map_name=map_name, **env_options)
+    env = make_env(map_file, map_seed=map_seed, protocol=RealmEnvV2.PROTOCOL, obstacles_file=obstacles_file,
+                   map_name=map_name, **env_options)
     return run_planner_v2(env, usr_conf, seed).total_score
 
 
 def main(argv: list[str] | None = None) -> int:
-    from realm.v2 import make_env_v2
+    from realm import make_env
 
     parser = argparse.ArgumentParser(prog="python -m realm.v2.planner", description=__doc__.split("\n\n")[0])
     parser.add_argument("--episodes", type=int, default=10)
@@ -235,7 +236,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--map-file")
     parser.add_argument("--obstacles-file")
     args = parser.parse_args(argv)
-    env = make_env_v2(args.map_file, args.obstacles_file, args.map_seed, map_name=args.map_name)
+    env = make_env(args.map_file, map_seed=args.map_seed, protocol=RealmEnvV2.PROTOCOL,
+                   obstacles_file=args.obstacles_file, map_name=args.map_name)
     t0 = time.perf_counter()
     results = [run_planner_v2(env, None, seed=args.seed + k) for k in range(args.episodes)]
     scores = np.array([r.total_score for r in results])

@@ -355,7 +355,6 @@ def platform_config(cfg, role: str, paths) -> dict[str, Any]:
     if paths is not None:  # a run on disk (not the in-process local mode)
         values.update(restore_dir=str(paths.ckpt_root), user_ckpt_dir=str(paths.user_ckpt),
                       metrics_file=str(paths.metrics_csv))  # tools.metrics_utils (2025 packages) reads it
-    project = None if cfg.app.package else find_project_algorithm(cfg.app.app, cfg.app.algo)
-    if project is not None:  # the project's agents read their TOML sections
-        values["package_settings"] = {name: data[name] for name in project.sections if name in data}
+    if cfg.settings is not None:  # the project's agents read their sections, validated by load_config
+        values["package_settings"] = cfg.settings
     return values

@@ -135,7 +135,8 @@ class PlatformVersion:
     # --- what the env and the platform's servers speak -------------------------------------------
 
     def env_kwargs(self, env_config) -> dict:
-        """realm.make_env's protocol arguments for an [env] section (workflow.config.EnvConfig)."""
+        """realm.make_env's protocol arguments for an [env] section (workflow.config.EnvConfig):
+        the protocol, and what of the game's rules only this version's protocol takes."""
         return {}
 
     def predict_answer(self, result: Any, model_version: int) -> Any:

@@ -104,7 +104,7 @@ class Platform15(AgentFolderVersion):
     game = PROJECT_CODE
     algo_conf, app_conf = ALGO_CONF, APP_CONF
     agent_key, workflow_key = AGENT_KEY, WORKFLOW_KEY
-    eval_preset = "gorge-open"  # the official open maps 1-10: needs [env] gorge_maps (their files)
+    eval_preset = "gorge-open"  # the official open maps 1-10: needs [env] maps_dir (their files)
     export = dataclasses.replace(AGENT_FOLDER_EXPORT, kaiwu_json_version="15.0.1-comp-normal-lite.26comp",
                                  app_keys={"app": PROJECT_CODE})
     #: kaiwu.json majors of this game's packages
@@ -152,14 +152,8 @@ class Platform15(AgentFolderVersion):
     # --- what the env and the platform's servers speak -------------------------------------------
 
     def env_kwargs(self, env_config) -> dict:
-        """The gorge env's maps, every option of [env] (realm.gorge_chase.options.OPTIONS, the same
-        names), randomize_unknown_rules and how it answers errors (gorge_errors: the platform's
-        error env_obs by default)."""
-        from realm.gorge_chase.options import OPTIONS
-
-        return {"protocol": self.env_protocol, "maps_folder": env_config.gorge_maps,
-                "randomize_rules": env_config.randomize_unknown_rules, "errors": env_config.gorge_errors,
-                **{name: getattr(env_config, name) for name in OPTIONS}}
+        """The gorge protocol (the maps and the game's rules are [env]'s: workflow.config.EnvConfig)."""
+        return {"protocol": self.env_protocol}
 
     def predict_answer(self, result, model_version: int):
         return result  # act_data = agent.predict(...)[0]

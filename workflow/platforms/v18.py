@@ -106,7 +106,8 @@ class Platform18(AgentFolderVersion):
         return layout.agent.split(".")[0] + ".feature.preprocessor"
 
     def env_kwargs(self, env_config) -> dict:
-        return {"protocol": self.env_protocol, "map_window": env_config.map_window}
+        """The 2025 protocol and its map window ([env] map_window, games.back_to_the_realm.RealmRules)."""
+        return {"protocol": self.env_protocol, "map_window": env_config.rules.map_window}
 
     def predict_answer(self, result, model_version: int):
         return result, model_version  # as the platform's predictor answers

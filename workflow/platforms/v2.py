@@ -137,12 +137,8 @@ class PlatformV2(AgentFolderVersion):
     # --- what the env and the platform's servers speak -------------------------------------------
 
     def env_kwargs(self, env_config) -> dict:
-        """The v2 env's maps and every rule option of [env] (realm.v2.env.OPTIONS)."""
-        from realm.v2.env import OPTIONS
-
-        return {"protocol": self.env_protocol, "obstacles_file": env_config.obstacles_file,
-                "maps_dir": env_config.v2_maps, "randomize_rules": env_config.randomize_unknown_rules,
-                **{name: getattr(env_config, name) for name in OPTIONS}}
+        """The v2 protocol (the maps and the game's rules are [env]'s: workflow.config.EnvConfig)."""
+        return {"protocol": self.env_protocol}
 
     def predict_answer(self, result, model_version: int):
         return result, model_version  # 24.x: act_data, model_version = agent.predict(...)
