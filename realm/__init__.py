@@ -1,6 +1,7 @@
-"""The simulators, one home per game (the 2024 game here, realm/v2, realm/gorge_chase): `make_env`
-is the one factory of every game's env, in the protocol its packages speak; the 2024 game's maps,
-env and gymnasium id; every game's gymnasium id (realm.gym_ids)."""
+"""The simulators, one home per game (the 2024 game here, realm/v2, realm/gorge_chase,
+realm/robot_vacuum): `make_env` is the one factory of every game's env, in the protocol its
+packages speak; the 2024 game's maps, env and gymnasium id; every game's gymnasium id
+(realm.gym_ids)."""
 from __future__ import annotations
 
 from realm.env import EpisodeOverError, RealmEnv
@@ -11,6 +12,7 @@ from realm.gym_ids import BACK_TO_THE_REALM_ID as GYM_ENV_ID
 from realm.gym_ids import register_gym_env, register_gym_envs
 from realm.map_source import MapSource
 from realm.maps import Map, MapError, load_official_map, load_official_map_cached
+from realm.robot_vacuum.env import RobotVacuumEnv
 from realm.usr_conf import UsrConfError, did_you_mean
 from realm.v2.env import RealmEnvV2
 
@@ -26,6 +28,7 @@ __all__ = [
     "RealmEnv",
     "RealmEnv18",
     "RealmEnvV2",
+    "RobotVacuumEnv",
     "UsrConfError",
     "generate_map",
     "load_official_map",
@@ -36,7 +39,7 @@ __all__ = [
 ]
 
 #: The envs by the Kaiwu protocol they speak (each class's PROTOCOL), one game each (its GAME).
-ENVS = {env.PROTOCOL: env for env in (RealmEnv, RealmEnv18, RealmEnvV2, GorgeChaseEnv)}
+ENVS = {env.PROTOCOL: env for env in (RealmEnv, RealmEnv18, RealmEnvV2, GorgeChaseEnv, RobotVacuumEnv)}
 PROTOCOLS = tuple(ENVS)
 #: The rules every protocol's env takes (each as its game has them) beside its PROTOCOL_RULES.
 COMMON_RULES = ("flash_blocked", "step_jitter")
@@ -44,14 +47,15 @@ COMMON_RULES = ("flash_blocked", "step_jitter")
 
 def make_env(map_file=None, positions_file=None, map_seed: int = 0, *, protocol: str = RealmEnv.PROTOCOL,
              obstacles_file=None, maps_folder=None, seed: int | None = None,
-             **rules) -> RealmEnv | RealmEnv18 | RealmEnvV2 | GorgeChaseEnv:
+             **rules) -> RealmEnv | RealmEnv18 | RealmEnvV2 | GorgeChaseEnv | RobotVacuumEnv:
     """The env of `protocol` (a key of ENVS) on its maps, with its rules: every game's env, built
     one way (each class's `from_source`).
 
     The maps (realm.map_source.MapSource; a field the game does not read is refused, naming what
     it reads): `map_file` with its companion file, `positions_file` for the 2024 game's official
     map, `obstacles_file` for a v2 map_data/<name>.json; `maps_folder`, official maps an episode's
-    usr_conf picks by name (v2) or id (gorge_chase); else the generated map(s) of `map_seed`.
+    usr_conf picks by name (v2) or id (gorge_chase, robot_vacuum); else the generated map(s) of
+    `map_seed`.
     `seed`: the episode RNG. `rules`: flash_blocked ("fail" | "nearest"), step_jitter (bool), and
     the protocol's own (its class's PROTOCOL_RULES):
     "2024" back_to_the_realm (realm.RealmEnv): none.
@@ -61,6 +65,8 @@ def make_env(map_file=None, positions_file=None, map_seed: int = 0, *, protocol:
     generated map passes through), randomize_rules and realm.v2.env.OPTIONS.
     "gorge" gorge_chase (realm/gorge_chase, docs/GORGE_RULES.md): map_id, randomize_rules, errors
     and realm.gorge_chase.options.OPTIONS.
+    "vacuum" robot_vacuum (code package 13.0.1, realm/robot_vacuum, docs/VACUUM_RULES.md): map_id,
+    randomize_rules, errors and realm.robot_vacuum.options.OPTIONS.
     """
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol = {protocol!r} is invalid: allowed {' | '.join(repr(p) for p in PROTOCOLS)}")

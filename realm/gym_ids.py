@@ -6,12 +6,14 @@ from __future__ import annotations
 BACK_TO_THE_REALM_ID = "realm/BackToTheRealm-v0"
 BACK_TO_THE_REALM_V2_ID = "realm/BackToTheRealmV2-v0"
 GORGE_CHASE_ID = "realm/GorgeChase-v0"
+ROBOT_VACUUM_ID = "realm/RobotVacuum-v0"
 
 #: game (an env's GAME) -> (gymnasium id, entry point)
 GYM_ENVS = {
     "back_to_the_realm": (BACK_TO_THE_REALM_ID, "realm.gym_env:RealmGymEnv"),
     "back_to_the_realm_v2": (BACK_TO_THE_REALM_V2_ID, "realm.v2.gym_env:RealmV2GymEnv"),
     "gorge_chase": (GORGE_CHASE_ID, "realm.gorge_chase.gym_env:GorgeChaseGymEnv"),
+    "robot_vacuum": (ROBOT_VACUUM_ID, "realm.robot_vacuum.gym_env:RobotVacuumGymEnv"),
 }
 
 

@@ -24,7 +24,7 @@ class MapSource:
     map_file: str | None = None  # an official map file (2024: the map's json; v2: map_data/<map_name>.json)
     positions_file: str | None = None  # 2024: the map's position_pool.json (the 16 special positions)
     obstacles_file: str | None = None  # v2: the obstacles json beside map_file
-    maps_folder: str | None = None  # official maps by map_name (v2) or map id (gorge_chase), picked at each reset
+    maps_folder: str | None = None  # official maps by map_name (v2) or map id (gorge_chase, robot_vacuum), picked at each reset
     map_seed: int = 0  # the generated map(s) played where no file is given
 
     def given(self) -> tuple[str, ...]:

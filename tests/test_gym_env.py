@@ -240,7 +240,7 @@ def test_render_without_a_mode_warns():
 
 #: gymnasium.make's arguments of a small env of each game (realm.gym_ids.GYM_ENVS)
 GAME_ENV_KWARGS = {"back_to_the_realm": {"map_seed": 3}, "back_to_the_realm_v2": {"map_seed": 0, "seed": 1},
-                   "gorge_chase": {"seed": 0}}
+                   "gorge_chase": {"seed": 0}, "robot_vacuum": {"seed": 0}}
 
 
 def test_every_game_of_the_simulators_has_a_registered_gymnasium_env():
@@ -262,7 +262,7 @@ def test_each_games_gymnasium_env_passes_the_checker_and_plays_random_episodes(g
         rng = np.random.default_rng(0)
         obs, info = env.reset(seed=3)
         for _ in range(300):
-            obs, reward, terminated, truncated, info = env.step(int(rng.integers(16)))
+            obs, reward, terminated, truncated, info = env.step(int(rng.integers(env.action_space.n)))
             assert env.observation_space.contains(obs) and isinstance(reward, float) and isinstance(info, dict)
             if terminated or truncated:
                 obs, info = env.reset()

@@ -8,7 +8,7 @@ randomize_unknown_rules) draws for each episode, so a policy learns what holds u
 """
 from __future__ import annotations
 
-from numbers import Integral
+from realm.rule_options import RuleOptions
 
 OPTIONS = {
     "monster_distance": (
@@ -66,34 +66,18 @@ CANDIDATES = {
 }
 
 
+RULES = RuleOptions(OPTIONS, CANDIDATES)
+
+
 def check_option(name: str, value):
     """The value if allowed, else ValueError naming the option and what it allows."""
-    default, allowed, why = OPTIONS[name]
-    if isinstance(default, str):
-        ok = isinstance(value, str) and value in allowed
-    else:
-        ok = isinstance(value, Integral) and not isinstance(value, bool) and value in allowed
-    if not ok:
-        shown = f"an int in {_shown(allowed, '')}" if isinstance(allowed, range) else _shown(allowed, " | ")
-        raise ValueError(f"option {name} = {value!r} is invalid: allowed {shown} ({why})")
-    return value if isinstance(default, str) else int(value)
-
-
-def _shown(allowed, sep: str) -> str:
-    """An int range as "0..2", the readings of a str option joined by `sep`."""
-    if isinstance(allowed, range):
-        return f"{allowed.start}..{allowed.stop - 1}"
-    return sep.join(repr(v) for v in allowed)
+    return RULES.check(name, value)
 
 
 def defaults() -> dict:
-    return {name: spec[0] for name, spec in OPTIONS.items()}
+    return RULES.defaults()
 
 
 def options_table() -> str:
     """The options as a markdown table (name, default, allowed, drawn by randomize_unknown_rules, why)."""
-    lines = ["| option | default | allowed | drawn per episode | why |", "| --- | --- | --- | --- | --- |"]
-    for name, (default, allowed, why) in OPTIONS.items():
-        drawn = ", ".join(map(repr, CANDIDATES[name])) if name in CANDIDATES else "no"
-        lines.append(f"| `{name}` | `{default!r}` | {_shown(allowed, ', ')} | {drawn} | {why} |")
-    return "\n".join(lines)
+    return RULES.table()
