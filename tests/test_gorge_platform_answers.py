@@ -59,7 +59,10 @@ def assert_error_env_obs(env_obs, code: int, *named: str) -> None:
 # ---- errors --------------------------------------------------------------------------------------
 
 
-def test_a_bad_usr_conf_reaches_a_hosted_package_as_the_platforms_error_env_obs(capsys):
+def test_a_bad_usr_conf_reaches_a_hosted_package_as_the_platforms_error_env_obs(capsys, monkeypatch):
+    from realm import answered_errors
+
+    monkeypatch.setattr(answered_errors, "_SAID", {})  # said once per process: other tests may have said it
     env = hosted_env()
     env_obs = env.reset(BAD_MAX_STEP)
     assert_error_env_obs(env_obs, -101, "'max_step'", "= 0", "allowed an int in 1..2000")
