@@ -1,6 +1,6 @@
 """What a finished evaluation episode records, for the games whose policies play from the env
 itself (back_to_the_realm_v2, gorge_chase): one dataclass each game extends with what it draws,
-and its CSV row (tools/evaluate.py's EPISODE_FIELDS)."""
+and its CSV row (evaluation.summary's EPISODE_FIELDS)."""
 from __future__ import annotations
 
 import json

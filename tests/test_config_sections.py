@@ -85,8 +85,7 @@ def test_maps_dir_is_the_one_map_folder_key_and_make_envs_one_keyword(tmp_path):
     from realm import make_env
     from workflow.platforms.project import run_platform
 
-    sys.path.insert(0, str(REPO_ROOT / "tools"))
-    from evaluate import map_label
+    from evaluation.inputs import map_label
 
     folder = tmp_path / "map_data"
     folder.mkdir()

@@ -39,18 +39,13 @@ def test_a_config_source_names_a_bad_override_or_file(tmp_path):
 
 
 def test_the_tools_read_the_included_game(tmp_path):
-    """evaluate.py's game choice and every tool's [env] come from the merged tree (before: the raw
+    """An evaluation's game choice and every tool's [env] come from the merged tree (before: the raw
     file, whose include was ignored, so the default game's presets were offered)."""
-    import evaluate
-    from tool_args import env_from_config
+    from evaluation.inputs import config_source, env_from_config, evaluated_platform
 
     source = _including(tmp_path, "[env]\nmap_seed = 3\n")
-    args = evaluate.parse_args(["--agent", "planner", "--config", str(source.path)])
-    evaluate.read_config_args(args)
-    assert evaluate.evaluated_platform(args).name == "15"
-    args = evaluate.parse_args(["--agent", "planner", "--config", str(source.path), "--set", "env.map_seed=5"])
-    evaluate.read_config_args(args)
-    assert args.config.tree()["env"]["map_seed"] == 5
+    assert evaluated_platform("planner", None, None, None, config_source(source.path)).name == "15"
+    assert config_source(source.path, ["env.map_seed=5"]).tree()["env"]["map_seed"] == 5
     small = tmp_path / "seed.toml"
     small.write_text(f'include = ["{REPO_ROOT / "conf" / "configure_app.toml"}"]\n[env]\nmap_seed = 11\n')
     assert env_from_config(small)["map_seed"] == 11

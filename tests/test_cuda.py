@@ -15,7 +15,6 @@ from agent.checkpoint_io import checkpoint_file, train_state_file
 from agent.ppo_agent import Agent
 from fake_obs import rows_from
 from feature.definition import NumpyData2SampleData
-from tests.conftest import REPO_ROOT
 from workflow.config import load_config
 from workflow.precision import autocast, resolve_precision
 
@@ -137,8 +136,7 @@ def test_local_mode_trains_each_games_package_on_the_gpu(game, monkeypatch):
     """Local mode on the GPU for each game's package; then its batch as the distributed learner
     hands it over (the platform version's learn_rows: CUDA tensors for the 2025 versions) trains
     the same agent once more."""
-    monkeypatch.syspath_prepend(str(REPO_ROOT / "tools"))
-    from small_task import small_ppo_config
+    from tasks.small import small_ppo_config
     from workflow.host import local_trainer
     from workflow.host.kaiwu_package import KaiwuPackage
 

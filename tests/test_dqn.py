@@ -20,8 +20,7 @@ from feature.layout import MAP_SHAPE, MEMORY_CHANNEL, NUM_MOVES, STATE_DIM, lega
 from workflow.config import load_config
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_ROOT / "tools"))
-import near_end  # noqa: E402
+from tasks import near_end  # noqa: E402
 
 TINY = ModelConfig(channels=[4], kernel_sizes=[5], strides=[4], hidden_size=16)
 
@@ -259,7 +258,7 @@ def test_a_short_distributed_run_trains_checkpoints_and_evaluates(tmp_path):
 
 @pytest.mark.slow
 def test_learns_to_reach_a_near_end_far_better_than_random_on_every_seed():
-    """tools/near_end.py's task for dqn_plus (its own reward, a tiny network), three seeds: a random
+    """tasks/near_end.py's task for dqn_plus (its own reward, a tiny network), three seeds: a random
     policy essentially never arrives, each trained exploit does on >= 80 % of unseen episodes in
     <= 40 steps on average (untrained: 0-75 % in 65-100). Seeds 0..5 all reach 100 % at 15 000 env
     steps under both the default and the AVX2-restricted kernels, 4 of 6 at 8 000

@@ -381,8 +381,7 @@ def test_the_18_package_trains_through_train_sh_and_is_scored_by_evaluate(export
 def test_each_export_carries_only_its_own_definition(monkeypatch):
     """The DQN package must not carry the PPO definition: importing it would register PPO's
     sample_process and row converters (wider rows) in the platform's protocol registry."""
-    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "tools"))
-    from export_kaiwu import file_map
+    from export.code import file_map
     from workflow.platforms.project import PROJECT_ALGORITHMS
 
     dqn = file_map(PROJECT_ALGORITHMS[("back_to_the_realm", "dqn_plus")])
@@ -397,8 +396,7 @@ def test_an_export_carries_only_its_own_games_code(monkeypatch):
     gorge_chase, and those two nothing of each other or of the 2024 game; the mechanisms
     (segments, rows, tables, terms), the episode loop and the PPO agent are every game's (the
     terms both realm games score, feature.realm_terms, are the v2 package's too)."""
-    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "tools"))
-    from export_kaiwu import file_map
+    from export.code import file_map
     from workflow.platforms.project import PROJECT_ALGORITHMS
 
     def carried(game: str, algo: str) -> set[str]:

@@ -54,8 +54,7 @@ def test_the_v2_package_is_recognised_registers_diy_and_plays_its_exploit(tmp_pa
     platform.check_env_conf_file(platform.env_conf_file(package, layout))  # the simulator accepts it
     conf = toml.loads((package / "agent_diy" / "conf" / "train_env_conf.toml").read_text())
     assert conf["env_conf"]["map_cherry"]["end"] == [84, 95]
-    sys.path.insert(0, str(REPO_ROOT / "tools"))
-    from export_kaiwu import foreign_imports
+    from export.code import foreign_imports
 
     for file in package.rglob("*.py"):  # only the platform's modules, numpy, torch and the package
         assert foreign_imports(file.read_text(), "agent_diy") == [], file

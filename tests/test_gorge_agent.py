@@ -129,8 +129,7 @@ def test_the_agent_plays_the_raw_env_obs_as_the_platform_evaluates():
 
 
 def test_the_local_trainer_trains_the_gorge_package():
-    sys.path.insert(0, str(REPO_ROOT / "tools"))
-    import gorge_survival
+    from tasks import gorge_survival
     from workflow.host.local_trainer import train_local
 
     result = train_local(gorge_survival.survival_config(seed=0), max_updates=2)
@@ -166,13 +165,11 @@ def test_an_export_keeps_the_map_ids_the_platform_has_and_falls_back_to_the_offi
 
 
 def test_the_reference_alone_plays_the_game_of_the_configs_agent():
-    sys.path.insert(0, str(REPO_ROOT / "tools"))
-    import evaluate
+    from evaluation.session import EvalRequest, open_session
 
     usr_conf = json.dumps(CurriculumConfig(map=[1, 2], map_random=False).usr_conf())
-    args = evaluate.parse_args(["--agent", "planner", "--usr-conf", usr_conf, "--config", str(CONF)])
-    assert evaluate.evaluated_platform(args).name == "15"
-    assert evaluate.evaluated_platform(evaluate.parse_args(["--agent", "planner", "--usr-conf", usr_conf])).name != "15"
+    assert open_session(EvalRequest(agent="planner", usr_conf=usr_conf, config=CONF)).platform.name == "15"
+    assert open_session(EvalRequest(agent="planner", usr_conf=usr_conf)).platform.name != "15"
 
 
 def test_an_evaluation_on_the_official_maps_says_so(tmp_path, capsys):
@@ -252,8 +249,7 @@ def test_train_evaluate_export_train_test_and_score_the_export(trained):
     assert (package / "agent_diy" / "feature" / "gorge_chase" / "paths.py").is_file()
     assert json.loads((package / "agent_diy" / "conf" / "settings.json").read_text())["features_gorge"] == {
         "global_info": True}
-    sys.path.insert(0, str(REPO_ROOT / "tools"))
-    from export_kaiwu import foreign_imports
+    from export.code import foreign_imports
 
     for file in package.rglob("*.py"):  # only the platform's modules, numpy, torch and the package
         assert foreign_imports(file.read_text(), "agent_diy") == [], file

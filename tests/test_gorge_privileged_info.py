@@ -111,8 +111,7 @@ def test_training_hands_the_package_no_frame_state_when_withheld(monkeypatch):
     from feature.gorge_chase.memory import GorgeMemory
     from workflow.host.local_trainer import train_local
 
-    sys.path.insert(0, str(REPO_ROOT / "tools"))
-    import gorge_survival
+    from tasks import gorge_survival
 
     handed = []
     update = GorgeMemory.update
@@ -156,6 +155,7 @@ def checkpoint(tmp_path_factory):
 def test_evaluate_scores_a_checkpoint_with_and_without_extra_info_on_the_same_episodes(checkpoint, tmp_path, capsys):
     sys.path.insert(0, str(REPO_ROOT / "tools"))
     import evaluate
+    from evaluation.session import INFO_MARK
 
     ckpt, config = checkpoint
     out = tmp_path / "out"
@@ -168,7 +168,7 @@ def test_evaluate_scores_a_checkpoint_with_and_without_extra_info_on_the_same_ep
     assert results["settings"]["extra_info"] == {"gorge_extra_info": ["full", "withheld"]}
     played = {}
     for episode in results["episodes"]:
-        played.setdefault(episode["policy"].split(evaluate.INFO_MARK)[-1], []).append((episode["seed"],
+        played.setdefault(episode["policy"].split(INFO_MARK)[-1], []).append((episode["seed"],
                                                                                        episode["usr_conf"]))
     assert set(played) == {"full", "withheld", "planner"}
     assert played["full"] == played["withheld"] == played["planner"]

@@ -3,7 +3,8 @@ imports only itself, the platform's modules, numpy and torch; inside it, feature
 agent/, which sits below episodes/; the simulator imports nothing of the project; the training
 system reaches package code only through the host's few algorithm-free entry points. The
 training system's rooms stand on floors (FLOORS): no import goes up, none goes round in a cycle,
-and evaluation and the tools stand above the training system."""
+and evaluation, the learning tasks, the sweep's library, the export, the command line's pieces
+and the tools stand above the training system; a tool imports those packages, never another tool."""
 from __future__ import annotations
 
 import ast
@@ -16,7 +17,9 @@ from agent.algorithms import PACKAGE_FOLDERS
 
 ROOT = Path(__file__).resolve().parents[1]
 PLATFORM = ("kaiwu_agent", "kaiwudrl")
-PROJECT = PACKAGE_FOLDERS + ("realm", "workflow", "evaluation", "tools") + PLATFORM
+#: The project's Python above the package code, lowest first: the floors' rooms beside workflow's.
+ABOVE = ("workflow", "evaluation", "tasks", "tuning", "export", "cli", "tools")
+PROJECT = PACKAGE_FOLDERS + ("realm",) + ABOVE + PLATFORM
 #: What each package folder may import of the project, beside the platform's modules.
 BELOW = {"feature": ("feature",), "agent": ("feature", "agent"), "episodes": ("feature", "agent", "episodes")}
 #: The training system's only imports of package code, none of them an algorithm's: the registry of
@@ -100,7 +103,9 @@ FLOORS = (
     ("workflow.telemetry",),
     ("workflow.aisrv", "workflow.learner"),
     ("workflow.launcher",),
-    ("evaluation",),
+    ("evaluation", "tasks", "tuning"),
+    ("export",),
+    ("cli",),
     ("tools",),
 )
 FLOOR = {room: level for level, rooms in enumerate(FLOORS) for room in rooms}
@@ -129,14 +134,14 @@ def room_of_file(file: Path) -> str:
 
 
 def room_imports() -> dict[str, set[str]]:
-    """room -> the rooms of the training system, evaluation and tools it imports."""
+    """room -> the rooms of the training system and of the floors above it that it imports."""
     found: dict[str, set[str]] = {}
-    for folder in ("workflow", "evaluation", "tools"):
+    for folder in ABOVE:
         for file in files(folder):
             room = room_of_file(file)
             for name in imported_modules(file):
                 target = room_of(name)
-                if target.split(".")[0] in ("workflow", "evaluation", "tools") and target not in (room, "workflow"):
+                if target.split(".")[0] in ABOVE and target not in (room, "workflow"):
                     found.setdefault(room, set()).add(target)
     return found
 
@@ -161,6 +166,41 @@ def test_no_rooms_import_each_other_in_a_cycle():
             visit(target, path + (target,))
     for room in graph:
         visit(room, (room,))
+
+
+#: The one import between tools left: bench_gorge_features measures the features on bench_gorge_env's episodes.
+TOOL_IMPORTS_LEFT = {("bench_gorge_features", "bench_gorge_env")}
+
+
+def edits_sys_path(tree: ast.AST) -> bool:
+    """Whether code calls a method of sys.path (insert, append, ...) or assigns to it."""
+    def is_sys_path(node) -> bool:
+        return (isinstance(node, ast.Attribute) and node.attr == "path" and isinstance(node.value, ast.Name)
+                and node.value.id == "sys")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and is_sys_path(node.func.value):
+            return True
+        if isinstance(node, (ast.Assign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(is_sys_path(t) or (isinstance(t, ast.Subscript) and is_sys_path(t.value)) for t in targets):
+                return True
+    return False
+
+
+def test_a_tool_imports_the_library_never_another_tool_and_leaves_sys_path_alone():
+    """tools/ is a folder of scripts, not a package (in a process hosting a 2025 package the
+    platform's own root package `tools` must be importable): a tool reaches the project's packages
+    as any program does (the project is installed editable), its shared flags and its work in
+    them (cli, evaluation, export, tasks, tuning), never a module of another tool, and never
+    through sys.path."""
+    assert not (ROOT / "tools" / "__init__.py").exists()
+    tools = {file.stem for file in files("tools")}
+    for file in files("tools"):
+        for name in imports(file):
+            top = name.split(".")[0]
+            assert top not in tools or (file.stem, top) in TOOL_IMPORTS_LEFT, \
+                f"tools/{file.name} imports the tool {top}"
+        assert not edits_sys_path(ast.parse(file.read_text())), f"tools/{file.name} edits sys.path"
 
 
 def test_the_training_system_has_few_modules_at_its_top_level():

@@ -1,7 +1,5 @@
 """The package's episode loop and the local trainer on the real simulator, ending with a learning test."""
 import logging
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,8 +18,7 @@ from workflow.host.local_trainer import EpisodeLog, train_local
 from workflow.host.platform_env import LoopStats, PlatformEnv
 from episodes.ppo_workflow import workflow
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-import near_end  # noqa: E402
+from tasks import near_end
 
 NEAR = near_end.NEAR  # generated map 0: ids 5 and 8 are 40 BFS cells apart
 TINY = ModelConfig(channels=[4], kernel_sizes=[5], strides=[4], hidden_size=16)
@@ -195,7 +192,7 @@ def test_local_trainer_is_seeded():
 
 @pytest.mark.slow
 def test_learns_to_reach_a_near_end_on_every_seed():
-    """Default network and reward terms, tools/near_end.py's task, three seeds: each starts out
+    """Default network and reward terms, tasks/near_end.py's task, three seeds: each starts out
     lost and reaches 90 % wins within the budget, and holds on episodes it did not train on.
     Every seed of 0..9 gets there in < 11 000 env steps under the default and the AVX2-restricted
     kernels (tools/bench_near_end.py), so its budget of 30 000 leaves about three times the worst.

@@ -1,12 +1,8 @@
-"""The gorge_chase PPO package learns: tools/gorge_survival.py's task (one monster, 200 steps,
+"""The gorge_chase PPO package learns: tasks/gorge_survival.py's task (one monster, 200 steps,
 generated maps 1-4) over three seeds within a budget of env steps, judged on held-out maps."""
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-import gorge_survival  # noqa: E402
+from tasks import gorge_survival
 
 LEARNED = 2.0  # the last training episodes survive this many times the first ones' steps
 

@@ -1,8 +1,6 @@
 """The v2 PPO package (app = "back_to_the_realm_v2", algo = "ppo"): its episode protocol, features and reward
-on the real v2 simulator, the local trainer, and a learning test on tools/near_end_v2.py's task."""
+on the real v2 simulator, the local trainer, and a learning test on tasks/near_end_v2.py's task."""
 import copy
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,10 +14,8 @@ from feature.observation_v2 import V2View, action_process, observation_process
 from feature.reward_v2 import TERMS, reward_shaping, step_view
 from realm import make_env
 from realm.v2 import constants as v2_constants
+from tasks import near_end_v2
 from workflow.host.local_trainer import train_local
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-import near_end_v2  # noqa: E402
 
 
 def test_the_features_numbers_are_the_simulators():
@@ -132,7 +128,7 @@ def test_the_local_trainer_trains_the_v2_package():
 
 @pytest.mark.slow
 def test_learns_to_reach_a_near_end_on_every_seed():
-    """tools/near_end_v2.py's task (the end 30 moves away, out of view at the start, 100 steps),
+    """tasks/near_end_v2.py's task (the end 30 moves away, out of view at the start, 100 steps),
     three seeds: each starts out lost and reaches 90 % wins within the budget of env steps, and
     its sampling policy wins on episodes it did not train on. Seeds 0, 1, 2 got there in 27 261,
     8 051 and 8 031 env steps (docs/BENCHMARKS.md, the v2 section), so the budget of 82 000

@@ -295,34 +295,33 @@ def test_scores_sidecar_merges_only_same_episodes(tmp_path):
 
 
 def test_map_comes_from_the_run_config_unless_given(run_dir):
-    import argparse
-
     import games
-    import tool_args
+    from evaluation.episodes import run_config_file
+    from evaluation.inputs import InputError, env_kwargs
     from workflow import platforms
     from workflow.config import AppConfig, EnvConfig, save_effective_config
-    from evaluation.episodes import run_config_file
 
     env = EnvConfig.for_game(games.BACK_TO_THE_REALM, {"map_seed": 3, "flash_blocked": "nearest"})
     save_effective_config(AppConfig(env=env),
                           run_dir / "log" / "effective_config.toml")
     ckpt = run_dir / "ckpt" / APP_DIR / "model.ckpt-0.pkl"
-    no_map = argparse.Namespace(map_file=None, positions_file=None, obstacles_file=None, map_seed=None, config=None)
     game, platform = games.BACK_TO_THE_REALM, platforms.PROJECT
-    env = tool_args.eval_env_kwargs(no_map, game, platform, run_config_file(ckpt))
+    env = env_kwargs(game, platform, run_config=run_config_file(ckpt))
     assert env["map_seed"] == 3 and env["flash_blocked"] == "nearest"
-    given = tool_args.eval_env_kwargs(argparse.Namespace(**{**vars(no_map), "map_seed": 5}), game, platform,
-                                      run_config_file(ckpt))
+    given = env_kwargs(game, platform, map_seed=5, run_config=run_config_file(ckpt))
     assert given["map_seed"] == 5 and given["flash_blocked"] == "fail"  # the 2024 rule: no --package of the 2025 platform
-    with pytest.raises(tool_args.InputError, match="--obstacles-file is not a back_to_the_realm map's file"):
-        tool_args.eval_env_kwargs(argparse.Namespace(**{**vars(no_map), "obstacles_file": "o.json"}), game, platform,
-                                  None)
+    with pytest.raises(InputError, match="--obstacles-file is not a back_to_the_realm map's file"):
+        env_kwargs(game, platform, obstacles_file="o.json")
 
 
 @pytest.mark.parametrize("tool", ["bench_model.py", "bench_env.py", "bench_train.py", "evaluate.py", "render.py",
-                                  "plot.py", "clean_ckpt.py", "viewer.py"])
+                                  "plot.py", "clean_ckpt.py", "viewer.py", "export_kaiwu.py", "bench_learn.py",
+                                  "bench_algos.py", "bench_near_end.py", "gorge_survival.py", "near_end_v2.py",
+                                  "sweep.py", "gorge_random.py", "bench_ray_cluster.py"])
 def test_every_tool_runs_with_the_venvs_python_from_any_directory(tool, tmp_path):
-    """The project is installed editable in .venv: no PYTHONPATH, no path tricks."""
+    """The project is installed editable in .venv: no PYTHONPATH, no path tricks; a tool imports the
+    library's packages (the evaluation, the export, the tasks, the command line's flags) as any
+    program does."""
     import os
     import subprocess
 

@@ -22,7 +22,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tool_args import REPO_ROOT, InputError, env_from_config, run_tool  # noqa: E402
+import realm
+from cli.run import run_tool
+from evaluation.episodes import resolve_episodes
+from evaluation.inputs import InputError, env_from_config
+from evaluation.pool import PLANNER, play_all
+from realm.presets import preset
+from workflow.checkpoints import ckpt_files
+from workflow.config import REPO_ROOT
 
 SHARED = REPO_ROOT.parent / "shared"
 RESULT_FILE = "bench_algos.json"
@@ -63,8 +70,6 @@ def train(contender: Contender, out: Path, minutes: float, env_overrides: list[s
 
 def run_summary(run: Path) -> dict:
     """The run's newest checkpoint and its counters (from metrics.csv)."""
-    from workflow.checkpoints import ckpt_files
-
     dirs = [d for d in ckpt_files.checkpoint_dirs(run) if d.name != "user"]
     newest = ckpt_files.latest_checkpoint(dirs[0]) if dirs else None
     if newest is None:
@@ -80,11 +85,6 @@ def run_summary(run: Path) -> dict:
 
 
 def score(out: Path, chosen: list[Contender], kaiwu: Path, args: argparse.Namespace) -> int:
-    import realm
-    from realm.presets import preset
-    from evaluation.pool import PLANNER, play_all
-    from evaluation.episodes import resolve_episodes
-
     runs = {c.name: out / c.name for c in chosen if (out / c.name).is_dir()}
     if not runs:
         raise InputError(f"{out}: none of {', '.join(c.name for c in chosen)} was trained there")

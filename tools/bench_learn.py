@@ -36,7 +36,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tool_args import REPO_ROOT, InputError, add_episode_args, episode_settings, run_tool  # noqa: E402
+from cli.flags import add_episode_args
+from cli.run import run_tool
+from evaluation.inputs import InputError, check_ray_address, episode_settings
+from evaluation.pool import PLANNER, play_all
+from evaluation.session import EvalRequest, open_session
+from workflow.checkpoints import ckpt_files
+from workflow.checkpoints.evaluations import read_evaluations
+from workflow.config import REPO_ROOT
 
 THRESHOLDS = (0.80, 0.90, 0.95, 0.97)
 RUN_NAME = "bench_learn"
@@ -118,8 +125,6 @@ def env_steps_by_train_step(run: Path) -> dict[int, int]:
 
 def checkpoints_along(run: Path) -> list[Point]:
     """The run's training checkpoints, oldest first, with wall minutes since training started."""
-    from workflow.checkpoints import ckpt_files
-
     marker = run / STARTED_FILE
     dirs = [d for d in ckpt_files.checkpoint_dirs(run) if d.name != "user"]
     if not dirs:
@@ -186,8 +191,6 @@ def fmt(value, spec: str = "") -> str:
 
 def run_evaluations(run: Path, env_kwargs: dict, usr_conf: dict, episodes: int, seed: int):
     """The run's own evaluations ([eval]) when they played exactly these episodes, else None."""
-    from workflow.checkpoints.evaluations import read_evaluations
-
     dirs = [d for d in ckpt_dirs(run)]
     found = read_evaluations(dirs[0]) if dirs else None
     if found is None or found.planner is None or not found.checkpoints:
@@ -199,53 +202,32 @@ def run_evaluations(run: Path, env_kwargs: dict, usr_conf: dict, episodes: int, 
 
 
 def ckpt_dirs(run: Path) -> list[Path]:
-    from workflow.checkpoints import ckpt_files
-
     return [d for d in ckpt_files.checkpoint_dirs(run) if d.name != "user"]
-
-
-def run_env_kwargs(config: Path) -> dict:
-    """The evaluation env of a run (realm.make_env arguments): its map and rules in the game its
-    package plays, as its own evaluator ([eval]) builds it."""
-    from workflow.config import EvalConfig, load_config
-    from workflow.platforms.project import run_platform
-    from workflow.schema import ConfigError
-
-    try:
-        cfg = load_config(config)
-        return EvalConfig.env_kwargs(cfg.env, run_platform(cfg.app))
-    except ConfigError as e:
-        raise InputError(f"{config}: {e}") from e
 
 
 def score(run: Path, args: argparse.Namespace, label: str, usr_conf: dict) -> dict:
     """Score `run`'s checkpoints on the episodes `usr_conf` draws (`label` names them) in the game
-    the run played; print and write its curve; -> {"planner", "rows"}. The run's own evaluations
-    of those episodes are used where they cover a point."""
-    import realm
-    from evaluation.pool import PLANNER, play_all
-    import games
-    from evaluation.worker import episodes_of
-
+    the run played (evaluation.session: its game, env and episodes, as tools/evaluate.py --ckpt RUN
+    draws them); print and write its curve; -> {"planner", "rows"}. The run's own evaluations of
+    those episodes are used where they cover a point."""
     config = run / "log" / "effective_config.toml"
     if not config.is_file():
         raise InputError(f"{run}: no log/effective_config.toml (not a run directory)")
-    env_kwargs = run_env_kwargs(config)
-    env = realm.make_env(**env_kwargs)
     along = checkpoints_along(run)
+    custom = label == "custom"
+    session = open_session(EvalRequest(ckpt=run, config=config, preset=None if custom else label,
+                                       usr_conf=usr_conf if custom else None))
+    env_kwargs = session.env_kwargs
+    _, episodes = session.episodes(args.episodes, args.seed)
     own = run_evaluations(run, env_kwargs, usr_conf, args.episodes, args.seed)
     if own is not None:  # the evaluated checkpoints, and the final one
         along = [p for p in along if p.train_step in own.checkpoints] + [along[-1]]
         along = sorted({p.train_step: p for p in along}.values(), key=lambda p: p.train_step)
     chosen = pick(along, args.points)
-    try:
-        episodes = episodes_of(env, usr_conf, args.episodes, args.seed)
-    except realm.UsrConfError as e:
-        raise InputError(f"invalid usr_conf ({label}) for {env.GAME}: {e}") from e
     workers = args.workers or (None if args.ray else len(os.sched_getaffinity(0)))
     known = own.checkpoints if own is not None else {}
     keys = [str(p.path) for p in chosen if p.train_step not in known]
-    can_sample = "sample" in games.of_env(env).policy_modes  # a v2 agent is evaluated with its exploit only
+    can_sample = "sample" in session.game.policy_modes  # a v2 agent is evaluated with its exploit only
     sample = can_sample and (own is None or args.sampled)
     print(f"scoring {run.name}: {len(keys)} checkpoints x {args.episodes} episodes ({label}) with exploit"
           + (" and sampling" if sample else "")
@@ -348,27 +330,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     def action(args: argparse.Namespace) -> int:
-        from realm.usr_conf import UsrConfError
-        from workflow.supervision.ray_cluster import check_address
-
-        if args.ray is not None:
-            try:
-                check_address(args.ray)
-            except ValueError as e:
-                raise InputError(str(e)) from None
+        check_ray_address(args.ray)
         for flag in ("episodes", "points", "seeds"):
             if getattr(args, flag) < 1:
                 raise InputError(f"--{flag} must be >= 1, got {getattr(args, flag)}")
         if args.run is None and args.minutes <= 0:
             raise InputError(f"--minutes must be > 0, got {args.minutes}")
-        import games
-
-        label, usr_conf = episode_settings(args)  # before training: bad episodes must not cost a run
-        game = games.of_preset(label) or games.BACK_TO_THE_REALM  # a --usr-conf is checked as the 2024 game's
-        try:
-            game.check_usr_conf(usr_conf)
-        except UsrConfError as e:
-            raise InputError(f"invalid usr_conf ({label}): {e}") from e
+        label, usr_conf = episode_settings(args.preset, args.usr_conf)  # before training: bad episodes must not cost a run
         if args.run is not None:
             runs = args.run
         else:

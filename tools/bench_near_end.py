@@ -1,4 +1,4 @@
-"""How reliably the project's PPO learns the near-end task (tools/near_end.py), over seeds.
+"""How reliably the project's PPO learns the near-end task (tasks/near_end.py), over seeds.
 
     python tools/bench_near_end.py --seeds 10            # seeds 0..9, two at a time
     MKL_ENABLE_INSTRUCTIONS=AVX2 ONEDNN_MAX_CPU_ISA=AVX2 python tools/bench_near_end.py --seeds 10
@@ -16,16 +16,13 @@ import dataclasses
 import multiprocessing as mp
 import statistics
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import toml
 
-import near_end  # noqa: E402
+from tasks import near_end
 
 
 def parse_value(text: str):
-    import toml
-
     try:
         return toml.loads(f"v = {text}")["v"]
     except toml.TomlDecodeError:

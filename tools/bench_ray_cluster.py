@@ -28,10 +28,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from workflow import metrics_keys as K
 
-from workflow import metrics_keys as K  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 LOOPBACK = "127.0.0.1"
 LOOPBACK_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}  # keep every node on 127.0.0.1

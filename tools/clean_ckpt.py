@@ -14,17 +14,15 @@ import argparse
 import sys
 from pathlib import Path
 
-
-from workflow.checkpoints import ckpt_files  # noqa: E402
-from tool_args import EXIT_BAD_INPUT  # noqa: E402
-from workflow.metrics_keys import EPISODE_SCORE_KEY  # noqa: E402
+from cli.run import EXIT_BAD_INPUT
+from workflow.checkpoints import ckpt_files
+from workflow.checkpoints.evaluations import EVALUATIONS_FILE, read_evaluations
+from workflow.metrics_keys import EPISODE_SCORE_KEY
 
 
 def known_scores(ckpt_dir: Path, ids: list[int], score_key: str) -> tuple[dict[int, float], str]:
     """Scores per checkpoint id and where they came from ("" when none are known): the run's own
     evaluations first ([eval]), then tools/evaluate.py's, then the training episodes'."""
-    from workflow.checkpoints.evaluations import EVALUATIONS_FILE, read_evaluations
-
     evaluations = read_evaluations(ckpt_dir)
     if evaluations is not None and evaluations.scores():
         return evaluations.scores(), f"{ckpt_dir / EVALUATIONS_FILE} (the run's evaluations)"

@@ -13,16 +13,15 @@ import sys
 
 import numpy as np
 
-from tool_args import run_tool  # noqa: E402 (puts the repository on sys.path)
+from cli.run import run_tool
+from evaluation.gorge_chase import play
+from games.gorge_chase import GAME
+from realm import make_env
+from realm.gorge_chase.presets import gorge_preset
 
 
 def random_records(preset: str, episodes: int, seed: int = 0, maps: str | None = None) -> list:
     """GorgeEpisode records of a uniformly random legal action (legal_action) per step."""
-    from evaluation.gorge_chase import play
-    from games.gorge_chase import GAME
-    from realm import make_env
-    from realm.gorge_chase.presets import gorge_preset
-
     env = make_env(protocol="gorge", maps_folder=maps, seed=seed)
     rng = np.random.default_rng(seed)
 

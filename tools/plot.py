@@ -27,7 +27,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from tool_args import EXIT_BAD_INPUT  # noqa: E402
+from cli.run import EXIT_BAD_INPUT  # noqa: E402
 
 X_AXES = ("env_steps", "train_step", "wall_time")
 X_LABELS = {"env_steps": "env steps", "train_step": "train step", "wall_time": "minutes"}

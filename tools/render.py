@@ -15,20 +15,19 @@ import argparse
 import sys
 from pathlib import Path
 
-from tool_args import (InputError, REPO_ROOT, add_episode_args, add_map_args, add_package_arg, add_policy_args,
-                       check_episode_args, eval_env_kwargs, game_episode_settings, package_checkpoint, run_tool)  # noqa: E402
-from record_args import add_record_arg, record_rendered  # noqa: E402
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-import games  # noqa: E402
-from games.base import RenderOptions  # noqa: E402
-from realm.render import save_png  # noqa: E402
-from workflow.checkpoints import ckpt_files  # noqa: E402
+from cli.flags import add_episode_args, add_map_args, add_package_arg, add_policy_args, add_record_arg, eval_request
+from cli.run import run_tool
+from evaluation.inputs import InputError
+from evaluation.session import open_session
+from games.base import RenderOptions
+from realm.render import save_png
+from workflow.config import REPO_ROOT
 
 
 def write_gif(path: Path, frames: list[np.ndarray], fps: float) -> Path:
-    import imageio.v3 as iio
+    import imageio.v3 as iio  # here: only a GIF needs it
 
     path.parent.mkdir(parents=True, exist_ok=True)
     iio.imwrite(path, np.stack(frames), extension=".gif", duration=int(round(1000 / fps)), loop=0)
@@ -64,74 +63,26 @@ def main(argv: list[str] | None = None) -> int:
     return run_tool(render, parse_args(argv))
 
 
-def newest_checkpoint(path: Path) -> Path:
-    """The newest checkpoint of a checkpoint directory or of a run directory (its ckpt/*/)."""
-    from evaluate import find_checkpoints
-
-    return max(find_checkpoints(path, 1), key=ckpt_files.parse_ckpt_id)
-
-
 def render(args: argparse.Namespace) -> int:
-    """One episode of the evaluated game (games), played by a checkpoint's exploit (or predict,
-    --policy sample, where the game allows it) or by the reference, drawn by the game."""
-    import realm
-    from agent.checkpoint_io import CheckpointError
-    from evaluate import evaluated_platform, read_config_args
-    from evaluation.episodes import load_agent, run_config_file
-
+    """One episode of the evaluated game (evaluation.session), played by a checkpoint's exploit (or
+    predict, --policy sample, where the game allows it) or by the reference, drawn by the game."""
     for flag in ("scale", "view_scale", "frame_stride", "max_frames"):
         if getattr(args, flag) < 1:
             raise InputError(f"--{flag.replace('_', '-')} must be >= 1, got {getattr(args, flag)}")
     if args.fps <= 0:
         raise InputError(f"--fps must be > 0, got {args.fps}")
-    check_episode_args(args)
-    read_config_args(args)
-    platform = evaluated_platform(args)
-    game = games.of_platform(platform)
-    if args.map_gif is not None and not game.map_animation:
-        raise InputError(f"--map-gif: {game.name}'s hero sees the whole map; its episode's GIF is --gif")
-    try:
-        game.check_policy_mode(args.policy)
-    except ValueError as e:
-        raise InputError(f"--policy {args.policy}: {e}") from None
-    label, usr_conf = game_episode_settings(args, game, platform)
-    if args.agent == "ckpt":
-        package_checkpoint(args)
-        if args.ckpt is not None and args.ckpt.is_dir():
-            args.ckpt = newest_checkpoint(args.ckpt)
-        if args.ckpt is None:
-            raise InputError("--ckpt is required (or --package, or --agent planner)")
-        if not args.ckpt.is_file():
-            raise InputError(f"--ckpt: checkpoint file not found: {args.ckpt}")
-        try:
-            policy = game.agent_policy(load_agent(args.ckpt, args.config, args.package), args.ckpt.name, args.policy)
-        except CheckpointError as e:
-            raise InputError(str(e)) from e
-        name = f"{args.ckpt.stem}-{label}-seed{args.seed}"
-    else:
-        policy = game.reference_policy()
-        name = f"planner-{label}-seed{args.seed}"
-    env_kwargs = eval_env_kwargs(args, game, platform, run_config_file(args.ckpt) if args.agent == "ckpt" else None)
-    if args.usr_conf is None:  # a preset: some need map files the env settings must name
-        try:
-            game.check_preset_env(label, env_kwargs)
-        except ValueError as e:
-            raise InputError(f"--preset: {e}") from None
+    session = open_session(eval_request(args, newest=True))
+    if args.map_gif is not None and not session.game.map_animation:
+        raise InputError(f"--map-gif: {session.game.name}'s hero sees the whole map; its episode's GIF is --gif")
     options = RenderOptions(args.scale, args.view_scale, args.frame_stride, args.max_frames, gif=not args.no_gif,
                             map_gif=args.map_gif is not None)
-    try:
-        drawn = game.render(realm.make_env(**env_kwargs), policy, usr_conf, args.seed,
-                            f"{policy.name}  {label}  seed {args.seed}", options)
-    except realm.UsrConfError as e:
-        raise InputError(f"invalid usr_conf ({label}): {e}") from e
-    except (realm.MapError, ValueError, TypeError, OSError) as e:
-        raise InputError(f"map or env settings {env_kwargs}: {e}") from e
-
+    drawn = session.render(args.seed, options)
     record = drawn.record
+    name = f"{session.ckpt.stem if session.ckpt else 'planner'}-{session.label}-seed{args.seed}"
     out_dir = REPO_ROOT / "out" / "render"
     png = save_png(drawn.png, args.png or out_dir / f"{name}.png")
     print(f"score {record.total_score:.1f}, steps {record.steps}, chests {record.chests}/{record.chests_available}, "
-          f"{game.outcomes[0] if record.won else game.outcomes[1]}")
+          f"{session.game.outcomes[0] if record.won else session.game.outcomes[1]}")
     print(f"wrote {png}")
     if drawn.frames:
         gif = write_gif(args.gif or out_dir / f"{name}.gif", drawn.frames, args.fps)
@@ -140,7 +91,7 @@ def render(args: argparse.Namespace) -> int:
         gif = write_gif(args.map_gif, drawn.map_frames, args.fps)
         print(f"wrote {gif} ({len(drawn.map_frames)} frames of the whole map)")
     if args.record is not None:
-        for path in record_rendered(args, game, env_kwargs, policy, usr_conf, label):
+        for path in session.record(args.record, session.episodes(1, args.seed)[1]):
             print(f"wrote {path}")
     return 0
 

@@ -7,7 +7,7 @@
     python tools/sweep.py conf/sweeps/smoke.toml --ray HEAD:6379 --jobs 4   # the runs' actors on a Ray cluster
     optuna-dashboard sweeps/smoke/study.db                       # the web view (pip install optuna-dashboard)
 
-The sweep file's [sweep] (tools/sweep_space.py documents every key) names the config to train,
+The sweep file's [sweep] (tuning/sweep_space.py documents every key) names the config to train,
 the search space (any dotted config key), the objective (an eval/* metric of the run's own
 evaluator, [eval]), the budget per run, the seeds, the pruner and the sampler.
 
@@ -60,12 +60,15 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sweep_space import Sweep, SweepError, load  # noqa: E402
-from tool_args import REPO_ROOT  # noqa: E402
+import toml
 
-sys.path.insert(0, str(REPO_ROOT))
-from workflow.supervision.supervisor import PARENT_GONE_SIGNAL  # noqa: E402
+from evaluation.worker import PLANNER
+from tuning.sweep_space import Sweep, SweepError, load
+from workflow.checkpoints import ckpt_files
+from workflow.checkpoints.evaluations import read_evaluations
+from workflow.config import REPO_ROOT, apply_overrides, load_config
+from workflow.supervision.ray_cluster import check_address
+from workflow.supervision.supervisor import PARENT_GONE_SIGNAL
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD = 0, 1, 2
 POLL_S = 1.0
@@ -134,8 +137,6 @@ class Run:
         return dirs[0] if dirs else None
 
     def evaluations(self):
-        from workflow.checkpoints.evaluations import read_evaluations
-
         ckpt_dir = self.ckpt_dir()
         return read_evaluations(ckpt_dir) if ckpt_dir is not None else None
 
@@ -198,10 +199,7 @@ def worst(values: list[float], maximize: bool) -> float:
 def evaluate_final(run: Run) -> dict | None:
     """Play the run's final checkpoint on the episodes its evaluator played (its [eval]) when the
     evaluator did not get to it: the entry evaluations.json would hold, with its train step."""
-    from evaluation.evaluator import EvalWorker, Setting, summary
-    from evaluation.worker import PLANNER
-    from workflow.checkpoints import ckpt_files
-    from workflow.config import load_config
+    from evaluation.evaluator import EvalWorker, Setting, summary  # here: it brings torch
 
     ckpt_dir, found = run.ckpt_dir(), run.evaluations()
     newest = ckpt_files.latest_checkpoint(ckpt_dir) if ckpt_dir is not None else None
@@ -463,10 +461,7 @@ def write_csv(study, sweep: Sweep, path: Path) -> Path:
 def write_best(study, sweep: Sweep, path: Path) -> Path | None:
     """The best trial's config as a file ./train.sh --config takes: the swept config included, the
     sweep's fixed overrides, the best parameters and the budget (app.seed and names stay the config's)."""
-    import toml
     from optuna.trial import TrialState
-
-    from workflow.config import apply_overrides
 
     if not study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
         return None
@@ -585,7 +580,7 @@ def check_out(out: Path, report_only: bool) -> None:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("sweep", type=Path, help="the sweep file ([sweep]; tools/sweep_space.py lists its keys)")
+    parser.add_argument("sweep", type=Path, help="the sweep file ([sweep]; tuning/sweep_space.py lists its keys)")
     parser.add_argument("--jobs", type=int, default=1, help="trials at a time on this machine (default 1)")
     parser.add_argument("--trials", type=int, default=None, help="finished trials wanted (default: [sweep] trials)")
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "sweeps",
@@ -623,8 +618,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def check_ray(address: str) -> None:
     """A cluster every run can join: "local" would start one Ray instance per run (use --jobs)."""
-    from workflow.supervision.ray_cluster import check_address
-
     if address == "local":
         raise SweepError("--ray local would start a Ray instance per run: on one machine use --jobs; for a "
                          "cluster give auto or the head's HOST:PORT (ray start --head)")

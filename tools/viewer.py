@@ -4,17 +4,15 @@ package's) and the reference, and steps through it, or opens an evaluation's rec
     python tools/viewer.py                                   # http://127.0.0.1:8765, the runs in runs/
     python tools/viewer.py --folder out/rec/RUN --port 8800  # an evaluation's --record DIR as a table
 
-A play is tools/render.py with --record (the same choice of checkpoint, package, preset,
-usr_conf, seed and map, the same error messages), written under --cache; the page draws the
-recordings (evaluation.recording) with plain JavaScript (viewer/static/). Bad input answers the
-page with the message, and the log says it too; the server stays up. It serves the recordings it
-is asked for by path: keep it on localhost (--host).
+A play is what tools/render.py --record --no-gif does: one evaluation.session (the same choice of
+checkpoint, package, preset, usr_conf, seed and map, the same error messages), its picture and
+recordings written under --cache; the page draws the recordings (evaluation.recording) with plain
+JavaScript (viewer/static/). Bad input answers the page with the message, and the log says it too; the
+server stays up. It serves the recordings it is asked for by path: keep it on localhost (--host).
 """
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import itertools
 import json
 import logging
@@ -26,49 +24,55 @@ from pathlib import Path
 from socketserver import ThreadingMixIn
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from tool_args import REPO_ROOT, InputError  # noqa: E402
+import bottle
 
-import bottle  # noqa: E402
-
-from evaluation.recording import RecordingError  # noqa: E402
+import games
+from cli.run import EXIT_BAD_INPUT
+from evaluation.inputs import InputError
+from evaluation.recording import RecordingError, episode_table, read_header, read_recording, recordings_in
+from evaluation.session import AGENTS, EvalRequest, open_session
+from games.base import RenderOptions
+from realm.render import save_png
+from workflow.checkpoints import ckpt_files
+from workflow.config import REPO_ROOT
 
 STATIC = REPO_ROOT / "viewer" / "static"
 LOG = logging.getLogger("viewer")
-#: the fields of a play request and the render.py flags they become
-FLAGS = {"ckpt": "--ckpt", "package": "--package", "preset": "--preset", "usr_conf": "--usr-conf",
-         "config": "--config", "map_seed": "--map-seed", "policy": "--policy"}
-AGENTS = ("ckpt", "planner")
+#: the fields of a play request beside agent and seed: evaluation.session.EvalRequest's names
+FIELDS = ("ckpt", "package", "preset", "usr_conf", "config", "map_seed", "policy")
+PATHS = ("ckpt", "package", "config")
+PICTURE = RenderOptions(scale=5, view_scale=6, gif=False)  # the map's picture of a play, as tools/render.py draws it
 
 
 class BadRequest(Exception):
     """A request the viewer cannot serve; the message names the field or file."""
 
 
-def render_argv(fields: dict, out: Path) -> list[str]:
-    """tools/render.py's command line for a play request (BadRequest naming a bad field)."""
-    unknown = sorted(set(fields) - set(FLAGS) - {"agent", "seed"})
+def play_request(fields: dict) -> tuple[EvalRequest, int]:
+    """(the EvalRequest, the seed) of a play request; BadRequest naming a bad field. A play of a
+    directory plays its newest checkpoint; the reference alone takes no checkpoint or package."""
+    unknown = sorted(set(fields) - set(FIELDS) - {"agent", "seed"})
     if unknown:
-        raise BadRequest(f"unknown field(s) {', '.join(unknown)}; allowed: agent, seed, {', '.join(FLAGS)}")
+        raise BadRequest(f"unknown field(s) {', '.join(unknown)}; allowed: agent, seed, {', '.join(FIELDS)}")
     agent = fields.get("agent") or "ckpt"
     if agent not in AGENTS:
         raise BadRequest(f"agent {agent!r}: allowed {' | '.join(AGENTS)}")
-    argv = ["--agent", agent, "--no-gif", "--png", str(out / "map.png"), "--record", str(out)]
+    numbers = {}
     for name in ("seed", "map_seed"):
         value = fields.get(name)
         if value not in (None, ""):
             try:
-                fields[name] = int(str(value).strip())
+                numbers[name] = int(str(value).strip())
             except ValueError:
                 raise BadRequest(f"{name} must be a whole number, got {value!r}") from None
-    argv += ["--seed", str(fields.get("seed") or 0)]
-    for name, flag in FLAGS.items():
+    given = {}
+    for name in ("ckpt", "package", "preset", "usr_conf", "config", "policy"):
         value = fields.get(name)
         if value in (None, "") or (agent == "planner" and name in ("ckpt", "package")):
             continue
-        if name == "usr_conf" and not isinstance(value, str):
-            value = json.dumps(value)
-        argv += [flag, str(value).strip()]
-    return argv
+        text = (value if isinstance(value, str) else json.dumps(value)).strip()
+        given[name] = Path(text) if name in PATHS else text
+    return EvalRequest(agent=agent, map_seed=numbers.get("map_seed"), newest=True, **given), numbers.get("seed", 0)
 
 
 class Plays:
@@ -80,33 +84,29 @@ class Plays:
         self.count = itertools.count(1)
 
     def play(self, fields: dict) -> dict:
-        """Play and record one episode (tools/render.py --record); the recordings' paths.
-        BadRequest for input the tool refuses, RuntimeError naming what failed otherwise."""
-        import render
-
+        """Play one episode, draw its map (map.png) and record it, the reference's beside it; the
+        recordings' paths. BadRequest for input the session refuses, RuntimeError naming what
+        failed otherwise."""
+        request, seed = play_request(dict(fields))
         out = self.cache / f"{time.strftime('%Y%m%d-%H%M%S')}-{next(self.count)}"
-        argv = render_argv(dict(fields), out)
-        LOG.info("play: render.py %s", " ".join(argv))
+        LOG.info("play: %s", json.dumps(fields, default=str))
         with self.lock:
-            printed = io.StringIO()
             try:
-                with contextlib.redirect_stdout(printed):
-                    args = render.parse_args(argv)
-                    render.render(args)
+                session = open_session(request, report=lambda line: LOG.info("play: %s", line))
+                drawn = session.render(seed, PICTURE)
+                png = save_png(drawn.png, out / "map.png")
+                outcome = session.game.outcomes[0] if drawn.record.won else session.game.outcomes[1]
+                LOG.info("play: score %.1f, steps %d, %s; wrote %s", drawn.record.total_score, drawn.record.steps,
+                         outcome, png)
+                for path in session.record(out, session.episodes(1, seed)[1]):
+                    LOG.info("play: wrote %s", path)
             except InputError as e:
                 raise BadRequest(str(e)) from None
-            except SystemExit:  # argparse refused the command line (printed on stderr)
-                raise BadRequest(f"render.py refused the request: {' '.join(argv)}") from None
-            finally:
-                for line in printed.getvalue().splitlines():
-                    LOG.info("play: %s", line)
         return recordings_of_play(out)
 
 
 def recordings_of_play(folder: Path) -> dict:
     """{"recording": the played policy's file, "reference": the reference's} of a play's folder."""
-    from evaluation.recording import read_header, recordings_in
-
     found = {read_header(path)["policy"]["kind"]: path for path in recordings_in(folder)}
     main = found.get("agent") or found.get("reference")
     if main is None:
@@ -116,8 +116,6 @@ def recordings_of_play(folder: Path) -> dict:
 
 def load_recording(path: str) -> dict:
     """A recording with its reference's (the file its header names, in its folder)."""
-    from evaluation.recording import read_recording
-
     if not path:
         raise BadRequest("give a recording's path (path=...)")
     file = Path(path)
@@ -134,8 +132,6 @@ def load_recording(path: str) -> dict:
 
 
 def load_folder(path: str) -> dict:
-    from evaluation.recording import episode_table
-
     if not path:
         raise BadRequest("give a folder (path=...)")
     folder = Path(path)
@@ -149,8 +145,6 @@ def load_folder(path: str) -> dict:
 
 def list_runs(runs: Path) -> list[dict]:
     """The runs under `runs` with their checkpoints, newest run first."""
-    from workflow.checkpoints import ckpt_files
-
     found = []
     for run in sorted((p for p in runs.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime, reverse=True) \
             if runs.is_dir() else ():
@@ -162,8 +156,6 @@ def list_runs(runs: Path) -> list[dict]:
 
 
 def choices(runs: Path) -> dict:
-    import games
-
     return {"games": {name: {"title": game.title, "presets": list(game.presets())} for name, game in games.GAMES.items()},
             "runs": list_runs(runs), "agents": list(AGENTS), "policies": ["greedy", "sample"]}
 
@@ -245,20 +237,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import torch
+    import torch  # here, not at the top: --help answers without it
 
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr)
     torch.set_num_threads(1)  # batch-1 inference, as the other tools
     if args.folder is not None and not args.folder.is_dir():
         print(f"error: --folder: no folder {args.folder}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
     app = make_app(args.runs, args.cache, args.folder.resolve() if args.folder else None)
     try:
         server = make_server(args.host, args.port, app, server_class=ThreadingServer, handler_class=LoggedRequests)
     except OSError as e:
         print(f"error: cannot listen on {args.host}:{args.port}: {e}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
     print(f"viewer on http://{args.host}:{server.server_port}/ (Ctrl-C stops it)", flush=True)
     try:
         server.serve_forever()

@@ -52,8 +52,8 @@ class Layout:
 
 @dataclass(frozen=True)
 class ExportLayout:
-    """Where tools/export_kaiwu.py puts a project agent in this version's package; paths hold
-    `{algo}` until the algorithm's name is known."""
+    """Where the export (export.package, tools/export_kaiwu.py) puts a project agent in this
+    version's package; paths hold `{algo}` until the algorithm's name is known."""
 
     folder: str  # the algorithm's folder
     modules: dict  # part (config, definition, agent, workflow) -> file

@@ -1,4 +1,4 @@
-"""The sweep file of tools/sweep.py: what to train, what to search, what to optimise.
+"""The sweep file that tools/sweep.py runs: what to train, what to search, what to optimise.
 
 A sweep file is a TOML file of its own with one [sweep] table (a training config's schema has no
 [sweep] section: the config a sweep trains is named by it and stays as it is):

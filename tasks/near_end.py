@@ -1,5 +1,5 @@
-"""The near-end task: the smallest real learning problem, shared by the learning test and
-tools/bench_near_end.py.
+"""The near-end task: the smallest real learning problem of the 2024 game, shared by the learning
+tests and tools/bench_near_end.py.
 
 Generated map 0, no chests, start id 5 and end id 8 (40 BFS cells apart), 100 steps: a
 uniformly random policy essentially never gets there, a trained one needs about 30 steps. The

@@ -1,4 +1,4 @@
-"""The AppConfig of a small learning task (the near-end and survival tasks of tools/): the PPO
+"""The AppConfig of a small learning task (near_end_v2, gorge_survival): the PPO
 package of a game trained in one process on 4 envs, batches of 8 segments of up to 64 steps, a
 small network. Each task sets its game's curriculum section beside it."""
 from __future__ import annotations
@@ -17,16 +17,3 @@ def small_ppo_config(game: str, seed: int, learning_rate: float, ppo: dict):
     cfg.model = ModelConfig(channels=[8, 16], kernel_sizes=[3, 3], strides=[2, 2], hidden_size=64)
     cfg.ppo = dataclasses.replace(cfg.ppo, **{"num_steps": 64, "learning_rate": learning_rate, **ppo})
     return cfg
-
-
-def main_over_seeds(doc: str, budget: int, train_seed) -> None:
-    """A small task's command line: --seeds (default 0 1 2) and --budget (env steps); one line a
-    seed, `train_seed(seed, budget)`'s account of it."""
-    import argparse
-
-    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--budget", type=int, default=budget, help="env steps a seed trains at most")
-    args = parser.parse_args()
-    for seed in args.seeds:
-        print(f"seed {seed}: {train_seed(seed, args.budget)}", flush=True)
