@@ -187,7 +187,7 @@ class ActorCritic(nn.Module):
     def _masked_logits(self, actor_features: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
         with full_precision(actor_features):
             logits = self.policy_head(actor_features)
-            return torch.where(legal > 0.5, logits, torch.full_like(logits, MASKED_LOGIT))
+            return logits.masked_fill(~(legal > 0.5), MASKED_LOGIT)
 
     def _value(self, critic_features: torch.Tensor) -> torch.Tensor:
         with full_precision(critic_features):

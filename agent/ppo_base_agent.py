@@ -122,9 +122,10 @@ class PPOAgent(CheckpointedAgent):
                 row[:] = state
         return torch.from_numpy(states).to(self.device)
 
-    @torch.no_grad()
+    @torch.inference_mode()
     def _act(self, list_obs_data: Sequence[ObsData], greedy: bool | list[bool]) -> list[ActData]:
-        """`greedy`: argmax for all, a draw for all, or per observation."""
+        """`greedy`: argmax for all, a draw for all, or per observation. (inference_mode: no
+        autograd bookkeeping at all, a little cheaper than no_grad per step.)"""
         if not list_obs_data:
             return []
         if self.model.training:  # eval() walks every submodule: 4 % of an aisrv's time, called per step

@@ -38,13 +38,27 @@ def state_slices(blocks: Sequence[StateBlock]) -> dict[str, slice]:
 def fill_tables(source, map_layout: Sequence[MapChannel], map_shape: tuple, state_layout: Sequence[StateBlock],
                 state_slices: dict[str, slice], state_dim: int) -> tuple[np.ndarray, np.ndarray]:
     """(map tensor, state vector), float32, of `source` (what the fills read) by a game's tables;
-    ValueError naming a block that filled a different number of values than it declares."""
+    ValueError naming a block that filled a different number of values than it declares. When
+    every block fills a flat list of its size, in the state's order, the state is one conversion
+    of their concatenation rather than one per block (the same float32 numbers)."""
     map_tensor = np.empty(map_shape, dtype=np.float32)
     for i, channel in enumerate(map_layout):
         map_tensor[i] = channel.fill(source)
+    filled = [block.fill(source) for block in state_layout]
+    start = 0
+    for block, values in zip(state_layout, filled):
+        if type(values) is not list or len(values) != block.size or state_slices[block.name].start != start:
+            break
+        start += block.size
+    else:
+        if start == state_dim:
+            try:
+                return map_tensor, np.array([v for values in filled for v in values], dtype=np.float32)
+            except (TypeError, ValueError):  # a nested value: the per-block conversion below names its block
+                pass
     state = np.empty(state_dim, dtype=np.float32)
-    for block in state_layout:
-        values = np.asarray(block.fill(source), dtype=np.float32).reshape(-1)
+    for block, values in zip(state_layout, filled):
+        values = np.asarray(values, dtype=np.float32).reshape(-1)
         if values.size != block.size:
             raise ValueError(f"state block {block.name!r} filled {values.size} numbers, declared {block.size}")
         state[state_slices[block.name]] = values

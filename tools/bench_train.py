@@ -32,6 +32,15 @@ its evaluations; the last line is the learner's throughput with / without.
 With --ray ADDRESS it compares, in one invocation, the default launcher and the Ray launcher
 (`./train.sh --ray ADDRESS`) on the same config for --seconds each, one after the other: each
 one's consumed env steps/s (steady), Ray's start-up time; the last line is Ray / default.
+
+    python tools/bench_train.py --config conf/gorge_chase.toml --package /tmp/package_15.0.1 --seconds 150 --rounds 2
+
+With --package DIR it compares, in one invocation, the config's run (`./train.sh --config ...`,
+--set applies to it alone) and the Kaiwu code package DIR's (`./train.sh --package DIR`, its own
+config), --seconds each, alternating --rounds times (config first; on a machine shared with other
+work, rounds spread its load over both): each one's env steps/s produced by its aisrv (steady,
+averaged over the rounds); the last line is config / package. A package run may write into DIR
+(its checkpoints): give it a copy.
 """
 from __future__ import annotations
 
@@ -64,15 +73,17 @@ def cores() -> int:
 # --- 1. the real system --------------------------------------------------------------------------
 
 def run_system(config: str | None, overrides: list[str], seconds: float, run_dir: Path,
-               ray: str | None = None) -> tuple[Path, str]:
-    """Train for `seconds`; the run directory and the launcher's stderr."""
+               ray: str | None = None, package: str | None = None) -> tuple[Path, str]:
+    """Train for `seconds` (the Kaiwu code package `package` if given); the run directory and the launcher's stderr."""
     cmd = [sys.executable, "-m", "workflow.launcher"] + (["--config", config] if config else [])
     cmd += ["--ray", ray] if ray else []
+    cmd += ["--package", package] if package else []
     for item in overrides + [f'app.run_dir="{run_dir}"', 'app.run_name="bench"', f"app.max_minutes={seconds / 60}",
                              f"app.metrics_interval_seconds={METRICS_WINDOW_S}", "app.max_env_steps=0",
                              "app.max_train_steps=0"]:
         cmd += ["--set", item]
-    print(f"running the training system{' on Ray (' + ray + ')' if ray else ''} for {seconds:.0f} s ...", flush=True)
+    where = f" on Ray ({ray})" if ray else f" with package {package}" if package else ""
+    print(f"running the training system{where} for {seconds:.0f} s ...", flush=True)
     result = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=seconds + 600)
     if result.returncode != 0:
         raise SystemExit(f"the training run failed (exit {result.returncode}):\n{result.stderr[-3000:]}")
@@ -158,8 +169,8 @@ def measure_components(cfg: AppConfig, env_steps: int) -> dict[str, float]:
     batch_rows = app.train_batch_size
     package = KaiwuPackage.of_run(cfg, "bench", None)
     stats = LoopStats()
-    envs = [PlatformEnv(make_env(**cfg.env.make_kwargs(), seed=i), stats, NoTelemetry(),
-                        lambda: stats.env_steps >= env_steps) for i in range(k)]
+    envs = [PlatformEnv(make_env(**cfg.env.make_kwargs(package.platform), seed=i), stats, NoTelemetry(),
+                        lambda: stats.env_steps >= env_steps, package.platform) for i in range(k)]
     collector = CollectingHandler(package.protocol("ActData"), package.protocol("SampleData2NumpyData"),
                                   keep_obs=50, keep_rows=batch_rows)
     walker = package.make_agent("bench", None, None)
@@ -265,6 +276,36 @@ def compare_with_evaluator(args: argparse.Namespace, cfg: AppConfig) -> int:
     return 0
 
 
+def compare_with_package(args: argparse.Namespace, cfg: AppConfig) -> int:
+    """The config's run and the package's, alternating `args.rounds` times: steady env steps per
+    second produced by each one's aisrv (the comparable figure: their samples hold different
+    numbers of env steps)."""
+    package = Path(args.package)
+    if not package.is_dir():
+        print(f"error: --package {args.package}: not a directory", file=sys.stderr)
+        return 2
+    if args.rounds < 1:
+        print(f"error: --rounds must be >= 1, got {args.rounds}", file=sys.stderr)
+        return 2
+    produced: dict[str, list[float]] = {"config": [], "package": []}
+    with tempfile.TemporaryDirectory(prefix="bench_train_") as tmp:
+        for i in range(args.rounds):
+            for name in produced:
+                config, overrides, pkg = ((args.config, args.overrides, None) if name == "config"
+                                          else (None, [], str(package.resolve())))
+                run, _ = run_system(config, overrides, args.seconds, Path(tmp) / f"{name}{i}", package=pkg)
+                produced[name].append(steady_rates(read_metrics(run))[1])
+                print(f"  round {i + 1} {name}: {produced[name][-1]:8.1f} env steps/s produced", flush=True)
+    print(f"\nconfig: {args.config or 'conf/configure_app.toml'}  aisrv {cfg.app.aisrv_num} x {cfg.app.envs_per_aisrv} "
+          f"envs; package: {package}; {args.seconds:.0f} s each, {args.rounds} round(s), {cores()} cores")
+    for name, label in (("config", args.config or "conf/configure_app.toml"), ("package", package.name)):
+        print(f"{label:>24}: {statistics.fmean(produced[name]):8.1f} env steps/s produced (steady, mean of rounds)")
+    ours, theirs = statistics.fmean(produced["config"]), statistics.fmean(produced["package"])
+    print(f"config / package env steps/s produced: {ours / theirs:.3f}" if theirs else
+          "config / package env steps/s produced: n/a (the package run produced nothing)")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default=None, help="TOML config (default conf/configure_app.toml)")
@@ -274,6 +315,9 @@ def main(argv=None) -> int:
     parser.add_argument("--ray", default=None, metavar="ADDRESS",
                         help="compare the default launcher with --ray ADDRESS (local, auto, HOST:PORT) instead")
     parser.add_argument("--eval", action="store_true", help="compare the run without and with its evaluator instead")
+    parser.add_argument("--package", default=None, metavar="DIR",
+                        help="compare the config's run with the Kaiwu code package DIR's (./train.sh --package DIR) instead")
+    parser.add_argument("--rounds", type=int, default=1, help="with --package: alternate the two runs this many times")
     args = parser.parse_args(argv)
     try:
         cfg = load_config(args.config, args.overrides)
@@ -284,6 +328,8 @@ def main(argv=None) -> int:
         return compare_with_ray(args, cfg)
     if args.eval:
         return compare_with_evaluator(args, cfg)
+    if args.package:
+        return compare_with_package(args, cfg)
 
     with tempfile.TemporaryDirectory(prefix="bench_train_") as tmp:
         run, _ = run_system(args.config, args.overrides, args.seconds, Path(tmp))

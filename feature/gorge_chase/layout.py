@@ -30,9 +30,13 @@ def _closeness(distance: int) -> float:
     return max(0.0, 1.0 - distance / FAR)
 
 
+#: _monster_closeness per path distance 0..UNREACHED, computed as it would be cell by cell
+CLOSENESS = np.clip(1.0 - np.arange(UNREACHED + 1, dtype=np.float32) / FAR, 0.0, 1.0)
+
+
 def _monster_closeness(m: GorgeMemory) -> np.ndarray:
-    field = m.monster_field.astype(np.float32)
-    return np.clip(1.0 - field / FAR, 0.0, 1.0)
+    """1 - path cells from the nearest monster in view / FAR, at least 0."""
+    return CLOSENESS[m.monster_field]
 
 
 def _monster(m: GorgeMemory, i: int) -> list[float]:
@@ -86,8 +90,7 @@ def _moves(m: GorgeMemory) -> list[float]:
     none in view), the closeness of the cell."""
     here = m.monster_distance()
     out = []
-    for d in range(NUM_MOVES):
-        cell = m.move_cell(d)
+    for cell in m.move_cells():
         if cell is None:
             out += [0.0, 0.0, 0.0]
             continue
@@ -102,8 +105,7 @@ def _flashes(m: GorgeMemory) -> list[float]:
     / 10, the landing's closeness, a chest on the landing's line."""
     here = min(m.monster_distance(), FAR)
     out = []
-    for d in range(NUM_MOVES):
-        c, r, k = m.flash_cell(d)
+    for c, r, k in m.flash_cells():
         there = min(m.monster_distance(c, r), FAR)
         gain = 0.0 if k == 0 else (there - here) / 10.0
         out += [k / FLASH_RANGE, gain, _closeness(there) if k else 0.0]
@@ -121,32 +123,27 @@ def _chest_paths(m: GorgeMemory) -> list[float]:
     if here == UNKNOWN_STEPS:
         return [0.0, 1.0] + [0.0] * NUM_MOVES
     out = [1.0, here / 64.0]
-    for d in range(NUM_MOVES):
-        dx, dz = DIRECTIONS[d]
-        there = int(steps[1 + dz, 1 + dx])
-        out.append(float(here - there) if m.move_cell(d) is not None and there != UNKNOWN_STEPS else 0.0)
+    rows = steps.tolist()
+    for (dx, dz), cell in zip(DIRECTIONS, m.move_cells()):
+        there = rows[1 + dz][1 + dx]
+        out.append(float(here - there) if cell is not None and there != UNKNOWN_STEPS else 0.0)
     return out
-
-
-def _room(label: np.ndarray, sizes: np.ndarray, flags: np.ndarray, cell) -> list[float]:
-    part = int(label[cell[1], cell[0]])
-    if part < 0:
-        return [0.0, 0.0, 0.0]
-    return [min(sizes[part] / ROOM_NORM, 1.0), float(flags[part, 0]), float(flags[part, 1])]
 
 
 def _rooms(m: GorgeMemory) -> list[float]:
     """Per move, then per flash landing: the part of the view's road it leads into with the
     hero's cell taken away: its size / 100 (capped), runs off the view (a way on), holds a
     monster. A dead-end pocket reads small, closed."""
-    label, sizes, flags = m.rooms()
+    cells = m.move_cells() + [(c, r) if k else None for c, r, k in m.flash_cells()]
+    rooms = m.rooms_at([cell for cell in cells if cell is not None])[::-1]
     out = []
-    for d in range(NUM_MOVES):
-        cell = m.move_cell(d)
-        out += [0.0, 0.0, 0.0] if cell is None else _room(label, sizes, flags, cell)
-    for d in range(NUM_MOVES):
-        c, r, k = m.flash_cell(d)
-        out += _room(label, sizes, flags, (c, r)) if k else [0.0, 0.0, 0.0]
+    for cell in cells:
+        room = rooms.pop() if cell is not None else None
+        if room is None:
+            out += [0.0, 0.0, 0.0]
+        else:
+            size, edge, monster = room
+            out += [min(size / ROOM_NORM, 1.0), float(edge), float(monster)]
     return out
 
 
@@ -199,12 +196,9 @@ def earlier_visits(state: np.ndarray) -> int:
 def legal_mask(m: GorgeMemory) -> np.ndarray:
     """(NUM_ACTIONS,) float32, 1 = allowed: legal_action's 16, a move also needing its first
     cell open in the view (a hero boxed in keeps its moves), a flash also needing a landing."""
-    mask = np.asarray(m.legal_action, dtype=np.float32).copy()
-    for d in range(NUM_MOVES):
-        if m.move_cell(d) is None:
-            mask[d] = 0.0
-        if m.flash_cell(d)[2] == 0:
-            mask[NUM_MOVES + d] = 0.0
-    if not mask[:NUM_MOVES].any():
-        mask[:NUM_MOVES] = 1.0
-    return mask
+    legal = m.legal_action
+    moves = [float(bool(legal[d]) and cell is not None) for d, cell in enumerate(m.move_cells())]
+    if not any(moves):
+        moves = [1.0] * NUM_MOVES
+    flashes = [float(bool(legal[NUM_MOVES + d]) and k != 0) for d, (_, _, k) in enumerate(m.flash_cells())]
+    return np.array(moves + flashes + [float(bool(v)) for v in legal[2 * NUM_MOVES:]], dtype=np.float32)

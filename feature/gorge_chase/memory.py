@@ -20,16 +20,26 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from feature.gorge_chase.constants import (CHEST_STEP_LIMIT, DIRECTIONS, FAR, FLASH_RANGE, FLASH_RANGE_DIAGONAL, GRID_SIZE,
+from feature.gorge_chase.constants import (CHEST_STEP_LIMIT, DIRECTIONS, FLASH_RANGE, FLASH_RANGE_DIAGONAL, GRID_SIZE,
                                            MAX_MONSTERS, NUM_MOVES, STATUS_AVAILABLE, SUB_TYPE_BUFF,
                                            SUB_TYPE_TREASURE, VIEW_RADIUS, VIEW_SIZE)
-from feature.gorge_chase.paths import cells_marked, rooms_beyond, steps_from_targets
+from feature.gorge_chase.bitgrid import bit_grid
+from feature.gorge_chase.paths import (UNREACHED, RoomParts, path_field, path_field_bits,  # noqa: F401
+                                       path_length_bits, room_parts, steps_from_target_bits)
 
 COARSE = 3  # cells per side of a coarse crop's cell
 COARSE_RADIUS = COARSE * VIEW_SIZE // 2  # 31: the coarse crops cover 63 × 63 cells around the hero
 PAD = COARSE_RADIUS
 VISIT = 0.2  # a visit's weight on the visits map (capped at 1)
-UNREACHED = FAR + 1  # a cell no monster in view reaches within FAR steps
+VIEW_GRID = bit_grid(VIEW_SIZE, VIEW_SIZE)  # the view as an int (feature.gorge_chase.bitgrid)
+WINDOW_GRID = bit_grid(2 * COARSE_RADIUS + 1, 2 * COARSE_RADIUS + 1)  # the coarse crops' cells as an int
+#: per direction, the cells a flash may land on, farthest first: (k, column, row, bit in the view's int)
+#: (a cell off the view counts as blocked, as `road` says)
+FLASH_LINES = tuple(tuple((k, VIEW_RADIUS + dx * k, VIEW_RADIUS + dz * k,
+                           (VIEW_RADIUS + dz * k) * VIEW_GRID.stride + VIEW_RADIUS + dx * k)
+                          for k in range(FLASH_RANGE_DIAGONAL if dx and dz else FLASH_RANGE, 0, -1)
+                          if 0 <= VIEW_RADIUS + dx * k < VIEW_SIZE and 0 <= VIEW_RADIUS + dz * k < VIEW_SIZE)
+                    for dx, dz in DIRECTIONS)
 
 
 @dataclass
@@ -49,37 +59,34 @@ class MonsterSeen:
     known: bool = False  # its cell is known this step (in view, or extra_info's true cell)
 
 
-def path_field(walkable: np.ndarray, sources: list[tuple[int, int]], limit: int = FAR) -> np.ndarray:
-    """4-connected path length from the nearest source over `walkable` (view coordinates
-    [row z, column x]; sources as (column, row)), UNREACHED beyond `limit` or where nothing reaches."""
-    h, w = walkable.shape
-    dist = np.full((h, w), UNREACHED, dtype=np.int32)
-    frontier = cells_marked(walkable.shape, sources)
-    if not frontier.any():
-        return dist
-    dist[frontier] = 0
-    unvisited = walkable & ~frontier
-    pad = np.zeros((h + 2, w + 2), dtype=bool)
-    for d in range(1, limit + 1):
-        pad[1:-1, 1:-1] = frontier
-        frontier = (pad[:-2, 1:-1] | pad[2:, 1:-1] | pad[1:-1, :-2] | pad[1:-1, 2:]) & unvisited
-        if not frontier.any():
-            break
-        dist[frontier] = d
-        unvisited &= ~frontier
-    return dist
+def block_means(window: np.ndarray) -> np.ndarray:
+    """(..., 63, 63) -> (..., 21, 21): the means of 3 × 3 blocks, added in the order numpy's mean
+    over both block axes adds them (each block row left to right, then the rows top to bottom), so
+    every float32 is that mean's, in a fraction of its time."""
+    blocks = window.reshape(*window.shape[:-2], VIEW_SIZE, COARSE, VIEW_SIZE, COARSE)
+    rows = blocks[..., 0].copy()
+    for i in range(1, COARSE):
+        rows += blocks[..., i]
+    out = rows[..., 0, :].copy()
+    for i in range(1, COARSE):
+        out += rows[..., i, :]
+    out /= np.float32(COARSE * COARSE)
+    return out
 
 
 class GorgeMemory:
     def __init__(self, global_info: bool = False):
         self.global_info = global_info  # read extra_info.frame_state's chests, buffs and monsters
         size = GRID_SIZE + 2 * PAD
-        self.passable = np.zeros((size, size), dtype=np.float32)  # padded [z, x]: 1 road seen
-        self.seen = np.zeros((size, size), dtype=np.float32)
-        self.visits = np.zeros((size, size), dtype=np.float32)
+        self._maps = np.zeros((3, size, size), dtype=np.float32)  # one array: their coarse crops are one pass
+        self.passable, self.seen, self.visits = self._maps  # padded [z, x]: 1 road seen; 1 seen; visits
+        self._map_views = (self.passable, self.seen, self.visits)
+        self.walkable = np.ones((size, size), dtype=bool)  # padded [z, x]: road seen or never seen (the chest search's ground)
+        self._coarse = None  # this step's coarse crops of the three maps, once read
         self.hero = (0, 0)
         self.step_no = 0
         self.view = np.zeros((VIEW_SIZE, VIEW_SIZE), dtype=bool)  # [row z, col x], True = road
+        self._view_bits = 0  # the view as VIEW_GRID's int
         self.legal_action = [True] * (2 * NUM_MOVES)
         self.env_info: dict = {}
         self.monsters = [MonsterSeen() for _ in range(MAX_MONSTERS)]
@@ -92,12 +99,13 @@ class GorgeMemory:
         self.buff_count = 0
         self.new_cells = 0
         self.monster_field = np.full((VIEW_SIZE, VIEW_SIZE), UNREACHED, dtype=np.int32)
-        self.hero_field = None  # path cells from the hero over the view, while a monster is in view
+        self._monster_in_view = False  # hero_distance answers only then
         self.revisit = 0.0  # visits on the hero's cell before this step
         self._chest_steps = None  # this step's steps_from_targets over the live chests, once read
-        self._rooms = None  # this step's rooms_beyond, once read
+        self._rooms = None  # this step's room_parts, once read
         self._move_cells = None  # this step's move_cell per direction, once read
         self._flash_cells = None  # this step's flash_cell per direction, once read
+        self._monster_rows = None  # this step's monster_field as lists, once read
 
     # --- the update -----------------------------------------------------------------------------
 
@@ -114,7 +122,9 @@ class GorgeMemory:
         self.buff_count = int(self.env_info.get("collected_buff", 0))
         self.legal_action = [bool(v) for v in obs.get("legal_action", self.legal_action)]
         self.view = np.asarray(obs["map_info"], dtype=bool)
-        self._chest_steps = self._rooms = self._move_cells = self._flash_cells = None
+        self._view_bits = VIEW_GRID.of_mask(self.view)
+        self._chest_steps = self._rooms = self._move_cells = self._flash_cells = self._monster_rows = None
+        self._coarse = None
         truth = ((env_obs.get("extra_info") or {}).get("frame_state") or {}) if self.global_info else {}
         self._remember_map()
         self._read_organs(frame.get("organs") or [], truth.get("organs"))
@@ -131,6 +141,7 @@ class GorgeMemory:
         self.new_cells = int(VIEW_SIZE * VIEW_SIZE - seen.sum())
         seen[:] = 1.0
         self._window(self.passable, VIEW_RADIUS)[:] = self.view
+        self._window(self.walkable, VIEW_RADIUS)[:] = self.view
         here = self._window(self.visits, 0)
         self.revisit = float(here[0, 0])
         here[0, 0] = min(1.0, here[0, 0] + VISIT)
@@ -170,8 +181,8 @@ class GorgeMemory:
                 slot.x = slot.z = -1
         for slot in self.monsters[len(ordered):]:
             slot.present = slot.in_view = slot.known = False
-        self.monster_field = path_field(self.view, sources)
-        self.hero_field = path_field(self.view, [(VIEW_RADIUS, VIEW_RADIUS)]) if sources else None
+        self.monster_field = path_field_bits(VIEW_GRID, self._view_bits, VIEW_GRID.of_cells(sources))
+        self._monster_in_view = bool(sources)
 
     # --- reading it -----------------------------------------------------------------------------
 
@@ -184,22 +195,30 @@ class GorgeMemory:
 
     def road(self, c: int, r: int) -> bool:
         """A view cell (column, row) is road (off the view: unknown, counted blocked)."""
-        return 0 <= c < VIEW_SIZE and 0 <= r < VIEW_SIZE and bool(self.view[r, c])
+        return 0 <= c < VIEW_SIZE and 0 <= r < VIEW_SIZE and bool(self._view_bits >> (r * VIEW_GRID.stride + c) & 1)
 
     def move_cell(self, d: int) -> tuple[int, int] | None:
         """The view cell a one-cell move in direction d enters (a diagonal needs one of its two
         orthogonal cells open), None when it is blocked. Read by the features, the mask and the
         rooms: worked out once a step."""
+        return self.move_cells()[d]
+
+    def move_cells(self) -> list[tuple[int, int] | None]:
+        """`move_cell` of every direction (this step's list: do not change it)."""
         if self._move_cells is None:
             self._move_cells = [self._move_cell(i) for i in range(NUM_MOVES)]
-        return self._move_cells[d]
+        return self._move_cells
 
     def flash_cell(self, d: int) -> tuple[int, int, int]:
         """(column, row, k): where a flash in direction d lands (the farthest road cell within
         its reach, passing over anything); k = 0 when none is (the hero stays). Once a step."""
+        return self.flash_cells()[d]
+
+    def flash_cells(self) -> list[tuple[int, int, int]]:
+        """`flash_cell` of every direction (this step's list: do not change it)."""
         if self._flash_cells is None:
             self._flash_cells = [self._flash_cell(i) for i in range(NUM_MOVES)]
-        return self._flash_cells[d]
+        return self._flash_cells
 
     def _move_cell(self, d: int) -> tuple[int, int] | None:
         dx, dz = DIRECTIONS[d]
@@ -212,44 +231,58 @@ class GorgeMemory:
 
     def _flash_cell(self, d: int) -> tuple[int, int, int]:
         dx, dz = DIRECTIONS[d]
-        reach = FLASH_RANGE_DIAGONAL if dx and dz else FLASH_RANGE
-        for k in range(reach, 0, -1):
-            c, r = VIEW_RADIUS + dx * k, VIEW_RADIUS + dz * k
-            if self.road(c, r) and 0 <= self.hero[0] + dx * k < GRID_SIZE and 0 <= self.hero[1] + dz * k < GRID_SIZE:
+        hx, hz = self.hero
+        view = self._view_bits
+        for k, c, r, bit in FLASH_LINES[d]:  # every cell of the line lies in the view
+            if view >> bit & 1 and 0 <= hx + dx * k < GRID_SIZE and 0 <= hz + dz * k < GRID_SIZE:
                 return c, r, k
         return VIEW_RADIUS, VIEW_RADIUS, 0
 
     def monster_distance(self, c: int = VIEW_RADIUS, r: int = VIEW_RADIUS) -> int:
         """Path cells from the nearest monster in view to a view cell (UNREACHED: none within FAR)."""
-        return int(self.monster_field[r, c])
+        if self._monster_rows is None:  # the features read it at a score of cells a step: lists index faster
+            self._monster_rows = self.monster_field.tolist()
+        return self._monster_rows[r][c]
 
     def hero_distance(self, x: int, z: int) -> int:
         """Path cells from the hero to a map cell in view (UNREACHED beyond FAR or with no monster in view)."""
-        if self.hero_field is None or not self.in_view(x, z):
+        if not self._monster_in_view or not self.in_view(x, z):
             return UNREACHED
-        c, r = self.to_view(x, z)
-        return int(self.hero_field[r, c])
+        return path_length_bits(VIEW_GRID, self._view_bits, VIEW_GRID.bit(VIEW_RADIUS, VIEW_RADIUS),
+                                VIEW_GRID.bit(*self.to_view(x, z)))
 
     def chest_steps(self) -> np.ndarray:
         """3×3 [dz + 1, dx + 1]: path steps to the nearest live chest known from the hero's cell
         and its neighbours, over the explored map within the coarse crops' reach (unseen cells
         counted as road); paths.UNKNOWN_STEPS where none lies within CHEST_STEP_LIMIT."""
         if self._chest_steps is None:
-            seen, road = self._window(self.seen, COARSE_RADIUS), self._window(self.passable, COARSE_RADIUS)
-            walkable = (road > 0) | (seen == 0)
+            walkable = WINDOW_GRID.of_mask(self._window(self.walkable, COARSE_RADIUS))
             hx, hz = self.hero
             targets = [(x - hx + COARSE_RADIUS, z - hz + COARSE_RADIUS) for x, z in self.live_chests()]
-            self._chest_steps = steps_from_targets(walkable, targets, CHEST_STEP_LIMIT)
+            self._chest_steps = steps_from_target_bits(WINDOW_GRID, walkable, WINDOW_GRID.of_cells(targets),
+                                                       CHEST_STEP_LIMIT)
         return self._chest_steps
 
     def rooms(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """This step's `rooms_beyond` of the view (feature.gorge_chase.paths), labelled from the
         move cells and the flash landings."""
+        parts = self._room_parts()
+        return (VIEW_GRID.first_index(parts.bits, -1), np.asarray(parts.sizes, dtype=np.int32),
+                np.asarray(parts.flags, dtype=bool).reshape(-1, 2))
+
+    def rooms_at(self, cells: list[tuple[int, int]]) -> list[tuple[int, bool, bool] | None]:
+        """Per view cell (column, row), one of the move cells or flash landings: (size, runs off
+        the view, holds a monster) of the `rooms` part holding it; None in no part."""
+        parts = self._room_parts()
+        found = [parts.of_start.get(cell) for cell in cells]
+        return [None if part is None else (parts.sizes[part], *parts.flags[part]) for part in found]
+
+    def _room_parts(self) -> RoomParts:
         if self._rooms is None:
-            starts = [cell for cell in (self.move_cell(d) for d in range(NUM_MOVES)) if cell is not None]
-            starts += [self.flash_cell(d)[:2] for d in range(NUM_MOVES)]
+            starts = [cell for cell in self.move_cells() if cell is not None]
+            starts += [(c, r) for c, r, _ in self.flash_cells()]
             monsters = [self.to_view(s.x, s.z) for s in self.monsters if s.in_view]
-            self._rooms = rooms_beyond(self.view, starts, monsters)
+            self._rooms = room_parts(VIEW_GRID, self._view_bits, starts, monsters)
         return self._rooms
 
     def live_chests(self) -> list[tuple[int, int]]:
@@ -269,9 +302,17 @@ class GorgeMemory:
         return self._window(array, VIEW_RADIUS)
 
     def coarse(self, array: np.ndarray) -> np.ndarray:
-        """The 63 × 63 cells around the hero of a padded map, averaged over 3 × 3 blocks (21 × 21)."""
-        block = self._window(array, COARSE_RADIUS)
-        return block.reshape(VIEW_SIZE, COARSE, VIEW_SIZE, COARSE).mean(axis=(1, 3))
+        """The 63 × 63 cells around the hero of a padded map, averaged over 3 × 3 blocks (21 × 21).
+        The memory's own three maps are averaged together once a step (this step's arrays: do
+        not change them)."""
+        own = [i for i, source in enumerate(self._map_views) if source is array]
+        if not own:
+            return block_means(self._window(array, COARSE_RADIUS))
+        if self._coarse is None:
+            x, z = self.hero[0] + PAD, self.hero[1] + PAD
+            self._coarse = block_means(self._maps[:, z - COARSE_RADIUS:z + COARSE_RADIUS + 1,
+                                                  x - COARSE_RADIUS:x + COARSE_RADIUS + 1])
+        return self._coarse[own[0]]
 
     def coarse_points(self, cells: list[tuple[int, int]]) -> np.ndarray:
         """1 on the coarse cells holding one of `cells`."""

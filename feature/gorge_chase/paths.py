@@ -1,5 +1,7 @@
-"""Two path readings of gorge_chase's known map that a move's features need, each one pass:
+"""The path readings of gorge_chase's known map that the features need, each one pass:
 
+- `path_field`: the 4-connected path length from the nearest source (the monsters in view, or
+  the hero) to every view cell, as the monsters chase;
 - `steps_from_targets`: the hero's 8-connected path length to the nearest target (a live chest)
   from its cell and from each neighbour, over the map as far as it is known (road seen is road,
   a cell never seen counts as road: an optimistic guess that keeps unexplored ground reachable);
@@ -7,23 +9,62 @@
   (and each flash landing) belongs to (8-connected, a diagonal step needing one of its two
   sides open, as the hero's own moves): how big it is, whether it runs off the view's edge
   (a way on) and whether a monster stands in it. A dead-end pocket is small and closed.
+
+Each search runs on grids held as Python ints (feature.gorge_chase.bitgrid): a step over the
+whole window is a few big-int operations. The `*_bits` forms take those ints, so a step's
+features convert the view once.
 """
 from __future__ import annotations
 
-from collections import deque
+from dataclasses import dataclass
 
 import numpy as np
 
+from feature.gorge_chase.bitgrid import BitGrid, bit_grid
+from feature.gorge_chase.constants import FAR
+
 UNKNOWN_STEPS = -1  # no target within reach of the window
+UNREACHED = FAR + 1  # a cell no monster in view reaches within FAR steps
 
 
-def cells_marked(shape: tuple[int, int], cells) -> np.ndarray:
-    """A bool array [row, column] of `shape`, True on the (column, row) `cells` inside it: a search's first frontier."""
-    marked = np.zeros(shape, dtype=bool)
-    for c, r in cells:
-        if 0 <= r < shape[0] and 0 <= c < shape[1]:
-            marked[r, c] = True
-    return marked
+def path_field(walkable: np.ndarray, sources: list[tuple[int, int]], limit: int = FAR) -> np.ndarray:
+    """4-connected path length from the nearest source over `walkable` (view coordinates
+    [row z, column x]; sources as (column, row)), UNREACHED beyond `limit` or where nothing reaches."""
+    grid = bit_grid(*walkable.shape)
+    return path_field_bits(grid, grid.of_mask(walkable), grid.of_cells(sources), limit)
+
+
+def path_field_bits(grid: BitGrid, walkable: int, sources: int, limit: int = FAR) -> np.ndarray:
+    """`path_field` on a BitGrid's ints (the sources' cells count at 0 whether walkable or not)."""
+    if not sources:
+        return np.full((grid.height, grid.width), UNREACHED, dtype=np.int32)
+    levels = [sources]
+    unvisited = walkable & ~sources
+    frontier, s = sources, grid.stride
+    for _ in range(limit):
+        frontier = (frontier << 1 | frontier >> 1 | frontier << s | frontier >> s) & unvisited  # the 4 neighbours
+        if not frontier:
+            break
+        unvisited ^= frontier
+        levels.append(frontier)
+    return grid.first_index(levels, UNREACHED)
+
+
+def path_length_bits(grid: BitGrid, walkable: int, source: int, target: int, limit: int = FAR) -> int:
+    """`path_field_bits`'s value at the one cell `target` from the cell `source`, searching no
+    further than it needs."""
+    if source & target:
+        return 0
+    unvisited = walkable & ~source
+    frontier, s = source, grid.stride
+    for step in range(1, limit + 1):
+        frontier = (frontier << 1 | frontier >> 1 | frontier << s | frontier >> s) & unvisited  # the 4 neighbours
+        if frontier & target:
+            return step
+        if not frontier:
+            break
+        unvisited ^= frontier
+    return UNREACHED
 
 
 def steps_from_targets(walkable: np.ndarray, targets: list[tuple[int, int]], limit: int) -> np.ndarray:
@@ -31,32 +72,35 @@ def steps_from_targets(walkable: np.ndarray, targets: list[tuple[int, int]], lim
     neighbours (`walkable`: an odd square window [row, column] centred on the hero; `targets`:
     (column, row) in it; 8-connected, no corner rule). UNKNOWN_STEPS where none is reached within
     `limit` steps. The frontier stops once the centre's walkable neighbourhood is filled."""
-    size = walkable.shape[0]
-    centre = size // 2
+    grid = bit_grid(*walkable.shape)
+    return steps_from_target_bits(grid, grid.of_mask(walkable), grid.of_cells(targets), limit)
+
+
+def steps_from_target_bits(grid: BitGrid, walkable: int, targets: int, limit: int) -> np.ndarray:
+    """`steps_from_targets` on a BitGrid's ints."""
     out = np.full((3, 3), UNKNOWN_STEPS, dtype=np.int32)
-    frontier = cells_marked(walkable.shape, targets)
-    if not frontier.any():
+    if not targets:
         return out
-    near = (slice(centre - 1, centre + 2), slice(centre - 1, centre + 2))
-    wanted = walkable[near] | frontier[near]
-    free = walkable & ~frontier
+    centre = grid.height // 2
+    near = [(dz + 1, dx + 1, grid.bit(centre + dx, centre + dz)) for dz in (-1, 0, 1) for dx in (-1, 0, 1)]
+    near_bits = sum(bit for _, _, bit in near)
+    wanted = near_bits & (walkable | targets)  # the neighbourhood a search can reach
+    free = walkable & ~targets
+    frontier, s = targets, grid.stride
     for step in range(limit + 1):
-        hit = frontier[near]
-        if hit.any():
-            out[hit & (out < 0)] = step
-            if (out[wanted] >= 0).all():
+        hit = frontier & near_bits
+        if hit:
+            for r, c, bit in near:
+                if hit & bit:
+                    out[r, c] = step  # each cell joins one frontier only
+            wanted &= ~hit
+            if not wanted:
                 break
-        wide = frontier.copy()  # the 8-neighbourhood as a row pass then a column pass
-        wide[:, 1:] |= frontier[:, :-1]
-        wide[:, :-1] |= frontier[:, 1:]
-        grown = wide.copy()
-        grown[1:] |= wide[:-1]
-        grown[:-1] |= wide[1:]
-        grown &= free
-        if not grown.any():
+        wide = frontier | frontier << 1 | frontier >> 1  # the 8 neighbours (feature.gorge_chase.bitgrid)
+        frontier = (wide | wide << s | wide >> s) & free
+        if not frontier:
             break
-        free &= ~grown
-        frontier = grown
+        free ^= frontier
     return out
 
 
@@ -66,41 +110,58 @@ def rooms_beyond(view: np.ndarray, starts: list[tuple[int, int]], monsters: list
     the parts holding the cells `starts` ((column, row): the move cells, the flash landings):
     (label per cell, -1 off the road or in no such part; each label's size; its edge and monster
     flags as a (labels, 2) bool array). `monsters`: (column, row) in view."""
-    size = view.shape[0]
-    centre = size // 2
-    label = np.full((size, size), -1, dtype=np.int32)
-    road = view.astype(bool).copy()
-    road[centre, centre] = False
-    sizes, flags = [], []
-    grid = road.tolist()
-    lab = label.tolist()
+    grid = bit_grid(*view.shape)
+    return rooms_beyond_bits(grid, grid.of_mask(view), starts, monsters)
+
+
+def rooms_beyond_bits(grid: BitGrid, road: int, starts: list[tuple[int, int]], monsters: list[tuple[int, int]]
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`rooms_beyond` on a BitGrid's int of the view's road."""
+    parts = room_parts(grid, road, starts, monsters)
+    return (grid.first_index(parts.bits, -1), np.asarray(parts.sizes, dtype=np.int32),
+            np.asarray(parts.flags, dtype=bool).reshape(-1, 2))
+
+
+@dataclass
+class RoomParts:
+    """`rooms_beyond`'s parts as plain Python: each part's cells (an int), size, [edge, monster]
+    flags, and the part index of each start cell that lies in one."""
+
+    bits: list[int]
+    sizes: list[int]
+    flags: list[list[bool]]
+    of_start: dict[tuple[int, int], int]
+
+
+def room_parts(grid: BitGrid, road: int, starts: list[tuple[int, int]], monsters: list[tuple[int, int]]) -> RoomParts:
+    """The parts behind `rooms_beyond`. A diagonal step needs one of its two sides open, and that
+    side joins both cells already: the parts are the 4-connected ones."""
+    centre = grid.height // 2
+    rest = road & ~grid.bit(centre, centre)
+    parts: list[int] = []
+    of_start: dict[tuple[int, int], int] = {}
     for c0, r0 in starts:
-        if not (0 <= r0 < size and 0 <= c0 < size) or not grid[r0][c0] or lab[r0][c0] >= 0:
+        if not (0 <= r0 < grid.height and 0 <= c0 < grid.width):
             continue
-        n = len(sizes)
-        lab[r0][c0] = n
-        queue, count, edge = deque([(r0, c0)]), 0, False
-        while queue:
-            r, c = queue.popleft()
-            count += 1
-            if r == 0 or c == 0 or r == size - 1 or c == size - 1:
-                edge = True
-            here = grid[r]
-            for dr in (-1, 0, 1):
-                rr = r + dr
-                if not 0 <= rr < size:
-                    continue
-                row, lrow = grid[rr], lab[rr]
-                for dc in (-1, 0, 1):
-                    cc = c + dc
-                    if 0 <= cc < size and row[cc] and lrow[cc] < 0 and (
-                            not (dr and dc) or row[c] or here[cc]):  # a diagonal needs a side open
-                        lrow[cc] = n
-                        queue.append((rr, cc))
-        sizes.append(count)
-        flags.append([edge, False])
-    label = np.asarray(lab, dtype=np.int32)
+        part = grid.bit(c0, r0)
+        if not rest & part:  # off the road, or in a part already labelled
+            known = next((n for n, bits in enumerate(parts) if bits & part), None)
+            if known is not None:
+                of_start[(c0, r0)] = known
+            continue
+        of_start[(c0, r0)] = len(parts)
+        rest ^= part
+        frontier, s = part, grid.stride
+        while frontier:
+            frontier = (frontier << 1 | frontier >> 1 | frontier << s | frontier >> s) & rest  # the 4 neighbours
+            rest ^= frontier
+            part |= frontier
+        parts.append(part)
+    flags = [[bool(part & grid.border), False] for part in parts]
     for c, r in monsters:
-        if 0 <= r < size and 0 <= c < size and label[r, c] >= 0:
-            flags[label[r, c]][1] = True
-    return label, np.asarray(sizes, dtype=np.int32), np.asarray(flags, dtype=bool).reshape(-1, 2)
+        if 0 <= r < grid.height and 0 <= c < grid.width:
+            cell = grid.bit(c, r)
+            for n, part in enumerate(parts):
+                if part & cell:
+                    flags[n][1] = True
+    return RoomParts(parts, [part.bit_count() for part in parts], flags, of_start)

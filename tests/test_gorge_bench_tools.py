@@ -1,0 +1,38 @@
+"""The speed tools around the gorge_chase agent: tools/bench_gorge_features.py (the features'
+cost per env step against the simulator's in the same run) and tools/bench_train.py's --package
+comparison (the project's config against a Kaiwu code package, side by side)."""
+from __future__ import annotations
+
+import re
+import sys
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+
+sys.path.insert(0, str(REPO_ROOT / "tools"))
+
+import bench_gorge_features  # noqa: E402
+import bench_train  # noqa: E402
+
+
+def test_the_feature_bench_prints_the_features_cost_in_env_steps_last(capsys):
+    bench_gorge_features.main(["--steps", "40", "--maps", "2"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert re.fullmatch(r"map  2: env +[\d.]+ us/step, features +[\d.]+ us/step \([\d.]+ x\)", lines[0]), lines
+    match = re.fullmatch(r"feature_cost_in_env_steps: ([\d.]+)", lines[-1])
+    assert match and float(match.group(1)) > 0, lines
+
+
+def test_the_feature_bench_names_a_bad_argument(capsys):
+    with pytest.raises(SystemExit) as e:
+        bench_gorge_features.main(["--maps", "one"])
+    assert e.value.code == 2 and "--maps must be comma-separated map ids, got 'one'" in capsys.readouterr().err
+
+
+def test_bench_train_compares_with_a_package_folder_and_names_what_it_cannot_use(tmp_path, capsys):
+    config = str(REPO_ROOT / "conf" / "gorge_chase.toml")
+    assert bench_train.main(["--config", config, "--package", str(tmp_path / "missing")]) == 2
+    assert f"--package {tmp_path / 'missing'}: not a directory" in capsys.readouterr().err
+    assert bench_train.main(["--config", config, "--package", str(tmp_path), "--rounds", "0"]) == 2
+    assert "--rounds must be >= 1, got 0" in capsys.readouterr().err
