@@ -136,31 +136,35 @@ class RoomParts:
 def room_parts(grid: BitGrid, road: int, starts: list[tuple[int, int]], monsters: list[tuple[int, int]]) -> RoomParts:
     """The parts behind `rooms_beyond`. A diagonal step needs one of its two sides open, and that
     side joins both cells already: the parts are the 4-connected ones."""
-    centre = grid.height // 2
-    rest = road & ~grid.bit(centre, centre)
+    height, width, s = grid.height, grid.width, grid.stride
+    rest = road & ~grid.bit(height // 2, height // 2)  # the hero: the centre of the (square) view
+    taken = 0  # the cells of the parts found so far
     parts: list[int] = []
     of_start: dict[tuple[int, int], int] = {}
     for c0, r0 in starts:
-        if not (0 <= r0 < grid.height and 0 <= c0 < grid.width):
+        if not (0 <= r0 < height and 0 <= c0 < width):
             continue
-        part = grid.bit(c0, r0)
+        part = 1 << (r0 * s + c0)
         if not rest & part:  # off the road, or in a part already labelled
-            known = next((n for n, bits in enumerate(parts) if bits & part), None)
-            if known is not None:
-                of_start[(c0, r0)] = known
+            if taken & part:
+                for n, bits in enumerate(parts):
+                    if bits & part:
+                        of_start[(c0, r0)] = n
+                        break
             continue
         of_start[(c0, r0)] = len(parts)
         rest ^= part
-        frontier, s = part, grid.stride
+        frontier = part
         while frontier:
             frontier = (frontier << 1 | frontier >> 1 | frontier << s | frontier >> s) & rest  # the 4 neighbours
             rest ^= frontier
             part |= frontier
         parts.append(part)
+        taken |= part
     flags = [[bool(part & grid.border), False] for part in parts]
     for c, r in monsters:
-        if 0 <= r < grid.height and 0 <= c < grid.width:
-            cell = grid.bit(c, r)
+        if 0 <= r < height and 0 <= c < width:
+            cell = 1 << (r * s + c)
             for n, part in enumerate(parts):
                 if part & cell:
                     flags[n][1] = True
