@@ -5,7 +5,7 @@ episode showed (a chest seen and left, a dead end).
 Its state travels as one flat float32 vector per env (`state_size` numbers: an LSTM's h then c,
 a GRU's h): the agent hands it out with each action (ActData.core_state), the episode loop hands
 it back with the next observation of the same episode (episodes.runner), a new episode starts
-from zeros, and each training segment stores the state it started from (feature.definition).
+from zeros, and each training segment stores the state it started from (feature.back_to_the_realm.ppo_definition).
 Acting steps it one frame at a time (as a cell); the learner unrolls a whole segment from the
 stored state.
 Both are the same `forward` over (B, T, F) features, in fp32 whatever the learner's autocast.

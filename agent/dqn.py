@@ -1,7 +1,7 @@
 """The DQN-family update: Double DQN targets over n-step returns, a Huber loss weighted by
 prioritized replay's importance-sampling weights, and the new priorities |TD error|.
 
-A sample (feature.dqn_definition) carries the n-step return R = sum_k gamma^k r_{t+k} and the
+A sample (feature.back_to_the_realm.dqn_plus_definition) carries the n-step return R = sum_k gamma^k r_{t+k} and the
 factor `discount` that multiplies the bootstrap: gamma^m after m steps when the episode went on
 (the chunk ended or the step limit truncated it), 0 when it terminated. So
 

@@ -3,7 +3,7 @@ the log-probabilities, the entropy and the PPO loss downstream are one code path
 
 - "joint": one linear layer, a logit per action.
 - "factored": a direction head (8) and a walk/flash head (2) whose log-probabilities add:
-  action = mode × NUM_MOVES + direction (0..7 walk, 8..15 flash, feature.layout). The 16 logits
+  action = mode × NUM_MOVES + direction (0..7 walk, 8..15 flash, feature.back_to_the_realm.layout). The 16 logits
   are dir[d] + mode[m], so softmax over the legal ones is the product of the two heads'
   distributions whenever the legal actions are a product (the game's are: every direction,
   flashes all or none), and "where to go" is learned once for walking and flashing. Entropy and

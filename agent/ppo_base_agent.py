@@ -1,6 +1,6 @@
 """The PPO Agent over any game's features (`PPOAgent`): predict / exploit / learn /
 save_model / load_model around one ActorCritic, with the platform's constructor and decorators.
-A game's agent module (`<algo>/algorithm/agent.py`: agent.ppo_agent for Back to the Realm,
+A game's agent module (`<algo>/algorithm/agent.py`: agent.back_to_the_realm.ppo_agent for Back to the Realm,
 agent.ppo_view_agent's for the later games) names its sample rows, its input shape, where its
 settings come from and how its observation says a cell was visited before.
 
@@ -45,7 +45,7 @@ class PPOAgent(CheckpointedAgent):
     #: the network keeps its precision-sensitive layers in fp32 (agent.model), so the learner's
     #: precision "auto" may run the update in bf16 (workflow.precision)
     bf16_ready = True
-    #: the game's sample rows (its feature.definition's SAMPLE_ROWS) and the model's input (map
+    #: the game's sample rows (its feature.back_to_the_realm.ppo_definition's SAMPLE_ROWS) and the model's input (map
     #: channels, map size, state size): each game's agent sets them
     sample_rows = None
     input_shape: tuple[int, int, int] | None = None
@@ -167,7 +167,7 @@ class PPOAgent(CheckpointedAgent):
 
     @learn_wrapper
     def learn(self, list_sample_data: Sequence) -> dict[str, float]:
-        """One PPO update on a batch of segments (feature.definition): advantages and returns
+        """One PPO update on a batch of segments (feature.back_to_the_realm.ppo_definition): advantages and returns
         from the current critic (`frame_batch`), then ppo_update on the segments' frames. Returns
         its statistics named as metrics ("loss/policy", "ppo/approx_kl", ...)."""
         if len(list_sample_data) == 0:

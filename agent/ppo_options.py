@@ -40,7 +40,7 @@ class PPOConfig:
     unstuck_visits: int = 2
     # back_to_the_realm_v2's agent: exploit() never takes a move or talent that lands on
     # the end it knows while chests are still live (reaching the end ends the episode), unless no
-    # move is left (feature/layout_v2.py's end_guard). Training's masks are unchanged.
+    # move is left (feature/back_to_the_realm_v2/layout.py's end_guard). Training's masks are unchanged.
     exploit_end_guard: bool = True
     # the guard lifts after this many steps without a chest (0: never): a young policy that loops
     # ends with the chests it has instead of running out of steps

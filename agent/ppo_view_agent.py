@@ -16,7 +16,7 @@ from agent.ppo_base_agent import PPOAgent
 class GameFeatures:
     """What a game's feature package gives the view agent."""
 
-    sample_rows: object  # its feature.definition.SampleRows
+    sample_rows: object  # its feature.back_to_the_realm.ppo_definition.SampleRows
     map_shape: tuple  # (channels, height, width) of its map channels
     state_dim: int
     view_class: type  # its episode view: reset / step -> (memory, extra)

@@ -1,7 +1,7 @@
 """The sections of the run's TOML an algorithm package reads, and where it finds them.
 
 Each algorithm's `config.py` declares a dataclass of sections (the 2024 PPO: [model] [ppo] [reward]
-[curriculum], agent.realm_settings; a later game's PPO: [model] [ppo] [reward_<game>]
+[curriculum], agent.back_to_the_realm.realm_settings; a later game's PPO: [model] [ppo] [reward_<game>]
 [curriculum_<game>], agent.ppo_game_settings) on `PackageSettings`, and reads them with
 `read_settings`:
 1. hosted by this toolkit (training, evaluation): the platform's CONFIG carries the `Settings`

@@ -2,8 +2,8 @@
 platform's workflows call them: `agent.observation_process(obs, preprocessor, state)` and
 `agent.action_process(act_data)` (its eval and exam workflows are the platform's, not the
 package's, so an exported agent must answer them). The project's own loops call the module
-functions (feature.observation) on the 2024 shapes; these methods are the same functions
-behind the 2025 call: the preprocessor (feature.observation18.Preprocessor, one per episode)
+functions (feature.back_to_the_realm.observation) on the 2024 shapes; these methods are the same functions
+behind the 2025 call: the preprocessor (feature.back_to_the_realm.observation18.Preprocessor, one per episode)
 turns the 2025 observation into the 2024 one first.
 
 A recurrent policy (agent.core) keeps its state on that per-episode preprocessor: the
@@ -13,7 +13,7 @@ new episode, a new Preprocessor, starts from the initial state.
 """
 from __future__ import annotations
 
-from feature.observation import ObsData, action_process, observation_process
+from feature.back_to_the_realm.observation import ObsData, action_process, observation_process
 
 
 class WorkflowMethods:

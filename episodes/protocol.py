@@ -9,13 +9,13 @@ training system's host, workflow.host.platform_env).
 returns `(frame_no, obs, score, terminated, truncated, state)` with a slimmer obs; on the
 platform's aisrv `predict` and `exploit` return `(list of ActData, model_version)`.
 The 2024 game's loops keep the 2024 shapes inside (the curriculum's usr_conf, the features, the
-reward): its episodes hand episodes.runner the 2025 reading (feature.observation18.Realm18View,
-feature.curriculum.env_conf), which the runner applies to the envs whose protocol `translates`.
+reward): its episodes hand episodes.runner the 2025 reading (feature.back_to_the_realm.observation18.Realm18View,
+feature.back_to_the_realm.curriculum.env_conf), which the runner applies to the envs whose protocol `translates`.
 back_to_the_realm_v2 (code packages 24.x, 28.x; the version names "v2-24" and "v2-28" both
 speak it): `env.reset(usr_conf={"env_conf": ...})` returns `(obs, extra_info)` and `env.step`
 `(step_no, obs, terminated, truncated, extra_info)`, obs and extra_info plain dicts. Its
-usr_conf is the package's own (feature.curriculum_v2), not a 2024 one; the game's episodes hand
-the runner the view that keeps the episode's memory (feature.observation_v2.V2View).
+usr_conf is the package's own (feature.back_to_the_realm_v2.curriculum), not a 2024 one; the game's episodes hand
+the runner the view that keeps the episode's memory (feature.back_to_the_realm_v2.observation.V2View).
 gorge_chase (code package 15.0.1, version name "15"): `env.reset(usr_conf)` returns the env_obs
 (a dict holding observation, extra_info, terminated and truncated) and `env.step(act)`
 `(env_reward, env_obs)`; its usr_conf is the package's own (feature.gorge_chase.curriculum) and

@@ -15,7 +15,7 @@ reset makes an observation without one, so each episode starts from the policy's
 (training, evaluation and rendering alike; a package without memory answers None).
 
 A v2 env (back_to_the_realm_v2) resets to `(obs, extra_info)` and steps to five values; with
-`translate` the game's view (`view`: the episode's memory, feature.observation_v2.V2View, which
+`translate` the game's view (`view`: the episode's memory, feature.back_to_the_realm_v2.observation.V2View, which
 the game's episodes hand over) is what `observation_process` and the Transitions see as the
 observation.
 
@@ -23,12 +23,12 @@ A gorge_chase env (15.0.1) resets to the env_obs and steps to `(env_reward, env_
 `translate` the game's view (feature.gorge_chase.observation.GorgeView) keeps the episode's memory.
 
 Either protocol (episodes.protocol): a 2025 (18.0.2) env gets its usr_conf through `usr_conf_of`
-when given (the 2024 game's episodes give feature.curriculum.env_conf: a 2024 usr_conf as
+when given (the 2024 game's episodes give feature.back_to_the_realm.curriculum.env_conf: a 2024 usr_conf as
 env_conf; whether an env speaks 2025 is settled before its first reset: episodes.protocol
 .env_protocol), and predict's `(list, model_version)` is unpacked. Its observations reach
 `observation_process` as they come (the reset's `(obs, state)`, then each step's obs and state:
 a 2025 package's own features read them so), unless `translate` asks for the 2024 shapes: then
-a per-env view (feature.observation18.Realm18View, which the 2024 game's episodes give) reads
+a per-env view (feature.back_to_the_realm.observation18.Realm18View, which the 2024 game's episodes give) reads
 each episode, and `observation_process`, the Transitions and whatever reads them (the project's
 features and reward) see 2024 objects.
 

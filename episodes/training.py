@@ -2,10 +2,10 @@
 and the game: start episodes with the game's settings (a failed reset is retried), shape each
 step's reward and sum it per term, report each finished episode to the monitor.
 
-The game's content is a `GameEpisodes` (episodes.realm_training for Back to the Realm,
-episodes.training_v2 for back_to_the_realm_v2): which usr_conf starts an episode, what the
+The game's content is a `GameEpisodes` (episodes.back_to_the_realm.episodes for Back to the Realm,
+episodes.back_to_the_realm_v2.episodes for back_to_the_realm_v2): which usr_conf starts an episode, what the
 reward reads of an observation (its view), the reward terms, what a report adds. The
-algorithm's workflow (episodes.ppo_loop, episodes.dqn_workflow) turns the frames into samples;
+algorithm's workflow (episodes.ppo_loop, episodes.back_to_the_realm.dqn_plus_workflow) turns the frames into samples;
 this module knows nothing of samples.
 """
 from __future__ import annotations

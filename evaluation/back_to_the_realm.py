@@ -14,9 +14,9 @@ from PIL import Image, ImageDraw, ImageFont
 from episodes.runner import EpisodeRunner
 from evaluation.episodes import EpisodeRecord, LoadedAgent, record_from, seed_agent_draws
 from games.base import Rendering, frame_indices
-from realm.constants import VIEW_SIZE
-from realm.planner import run_planner
-from realm.render import COLORS, render_episode, render_local_view, world_to_pixel
+from realm.back_to_the_realm.constants import VIEW_SIZE
+from realm.back_to_the_realm.reference import run_planner
+from realm.back_to_the_realm.render import COLORS, render_episode, render_local_view, world_to_pixel
 
 CAPTION_HEIGHT = 16  # px of text under each GIF frame
 HEADER_HEIGHT = 22  # px of text above the map
@@ -205,7 +205,7 @@ def play_and_draw(game, env, policy, usr_conf: dict, seed: int, title: str, opti
 # --- recordings (evaluation.recording) -------------------------------------------------------------
 
 def _cell(pos) -> list[int]:
-    from realm.maps import cell_of
+    from realm.back_to_the_realm.maps import cell_of
 
     return list(cell_of(*pos))
 
@@ -214,7 +214,7 @@ def recorded_world(env) -> dict:
     """The map (rows z = 0 up to 127, North = +z up), the start, the end, the episode's chests and the
     buff as cells, the 51×51 view's radius."""
     from evaluation.recording import grid_rows
-    from realm.constants import BUFF_ID, VIEW_RADIUS
+    from realm.back_to_the_realm.constants import BUFF_ID, VIEW_RADIUS
 
     episode, positions = env.episode, env.map.positions
     return {"rows": grid_rows(env.map.passable), "z_up": True, "view_radius": VIEW_RADIUS,
@@ -224,7 +224,7 @@ def recorded_world(env) -> dict:
 
 def recorded_state(env) -> dict:
     """The hero's cell (and its world position), which chests and buffs are live (the protocol's organs)."""
-    from realm.constants import ORGAN_BUFF, ORGAN_CHEST
+    from realm.back_to_the_realm.constants import ORGAN_BUFF, ORGAN_CHEST
 
     organs = env.env_info.frame_state.organs
     live = {organ.config_id: organ.status == 1 for organ in organs if organ.sub_type == ORGAN_CHEST}

@@ -1,5 +1,5 @@
 """Evaluation episodes of back_to_the_realm_v2 packages: a checkpoint plays with the package's
-own `exploit` (`AgentPolicy`), the full-information planner (realm/v2/planner.py,
+own `exploit` (`AgentPolicy`), the full-information planner (realm/back_to_the_realm_v2/reference.py,
 `ReferencePolicy`) plays the same episodes for scale, and `play_and_draw` draws one:
 games.back_to_the_realm_v2 evaluates and draws a v2 checkpoint with these.
 
@@ -34,7 +34,7 @@ def _finished(env, extra_info: dict, won: bool, seed: int, usr_conf: dict, trail
 
 
 def play_exploit(env, loaded, usr_conf: dict, seed: int) -> EpisodeV2:
-    """One episode of `env` (a realm.v2 RealmEnvV2) played by `loaded` (evaluation.episodes's
+    """One episode of `env` (a realm.back_to_the_realm_v2 RealmEnvV2) played by `loaded` (evaluation.episodes's
     LoadedAgent of a v2 package: its agent, with the platform's eval_protocol). The agent's draws
     (an exploit that breaks loops by sampling) are seeded with the episode seed, so an episode
     scores the same in any process."""
@@ -59,7 +59,7 @@ def play_exploit(env, loaded, usr_conf: dict, seed: int) -> EpisodeV2:
 
 def play_planner(env, usr_conf: dict, seed: int) -> EpisodeV2:
     """The same episode played by the full-information planner."""
-    from realm.v2.planner import run_planner_v2
+    from realm.back_to_the_realm_v2.reference import run_planner_v2
 
     result = run_planner_v2(env, usr_conf, seed)
     return _finished(env, env.extra_info, result.won, seed, usr_conf, result.trajectory, result.jumps, result.actions)
@@ -115,7 +115,7 @@ def replay(env, episode: EpisodeV2, on_step=None) -> EpisodeV2:
 def play_and_draw(game, env, policy, usr_conf: dict, seed: int, title: str, options) -> Rendering:
     """The map with the route, jumps and the end, the unexplored cells dimmed (PNG); the 11×11
     views with each action (GIF); with options.map_gif the whole map step by step."""
-    from realm.v2.render import explored_cells, render_v2_episode, render_v2_replay, render_v2_view
+    from realm.back_to_the_realm_v2.render import explored_cells, render_v2_episode, render_v2_replay, render_v2_view
 
     episode = policy.play(env, usr_conf, seed)
     views = []

@@ -37,7 +37,7 @@ class LoadedAgent:
     observation_process: Callable
     action_process: Callable
     platform: platforms.PlatformVersion = platforms.PROJECT  # its platform version: it meets episodes in its protocol
-    map_window: str = "hero"  # a 2025 agent's map_info window (realm.env18)
+    map_window: str = "hero"  # a 2025 agent's map_info window (realm.back_to_the_realm.env18)
 
 
 @dataclass

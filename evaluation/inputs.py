@@ -20,7 +20,7 @@ import toml
 import games
 from agent.checkpoint_io import CheckpointError
 from evaluation.episodes import package_algo, project_algo
-from realm.usr_conf import UsrConfError
+from realm.back_to_the_realm.usr_conf import UsrConfError
 from workflow import platforms
 from workflow.checkpoints import ckpt_files
 from workflow.checkpoints.evaluations import EVALUATIONS_FILE, best_checkpoint as best_of, describe
@@ -224,7 +224,7 @@ def episode_settings(preset: str | None, usr_conf: str | None) -> tuple[str, dic
     """(label, usr_conf) of `usr_conf`, else of `preset` of whichever game has it (DEFAULT_PRESET
     when neither is given), checked as that game's (a usr_conf as the 2024 game's), before any
     run is trained for them."""
-    from realm.usr_conf import UsrConfError
+    from realm.back_to_the_realm.usr_conf import UsrConfError
 
     if usr_conf is not None:
         label, conf = "custom", read_usr_conf(usr_conf)

@@ -1,14 +1,14 @@
-"""Back to the Realm, the 2024 game (realm/): its presets (realm/presets.py), the route planner
+"""Back to the Realm, the 2024 game (realm/): its presets (realm/back_to_the_realm/presets.py), the route planner
 as reference, the chests of an evaluation episode drawn up front, and its pictures. Packages of
 2024 (8.x–10.x) and 2025 (18.0.2) play it; an 18.0.2 agent meets the same 2024 env through its
-platform's eval_episode (realm/env18.py)."""
+platform's eval_episode (realm/back_to_the_realm/env18.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal
 
 from games.base import Episode, Game
-from realm.protocol import EpisodeConfig
+from realm.back_to_the_realm.protocol import EpisodeConfig
 
 
 def resolved_usr_conf(episode: EpisodeConfig) -> dict:
@@ -62,30 +62,23 @@ class BackToTheRealm(Game):
     eval_workflows = "kaiwu_agent.back_to_the_realm.{algo}"
     policy_extras = {"state": "conf.back_to_the_realm_state.BackToTheRealmState",
                      "action": "conf.back_to_the_realm_action.BackToTheRealmAction"}
-    reward_episodes = "episodes.realm_training:RealmEpisodes"
-    feature_layout = "feature.layout"
     env_rules = RealmRules
-    project_agents = {
-        "ppo": {"config": "agent.ppo_config", "definition": "feature.definition", "agent": "agent.ppo_agent",
-                "workflow": "episodes.ppo_workflow"},
-        "dqn_plus": {"config": "agent.dqn_config", "definition": "feature.dqn_definition", "agent": "agent.dqn_agent",
-                     "workflow": "episodes.dqn_workflow"},
-    }
+    algorithms = ("ppo", "dqn_plus")
 
     def presets(self) -> dict[str, dict]:
-        from realm.presets import PRESETS
+        from realm.back_to_the_realm.presets import PRESETS
 
         return PRESETS
 
     def usr_conf_of_settings_file(self, tree: dict) -> dict:
         """An 18.0.2 package's `{"env_conf": {...}}` as the 2024 `{"diy": {...}}` of the same episodes
-        (realm.usr_conf.env_conf_to_diy; raises UsrConfError naming the key)."""
-        from realm.usr_conf import env_conf_to_diy
+        (realm.back_to_the_realm.usr_conf.env_conf_to_diy; raises UsrConfError naming the key)."""
+        from realm.back_to_the_realm.usr_conf import env_conf_to_diy
 
         return env_conf_to_diy(tree)
 
     def check_usr_conf(self, usr_conf: dict) -> None:
-        from realm.usr_conf import parse_usr_conf
+        from realm.back_to_the_realm.usr_conf import parse_usr_conf
 
         parse_usr_conf(usr_conf)
 
@@ -106,8 +99,8 @@ class BackToTheRealm(Game):
         """The episodes of the run's curriculum at its last stage (the task it trains toward). Chests
         drawn by the platform when the curriculum may place them anywhere, else one draw of the
         curriculum's own (its chest_ids are narrower)."""
-        from feature.curriculum import SLOT_IDS, CurriculumSampler, env_conf
-        from realm.usr_conf import UsrConfError, validate_env_conf
+        from feature.back_to_the_realm.curriculum import SLOT_IDS, CurriculumSampler, env_conf
+        from realm.back_to_the_realm.usr_conf import UsrConfError, validate_env_conf
 
         curriculum = settings.curriculum
         last = curriculum.stages[-1] if curriculum.chest_mode == "staged" and curriculum.stages else curriculum

@@ -1,7 +1,7 @@
-"""back_to_the_realm_v2, the 2025 competition's game (realm/v2/, docs/V2_RULES.md): its presets
-(realm/v2/presets.py), the full-information v2 planner as reference, episodes whose random points
+"""back_to_the_realm_v2, the 2025 competition's game (realm/back_to_the_realm_v2/, docs/games/back_to_the_realm_v2.md): its presets
+(realm/back_to_the_realm_v2/presets.py), the full-information v2 planner as reference, episodes whose random points
 and obstacle the env draws from the seed, a checkpoint played by its package's own exploit
-(evaluation/back_to_the_realm_v2.py), and its pictures (realm/v2/render.py). Packages 24.x and 28.x play it."""
+(evaluation/back_to_the_realm_v2.py), and its pictures (realm/back_to_the_realm_v2/render.py). Packages 24.x and 28.x play it."""
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
@@ -13,8 +13,8 @@ from games.base import Episode, Game
 @dataclass
 class V2Rules:
     """[env] keys of back_to_the_realm_v2's rules beside the map keys: the rule options
-    realm.v2.env.OPTIONS names (docs/V2_RULES.md: ranges and meaning) and whether each episode
-    draws them (conf/ppo_v2.toml documents them)."""
+    realm.back_to_the_realm_v2.env.OPTIONS names (docs/games/back_to_the_realm_v2.md: ranges and meaning) and whether each episode
+    draws them (conf/back_to_the_realm_v2.toml documents them)."""
 
     # when extra_info's game_info.end_pos holds the end: "always" (as the training server does) |
     # "found" (once in view, and on the last frame) | "at_end" (last frame only)
@@ -27,13 +27,13 @@ class V2Rules:
     taken_chest_status: Literal["stays_0", "taken_frame"] = "stays_0"  # how long a taken chest reads status 0
     treasure_count_reads: Literal["chests", "chests_plus_2"] = "chests"  # what game_info.treasure_count counts
     view_size: int = 11  # map_info's rows and values around the hero: an odd int in 11..51
-    # each episode draws every rule above but view_size from its readings (realm.v2.env.CANDIDATES),
+    # each episode draws every rule above but view_size from its readings (realm.back_to_the_realm_v2.env.CANDIDATES),
     # ignoring their values
     randomize_unknown_rules: bool = False
 
     def validate(self) -> None:
         """Every option in the simulator's ranges (ValueError naming the key)."""
-        from realm.v2.env import OPTIONS, check_option
+        from realm.back_to_the_realm_v2.env import OPTIONS, check_option
 
         for name in OPTIONS:
             check_option(name, getattr(self, name))
@@ -53,17 +53,14 @@ class BackToTheRealmV2(Game):
     policy_modes = ("greedy",)  # the platform evaluates exploit; a v2 package's predict takes its own batches
     map_companion = "obstacles_file"
     map_animation = True
-    project_agents = {"ppo": {"config": "agent.ppo_v2_config", "definition": "feature.definition_v2",
-                              "agent": "agent.ppo_v2_agent", "workflow": "episodes.ppo_v2_workflow"}}
+    algorithms = ("ppo",)
     renamed_agents = {"ppo_v2": "ppo"}
     env_rules = V2Rules
     maps_dir_holds = "official map files by map_name: <map_name>.json beside <map_name>_obstacles.json"
     renamed_env_keys = {"v2_maps": "maps_dir"}
-    reward_episodes = "episodes.training_v2:v2_episodes"
-    feature_layout = "feature.layout_v2"
 
     def presets(self) -> dict[str, dict]:
-        from realm.v2.presets import V2_PRESETS
+        from realm.back_to_the_realm_v2.presets import V2_PRESETS
 
         return V2_PRESETS
 
@@ -82,8 +79,8 @@ class BackToTheRealmV2(Game):
     def train_env_conf(self, settings) -> tuple[dict, str]:
         """The run's [curriculum_v2] as the parsed toml tree (`{"env_conf": {"map_name",
         "<map_name>": {...}}}`), checked by the simulator's rules."""
-        from realm.usr_conf import UsrConfError
-        from realm.v2.usr_conf import validate_usr_conf
+        from realm.back_to_the_realm.usr_conf import UsrConfError
+        from realm.back_to_the_realm_v2.usr_conf import validate_usr_conf
 
         usr_conf = settings.curriculum_v2.usr_conf()
         try:

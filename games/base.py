@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from games import scheme
+
 
 COMPASS = ("E", "NE", "N", "NW", "W", "SW", "S", "SE")  # direction d = d × 45° counter-clockwise from East
 
@@ -41,11 +43,10 @@ class Game:
     map_animation: bool = False
     #: how an episode ended, for messages: (won, lost)
     outcomes: tuple[str, str] = ("won", "timed out")
-    #: the project's own agents for this game: algo (app.algo) -> its four modules, dotted: `config`
-    #: (the platform's Config and the TOML sections it reads, as `Settings`), `definition` (data
-    #: classes and protocol functions), `agent` (the Agent class), `workflow` (the training episode
-    #: loop). One algorithm keeps its name in every game; the game (app.app) brings the content.
-    project_agents: dict[str, dict[str, str]] = {}
+    #: the project's own agents for this game (app.algo): one algorithm name, say "ppo", in every game;
+    #: the game (app.app) brings the content. Their modules follow the game scheme
+    #: (docs/08-adding-a-game.md): `project_agents` names them.
+    algorithms: tuple[str, ...] = ()
     #: algorithm names of earlier releases that are now this game's: old algo -> algo
     renamed_agents: dict[str, str] = {}
     #: the [env] keys of this game's own rules, beside the map keys every game has
@@ -62,15 +63,31 @@ class Game:
     #: a package is handed, as an evaluation might ("" when the game's env has none): its values
     #: are what tools/evaluate.py --extra-info scores side by side
     info_rule: str = ""
-    #: the project's shaped reward as its training episodes compute it: "module:factory", the factory
-    #: taking a package's settings and giving an episodes.training.GameEpisodes (a recorded episode's
-    #: reward and reward terms, evaluation.recorder)
-    reward_episodes: str = ""
-    #: the module declaring the project's features for this game: its MAP_LAYOUT names the planes
-    feature_layout: str = ""
     #: the actions by index, as every Kaiwu grid game numbers them: 8 moves (counter-clockwise from
     #: East), then a flash in each of those directions
     action_names: tuple[str, ...] = COMPASS + tuple(f"flash {d}" for d in COMPASS)
+
+    # --- where its pieces are: the game scheme (docs/08-adding-a-game.md) ---------------------------
+
+    @property
+    def project_agents(self) -> dict[str, dict[str, str]]:
+        """algo -> its four modules, dotted (games.scheme.ALGORITHM_FILES): `config` (the platform's
+        Config and the TOML sections it reads, as `Settings`), `definition` (data classes and
+        protocol functions), `agent` (the Agent class), `workflow` (the training episode loop)."""
+        return {algo: scheme.agent_modules(self.name, algo) for algo in self.algorithms}
+
+    @property
+    def reward_episodes(self) -> str:
+        """The project's shaped reward as its training episodes compute it, "module:factory": the
+        factory (episodes/<game>/episodes.py's `game_episodes`) takes a package's settings and gives
+        an episodes.training.GameEpisodes (a recorded episode's reward and reward terms,
+        evaluation.recorder); "" when the project has no agent for the game."""
+        return f"episodes.{self.name}.episodes:game_episodes" if self.algorithms else ""
+
+    @property
+    def feature_layout(self) -> str:
+        """The module declaring the project's features for this game: its MAP_LAYOUT names the planes."""
+        return f"feature.{self.name}.layout" if self.algorithms else ""
 
     # --- episodes ---------------------------------------------------------------------------------
 

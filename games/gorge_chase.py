@@ -1,4 +1,4 @@
-"""gorge_chase (峡谷追猎), the 2026 game (realm/gorge_chase/, docs/GORGE_RULES.md): survive a chasing
+"""gorge_chase (峡谷追猎), the 2026 game (realm/gorge_chase/, docs/games/gorge_chase.md): survive a chasing
 monster (two after monster_interval steps) for max_step steps, collecting chests and speed buffs.
 Packages 15.0.1 play it.
 
@@ -22,7 +22,7 @@ from games.base import Episode, Game, algo_conf
 @dataclass
 class GorgeRules:
     """[env] keys of gorge_chase's rules beside the map keys: the options realm.gorge_chase.options.OPTIONS
-    names (docs/GORGE_RULES.md: ranges and meaning), how the env answers errors, and whether each
+    names (docs/games/gorge_chase.md: ranges and meaning), how the env answers errors, and whether each
     episode draws the options (conf/gorge_chase.toml documents them)."""
 
     monster_distance: str = "bfs4"  # the monsters' distance to the hero: bfs4 | bfs8 | chebyshev | manhattan
@@ -65,15 +65,12 @@ class GorgeChase(Game):
     map_companion = "positions_file"  # refused with a hint: gorge maps are a folder, [env] maps_dir
     outcomes = ("survived", "caught")
     map_animation = False
-    project_agents = {"ppo": {"config": "agent.ppo_gorge_config", "definition": "feature.gorge_chase.definition",
-                              "agent": "agent.ppo_gorge_agent", "workflow": "episodes.ppo_gorge_workflow"}}
+    algorithms = ("ppo",)
     renamed_agents = {"ppo_gorge": "ppo"}
     env_rules = GorgeRules
     maps_dir_holds = "official map files by map id: gorge_chase_map_<id>.json or map_<id>.txt"
     renamed_env_keys = {"gorge_maps": "maps_dir"}
     info_rule = "gorge_extra_info"  # "full" | "withheld": extra_info with or without frame_state
-    reward_episodes = "episodes.gorge_episodes:gorge_episodes"
-    feature_layout = "feature.gorge_chase.layout"
 
     def presets(self) -> dict[str, dict]:
         from realm.gorge_chase.presets import PRESETS

@@ -1,20 +1,20 @@
-"""The simulators, one home per game (the 2024 game here, realm/v2, realm/gorge_chase,
+"""The simulators, one home per game (the 2024 game here, realm/back_to_the_realm_v2, realm/gorge_chase,
 realm/robot_vacuum): `make_env` is the one factory of every game's env, in the protocol its
 packages speak; the 2024 game's maps, env and gymnasium id; every game's gymnasium id
 (realm.gym_ids)."""
 from __future__ import annotations
 
-from realm.env import EpisodeOverError, RealmEnv
-from realm.env18 import MAP_WINDOWS, RealmEnv18
-from realm.generator import generate_map, validate_map
+from realm.back_to_the_realm.env import EpisodeOverError, RealmEnv
+from realm.back_to_the_realm.env18 import MAP_WINDOWS, RealmEnv18
+from realm.back_to_the_realm.generator import generate_map, validate_map
 from realm.gorge_chase.env import GorgeChaseEnv
 from realm.gym_ids import BACK_TO_THE_REALM_ID as GYM_ENV_ID
 from realm.gym_ids import register_gym_env, register_gym_envs
 from realm.map_source import MapSource
-from realm.maps import Map, MapError, load_official_map, load_official_map_cached
+from realm.back_to_the_realm.maps import Map, MapError, load_official_map, load_official_map_cached
 from realm.robot_vacuum.env import RobotVacuumEnv
-from realm.usr_conf import UsrConfError, did_you_mean
-from realm.v2.env import RealmEnvV2
+from realm.back_to_the_realm.usr_conf import UsrConfError, did_you_mean
+from realm.back_to_the_realm_v2.env import RealmEnvV2
 
 __all__ = [
     "ENVS",
@@ -60,12 +60,12 @@ def make_env(map_file=None, positions_file=None, map_seed: int = 0, *, protocol:
     the protocol's own (its class's PROTOCOL_RULES):
     "2024" back_to_the_realm (realm.RealmEnv): none.
     "18" the same game in the 2025 protocol (code package 18.0.2, realm.RealmEnv18): map_window
-    ("hero" | "platform", see realm/env18.py).
-    "v2" back_to_the_realm_v2 (realm/v2, docs/V2_RULES.md): map_name (whose default points a
-    generated map passes through), randomize_rules and realm.v2.env.OPTIONS.
-    "gorge" gorge_chase (realm/gorge_chase, docs/GORGE_RULES.md): map_id, randomize_rules, errors
+    ("hero" | "platform", see realm/back_to_the_realm/env18.py).
+    "v2" back_to_the_realm_v2 (realm/back_to_the_realm_v2, docs/games/back_to_the_realm_v2.md): map_name (whose default points a
+    generated map passes through), randomize_rules and realm.back_to_the_realm_v2.env.OPTIONS.
+    "gorge" gorge_chase (realm/gorge_chase, docs/games/gorge_chase.md): map_id, randomize_rules, errors
     and realm.gorge_chase.options.OPTIONS.
-    "vacuum" robot_vacuum (code package 13.0.1, realm/robot_vacuum, docs/VACUUM_RULES.md): map_id,
+    "vacuum" robot_vacuum (code package 13.0.1, realm/robot_vacuum, docs/games/robot_vacuum.md): map_id,
     randomize_rules, errors and realm.robot_vacuum.options.OPTIONS.
     """
     if protocol not in PROTOCOLS:

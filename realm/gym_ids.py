@@ -10,8 +10,8 @@ ROBOT_VACUUM_ID = "realm/RobotVacuum-v0"
 
 #: game (an env's GAME) -> (gymnasium id, entry point)
 GYM_ENVS = {
-    "back_to_the_realm": (BACK_TO_THE_REALM_ID, "realm.gym_env:RealmGymEnv"),
-    "back_to_the_realm_v2": (BACK_TO_THE_REALM_V2_ID, "realm.v2.gym_env:RealmV2GymEnv"),
+    "back_to_the_realm": (BACK_TO_THE_REALM_ID, "realm.back_to_the_realm.gym_env:RealmGymEnv"),
+    "back_to_the_realm_v2": (BACK_TO_THE_REALM_V2_ID, "realm.back_to_the_realm_v2.gym_env:RealmV2GymEnv"),
     "gorge_chase": (GORGE_CHASE_ID, "realm.gorge_chase.gym_env:GorgeChaseGymEnv"),
     "robot_vacuum": (ROBOT_VACUUM_ID, "realm.robot_vacuum.gym_env:RobotVacuumGymEnv"),
 }

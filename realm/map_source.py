@@ -12,8 +12,8 @@ from dataclasses import dataclass, fields
 from functools import lru_cache
 from pathlib import Path
 
-from realm.generator import generate_map
-from realm.maps import Map, load_official_map_cached
+from realm.back_to_the_realm.generator import generate_map
+from realm.back_to_the_realm.maps import Map, load_official_map_cached
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ def official_map_paths() -> tuple[Path, Path]:
 @pytest.fixture(scope="session")
 def official_map(official_map_paths):
     """The official map 1, loaded once per test session (Map is immutable)."""
-    from realm.maps import load_official_map_cached
+    from realm.back_to_the_realm.maps import load_official_map_cached
 
     map_file, positions_file = official_map_paths
     return load_official_map_cached(str(map_file), str(positions_file))

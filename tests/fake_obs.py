@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from realm.constants import GRID_DISTANCE_SCALE, NUM_TREASURE_SLOTS, VIEW_SIZE, WORLD_SIZE
-from realm.protocol import (NULL_RELATIVE_POSITION, EnvInfo, FrameState, GameInfo, HeroState, Observation, Position,
+from realm.back_to_the_realm.constants import GRID_DISTANCE_SCALE, NUM_TREASURE_SLOTS, VIEW_SIZE, WORLD_SIZE
+from realm.back_to_the_realm.protocol import (NULL_RELATIVE_POSITION, EnvInfo, FrameState, GameInfo, HeroState, Observation, Position,
                             RealmFeature, RelativePosition, RepeatedScalar, ScoreInfo, Talent)
 
 
@@ -55,8 +55,8 @@ def rows_from(agent, n=16, seed=0, segment=8):
     segments of `segment` frames (sample_process), SampleData2NumpyData."""
     import numpy as np
 
-    from feature.definition import Frame, ObsData, SampleData2NumpyData, sample_process
-    from feature.layout import MAP_SHAPE, STATE_DIM, legal_mask
+    from feature.back_to_the_realm.ppo_definition import Frame, ObsData, SampleData2NumpyData, sample_process
+    from feature.back_to_the_realm.layout import MAP_SHAPE, STATE_DIM, legal_mask
 
     rng = np.random.default_rng(seed)
     obs = [ObsData(map=rng.random(MAP_SHAPE, dtype=np.float32), state=rng.random(STATE_DIM, dtype=np.float32),

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 import torch
 
-from feature.layout import INPUT_SHAPE
-from agent.ppo_agent import Agent
-from agent.ppo_config import Settings
+from feature.back_to_the_realm.layout import INPUT_SHAPE
+from agent.back_to_the_realm.ppo_agent import Agent
+from agent.back_to_the_realm.ppo_config import Settings
 from agent.model import ActorCritic, ModelConfig
-from feature.layout import NUM_ACTIONS, NUM_MOVES, legal_mask
+from feature.back_to_the_realm.layout import NUM_ACTIONS, NUM_MOVES, legal_mask
 from test_agent import obs_batch
 
 TINY = ModelConfig(channels=[4, 8], kernel_sizes=[5, 3], strides=[4, 2], hidden_size=16)

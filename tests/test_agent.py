@@ -7,15 +7,15 @@ import numpy as np
 import pytest
 import torch
 
-from feature.layout import INPUT_SHAPE
-from agent.ppo_agent import Agent
+from feature.back_to_the_realm.layout import INPUT_SHAPE
+from agent.back_to_the_realm.ppo_agent import Agent
 from agent.checkpoint_io import CheckpointError, latest_checkpoint_id, progress_file, train_state_file
-from agent.ppo_config import Settings
+from agent.back_to_the_realm.ppo_config import Settings
 from agent.model import ActorCritic, ModelConfig
 from agent.ppo import PPOConfig
-from feature.definition import ActData, Frame, ObsData, SampleData2NumpyData, NumpyData2SampleData, sample_process
-from feature.constants import VIEW_SIZE
-from feature.layout import MAP_SHAPE, MEMORY_CHANNEL, NUM_MOVES, STATE_DIM, earlier_visits, legal_mask
+from feature.back_to_the_realm.ppo_definition import ActData, Frame, ObsData, SampleData2NumpyData, NumpyData2SampleData, sample_process
+from feature.back_to_the_realm.constants import VIEW_SIZE
+from feature.back_to_the_realm.layout import MAP_SHAPE, MEMORY_CHANNEL, NUM_MOVES, STATE_DIM, earlier_visits, legal_mask
 
 TINY = ModelConfig(channels=[4, 8], kernel_sizes=[5, 3], strides=[4, 2], hidden_size=16)
 PPO = PPOConfig(update_epochs=2, num_minibatches=2)
@@ -111,7 +111,7 @@ def test_unstuck_exploit_draws_where_the_hero_keeps_coming_back():
 
 def test_earlier_visits_reads_the_simulators_memory_map():
     import realm
-    from feature.definition import observation_process
+    from feature.back_to_the_realm.ppo_definition import observation_process
 
     env = realm.make_env(map_seed=0)
     obs = env.reset(usr_conf={"diy": {"start": 2, "end": 1, "treasure_random": 1, "treasure_num": 0}})

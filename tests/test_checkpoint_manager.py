@@ -8,7 +8,7 @@ import torch
 
 from agent.checkpoint_io import WriteFailed, progress_file, train_state_file
 from fake_obs import rows_from
-from agent.ppo_config import Settings
+from agent.back_to_the_realm.ppo_config import Settings
 from agent.model import ModelConfig
 from agent.ppo import PPOConfig
 from kaiwudrl.common.config.config_control import CONFIG

@@ -15,7 +15,7 @@ from tests.conftest import REPO_ROOT
 from workflow.config import RECORD_HEADER, ConfigError, load_config, save_effective_config
 
 GORGE_CONF = REPO_ROOT / "conf" / "gorge_chase.toml"
-V2_CONF = REPO_ROOT / "conf" / "ppo_v2.toml"
+V2_CONF = REPO_ROOT / "conf" / "back_to_the_realm_v2.toml"
 GRIDS = REPO_ROOT.parent / "shared" / "kaiwu_gorge" / "map" / "grids"
 
 
@@ -29,14 +29,14 @@ def test_the_config_and_the_agents_settings_are_classes_written_out():
     """No section class is built at import time: a reader finds `class AppConfig` and each
     agent's `class Settings` where they are used."""
     import agent.ppo_game_settings
-    import agent.ppo_gorge_config
-    import agent.ppo_v2_config
+    import agent.gorge_chase.ppo_config
+    import agent.back_to_the_realm_v2.ppo_config
     import workflow.config
 
-    for module in (workflow.config, agent.ppo_game_settings, agent.ppo_gorge_config, agent.ppo_v2_config):
+    for module in (workflow.config, agent.ppo_game_settings, agent.gorge_chase.ppo_config, agent.back_to_the_realm_v2.ppo_config):
         assert "make_dataclass" not in inspect.getsource(module), module.__name__
     assert "\nclass AppConfig:" in inspect.getsource(workflow.config)
-    for module in (agent.ppo_gorge_config, agent.ppo_v2_config):
+    for module in (agent.gorge_chase.ppo_config, agent.back_to_the_realm_v2.ppo_config):
         assert "\nclass Settings(" in inspect.getsource(module), module.__name__
 
 
@@ -114,7 +114,7 @@ def old_effective_config() -> dict:
 @pytest.fixture(scope="module")
 def gorge_run(tmp_path_factory):
     """A gorge_chase run directory with one checkpoint of an untrained agent of gorge_chase.toml."""
-    from agent.ppo_gorge_agent import Agent
+    from agent.gorge_chase.ppo_agent import Agent
 
     run = tmp_path_factory.mktemp("run")
     Agent(settings=load_config(GORGE_CONF).settings, seed=0).save_model(run / "ckpt" / "gorge_chase_ppo", 0)

@@ -12,9 +12,9 @@ import pytest
 import torch
 
 from agent.checkpoint_io import checkpoint_file, train_state_file
-from agent.ppo_agent import Agent
+from agent.back_to_the_realm.ppo_agent import Agent
 from fake_obs import rows_from
-from feature.definition import NumpyData2SampleData
+from feature.back_to_the_realm.ppo_definition import NumpyData2SampleData
 from workflow.config import load_config
 from workflow.precision import autocast, resolve_precision
 
@@ -115,10 +115,10 @@ def test_auto_picks_bf16_on_the_gpu_and_a_bf16_update_points_as_fp32s():
 
 
 def test_the_dqn_update_on_the_gpu_matches_the_cpus():
-    from agent.dqn_agent import Agent as DQNAgent
-    from agent.dqn_config import Settings
+    from agent.back_to_the_realm.dqn_plus_agent import Agent as DQNAgent
+    from agent.back_to_the_realm.dqn_plus_config import Settings
     from agent.dqn import DQNConfig
-    from feature.dqn_definition import sample_process
+    from feature.back_to_the_realm.dqn_plus_definition import sample_process
     from test_dqn import TINY as DQN_TINY, frames
 
     settings = Settings(model=DQN_TINY, dqn=DQNConfig(n_step=2))

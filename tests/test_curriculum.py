@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from feature.curriculum import CurriculumConfig, CurriculumSampler, CurriculumStage
+from feature.back_to_the_realm.curriculum import CurriculumConfig, CurriculumSampler, CurriculumStage
 
 
 # --- curriculum -----------------------------------------------------------------------------------

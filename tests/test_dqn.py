@@ -10,17 +10,17 @@ import torch
 
 from agent.dqn import DQNConfig, masked_argmax, sync_target, td_target
 from agent.checkpoint_io import CheckpointError, train_state_file
-from agent.dqn_agent import Agent
-from agent.dqn_config import Config, Settings
+from agent.back_to_the_realm.dqn_plus_agent import Agent
+from agent.back_to_the_realm.dqn_plus_config import Config, Settings
 from agent.model import ModelConfig
-from feature.dqn_definition import (SAMPLE_DIM, SAMPLE_ROWS, ActData, Frame, NumpyData2SampleData, SampleData,
+from feature.back_to_the_realm.dqn_plus_definition import (SAMPLE_DIM, SAMPLE_ROWS, ActData, Frame, NumpyData2SampleData, SampleData,
                                     SampleData2NumpyData, sample_process)
-from feature.constants import VIEW_SIZE
-from feature.layout import MAP_SHAPE, MEMORY_CHANNEL, NUM_MOVES, STATE_DIM, legal_mask
+from feature.back_to_the_realm.constants import VIEW_SIZE
+from feature.back_to_the_realm.layout import MAP_SHAPE, MEMORY_CHANNEL, NUM_MOVES, STATE_DIM, legal_mask
 from workflow.config import load_config
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-from tasks import near_end  # noqa: E402
+from tasks import back_to_the_realm as near_end  # noqa: E402
 
 TINY = ModelConfig(channels=[4], kernel_sizes=[5], strides=[4], hidden_size=16)
 
@@ -258,11 +258,11 @@ def test_a_short_distributed_run_trains_checkpoints_and_evaluates(tmp_path):
 
 @pytest.mark.slow
 def test_learns_to_reach_a_near_end_far_better_than_random_on_every_seed():
-    """tasks/near_end.py's task for dqn_plus (its own reward, a tiny network), three seeds: a random
+    """tasks/back_to_the_realm.py's task for dqn_plus (its own reward, a tiny network), three seeds: a random
     policy essentially never arrives, each trained exploit does on >= 80 % of unseen episodes in
     <= 40 steps on average (untrained: 0-75 % in 65-100). Seeds 0..5 all reach 100 % at 15 000 env
     steps under both the default and the AVX2-restricted kernels, 4 of 6 at 8 000
-    (tools/bench_near_end.py --algo dqn_plus)."""
+    (tools/back_to_the_realm/bench_near_end.py --algo dqn_plus)."""
     assert near_end.random_win_rate() <= 0.1
     for seed in (0, 1, 2):
         result = near_end.train_near_end(near_end.dqn_near_end_config(seed), near_end.DQN_BUDGET_ENV_STEPS)

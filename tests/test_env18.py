@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 
 import realm
-from realm.env import EpisodeOverError, RealmEnv
-from realm.env18 import RealmEnv18
-from realm.maps import cell_of
-from realm.planner import run_planner
-from realm.protocol import as_grid
-from realm.protocol18 import MapInfo, Observation, ScoreInfo, State
-from realm.usr_conf import UsrConfError, env_conf_to_diy, parse_env_conf, parse_usr_conf, validate_env_conf
+from realm.back_to_the_realm.env import EpisodeOverError, RealmEnv
+from realm.back_to_the_realm.env18 import RealmEnv18
+from realm.back_to_the_realm.maps import cell_of
+from realm.back_to_the_realm.reference import run_planner
+from realm.back_to_the_realm.protocol import as_grid
+from realm.back_to_the_realm.protocol18 import MapInfo, Observation, ScoreInfo, State
+from realm.back_to_the_realm.usr_conf import UsrConfError, env_conf_to_diy, parse_env_conf, parse_usr_conf, validate_env_conf
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 KAIWU18 = REPO_ROOT.parent / "shared" / "kaiwu18"
@@ -325,7 +325,7 @@ from agent_dqn.feature.preprocessor import Preprocessor
 from arena_proto.back_to_the_realm import custom_pb2
 from google.protobuf import json_format
 import realm
-from realm.maps import cell_center
+from realm.back_to_the_realm.maps import cell_center
 
 env = realm.make_env(protocol="18", seed=0)
 far, _ = env.reset({"env_conf": {"start": 2, "end": 9, "treasure_random": False, "treasure_count": 0,
@@ -342,7 +342,7 @@ for name, obs in (("far", far), ("near", near)):
     out[name] = {"n": len(a), "maps": [len(m) for m in a[6:10]], "end_grid_distance": a[3].grid_distance,
                  "obstacle": a[6], "end_map": a[9], "counts": a[11:13],
                  "served": [v for row in obs.map_info for v in row.values]}
-out["hero_cell"] = [int(c) for c in realm.maps.cell_of(*env.hero_position)]
+out["hero_cell"] = [int(c) for c in realm.back_to_the_realm.maps.cell_of(*env.hero_position)]
 out["end_cell"] = [int(c) for c in env.map.position_cells[9]]
 print(json.dumps(out))
 """

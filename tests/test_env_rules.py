@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import realm
-from realm.constants import (
+from realm.back_to_the_realm.constants import (
     BUFF_DURATION_STEPS,
     BUFF_RESPAWN_STEPS,
     CELL_WIDTH,
@@ -20,9 +20,9 @@ from realm.constants import (
     ORIGIN_X,
     ORIGIN_Z,
 )
-from realm.env import UNIT_VECTORS, EpisodeOverError, RealmEnv
-from realm.maps import cell_center, cell_of
-from realm.protocol import NULL_RELATIVE_POSITION, as_grid
+from realm.back_to_the_realm.env import UNIT_VECTORS, EpisodeOverError, RealmEnv
+from realm.back_to_the_realm.maps import cell_center, cell_of
+from realm.back_to_the_realm.protocol import NULL_RELATIVE_POSITION, as_grid
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 NO_CHESTS = {"diy": {"treasure_random": 0, "treasure_id": []}}
@@ -568,9 +568,9 @@ def test_make_env(official_map_paths):
 def test_gym_id_is_registered_without_importing_the_wrapper():
     code = (
         "import sys, gymnasium, realm; "
-        "assert 'realm.gym_env' not in sys.modules; "
-        "realm.register_gym_env(realm.GYM_ENV_ID, 'realm.gym_env:RealmGymEnv'); "  # a second registration is a no-op
+        "assert 'realm.back_to_the_realm.gym_env' not in sys.modules; "
+        "realm.register_gym_env(realm.GYM_ENV_ID, 'realm.back_to_the_realm.gym_env:RealmGymEnv'); "  # a second registration is a no-op
         "print(gymnasium.registry[realm.GYM_ENV_ID].entry_point)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT, check=True)
-    assert out.stdout.strip() == "realm.gym_env:RealmGymEnv" and "Overriding" not in out.stderr
+    assert out.stdout.strip() == "realm.back_to_the_realm.gym_env:RealmGymEnv" and "Overriding" not in out.stderr

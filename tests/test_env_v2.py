@@ -1,4 +1,4 @@
-"""Back to the Realm v2 (realm/v2): rules, wire, usr_conf checks, maps, planner and pictures.
+"""Back to the Realm v2 (realm/back_to_the_realm_v2): rules, wire, usr_conf checks, maps, planner and pictures.
 
 The reconstructed map_cherry (../shared/kaiwu_v2/map/) is test data only: tests that need it
 skip when it is absent.
@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from realm.env import EpisodeOverError
-from realm.usr_conf import UsrConfError
-from realm.v2 import (
+from realm.back_to_the_realm.env import EpisodeOverError
+from realm.back_to_the_realm.usr_conf import UsrConfError
+from realm.back_to_the_realm_v2 import (
     RealmEnvV2,
     UsrConfV2Error,
     V2Map,
@@ -26,10 +26,10 @@ from realm.v2 import (
     validate_usr_conf,
     validate_v2_map,
 )
-from realm.v2.constants import CELL_BUFF, CELL_CHEST, CELL_END, CELL_PASSABLE, CELL_START
-from realm.v2.maps import component_sizes, move_distances, obstacle_detour
-from realm.v2.planner import planner_score_v2, run_planner_v2
-from realm.v2.protocol import (
+from realm.back_to_the_realm_v2.constants import CELL_BUFF, CELL_CHEST, CELL_END, CELL_PASSABLE, CELL_START
+from realm.back_to_the_realm_v2.maps import component_sizes, move_distances, obstacle_detour
+from realm.back_to_the_realm_v2.reference import planner_score_v2, run_planner_v2
+from realm.back_to_the_realm_v2.protocol import (
     EXTRA_INFO_KEYS,
     FRAME_STATE_KEYS,
     GAME_INFO_KEYS,
@@ -41,7 +41,7 @@ from realm.v2.protocol import (
     SCORE_INFO_KEYS,
     relative_pos,
 )
-from realm.v2.render import (COLORS, FOG, cell_to_pixel, explored_cells, render_v2_episode, render_v2_map,
+from realm.back_to_the_realm_v2.render import (COLORS, FOG, cell_to_pixel, explored_cells, render_v2_episode, render_v2_map,
                              render_v2_replay, render_v2_view)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -527,7 +527,7 @@ def test_map_files_load_by_path(tmp_path):
     transposed = load_v2_map(tmp_path / "map_fish.json", flags_order="xz")
     assert (transposed.passable == grid.T).all()
     (tmp_path / "bad.json").write_text(json.dumps({"Flags": [1, 0]}))
-    from realm.maps import MapError
+    from realm.back_to_the_realm.maps import MapError
 
     with pytest.raises(MapError, match="Flags must hold 16384"):
         load_v2_map(tmp_path / "bad.json")

@@ -1,5 +1,5 @@
-"""The run's [env] for back_to_the_realm_v2: its map files and the rule options docs/V2_RULES.md
-names, set through the config (conf/ppo_v2.toml, `--set env.<key>=...`) and checked
+"""The run's [env] for back_to_the_realm_v2: its map files and the rule options docs/games/back_to_the_realm_v2.md
+names, set through the config (conf/back_to_the_realm_v2.toml, `--set env.<key>=...`) and checked
 through the real launcher and the real simulator."""
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import pytest
 from tests.conftest import REPO_ROOT
 from workflow import platforms
 
-V2_CONF = REPO_ROOT / "conf" / "ppo_v2.toml"
+V2_CONF = REPO_ROOT / "conf" / "back_to_the_realm_v2.toml"
 
 
-def launch(run_dir: Path, *sets: str, config: str = "conf/ppo_v2.toml", timeout_s: float = 120,
+def launch(run_dir: Path, *sets: str, config: str = "conf/back_to_the_realm_v2.toml", timeout_s: float = 120,
            extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
     """./train.sh with `--set` for each of `sets` (one run of one train step)."""
     cmd = ["./train.sh", "--config", config, "--set", f'app.run_dir="{run_dir}"', "--set", 'app.run_name="r"',
@@ -99,7 +99,7 @@ def open_usr_conf() -> dict:
 
 
 def env_from_config(tmp_path: Path, *sets: str):
-    """The v2 env a run builds from conf/ppo_v2.toml with `--set` lines, on an open map."""
+    """The v2 env a run builds from conf/back_to_the_realm_v2.toml with `--set` lines, on an open map."""
     from realm import make_env
     from workflow.config import load_config
 
@@ -162,13 +162,13 @@ def view_and_end_status(env, *acts) -> tuple[int, int, int]:
 
 
 def test_every_v2_rule_option_is_an_env_key_with_a_line_in_ppo_v2_toml():
-    from realm.v2.env import OPTIONS
+    from realm.back_to_the_realm_v2.env import OPTIONS
 
     assert set(PROBES) == set(OPTIONS)
     text = V2_CONF.read_text(encoding="utf-8")
     for key in OPTIONS:
         assert f"\n{key} = " in text, key
-        assert f"`{key}`" in (REPO_ROOT / "docs" / "V2_RULES.md").read_text(encoding="utf-8"), key
+        assert f"`{key}`" in (REPO_ROOT / "docs" / "games" / "back_to_the_realm_v2.md").read_text(encoding="utf-8"), key
 
 
 @pytest.mark.parametrize("key", list(PROBES))
@@ -224,7 +224,7 @@ def usr_conf_of(map_name: str) -> dict:
 
 def test_an_episode_plays_the_map_file_its_map_name_names_in_maps_dir(tmp_path):
     from realm import make_env
-    from realm.v2 import default_usr_conf
+    from realm.back_to_the_realm_v2 import default_usr_conf
     from workflow.config import load_config
 
     folder = maps_folder(tmp_path, "map_fish")
@@ -248,7 +248,7 @@ def test_a_map_name_without_a_file_in_maps_dir_is_said_on_stderr_once_per_proces
     and the generated map, once per process (every env of an aisrv plays the same names); its
     first episode too, when the env already stands on that name's stand-in."""
     from realm import make_env
-    from realm.v2 import default_usr_conf
+    from realm.back_to_the_realm_v2 import default_usr_conf
     from workflow.config import load_config
 
     folder = maps_folder(tmp_path, "map_fish")
@@ -287,7 +287,7 @@ def test_a_package_whose_map_name_has_no_file_in_maps_dir_is_told_which_map_play
 # --- the open rules drawn per episode ---------------------------------------------------------------
 
 def test_randomized_unknown_rules_draw_each_reading_per_episode_and_replay_by_seed(tmp_path):
-    from realm.v2.env import CANDIDATES
+    from realm.back_to_the_realm_v2.env import CANDIDATES
 
     env = env_from_config(tmp_path, "env.randomize_unknown_rules=true")
     seen = {name: set() for name in CANDIDATES}

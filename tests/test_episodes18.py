@@ -1,5 +1,5 @@
 """The project's episode loops on a 2025 (18.0.2) env: usr_conf as env_conf, observations read
-as the 2024 ones (feature.observation18), predict's (list, model_version) unpacked; the PPO
+as the 2024 ones (feature.back_to_the_realm.observation18), predict's (list, model_version) unpacked; the PPO
 package trains on it through its own workflow with the real agent."""
 from __future__ import annotations
 
@@ -10,17 +10,17 @@ import pytest
 
 import episodes.protocol
 import realm
-from agent.ppo_agent import Agent
-from agent.ppo_config import Settings
+from agent.back_to_the_realm.ppo_agent import Agent
+from agent.back_to_the_realm.ppo_config import Settings
 from agent.model import ModelConfig
 from agent.ppo import PPOConfig
-from episodes.ppo_workflow import workflow
+from episodes.back_to_the_realm.ppo_workflow import workflow
 from episodes.protocol import act_list, env_kaiwu_version
 from episodes.runner import EpisodeRunner
-from feature.curriculum import CurriculumConfig, CurriculumSampler, env_conf
-from feature.definition import SAMPLE_DIM, ActData, SampleData2NumpyData, action_process, observation_process
-from feature.layout import MAP_SHAPE, STATE_DIM
-from feature.observation18 import Realm18View
+from feature.back_to_the_realm.curriculum import CurriculumConfig, CurriculumSampler, env_conf
+from feature.back_to_the_realm.ppo_definition import SAMPLE_DIM, ActData, SampleData2NumpyData, action_process, observation_process
+from feature.back_to_the_realm.layout import MAP_SHAPE, STATE_DIM
+from feature.back_to_the_realm.observation18 import Realm18View
 from kaiwudrl.common.config.config_control import CONFIG
 
 TINY = ModelConfig(channels=[4], kernel_sizes=[5], strides=[4], hidden_size=16)
@@ -45,7 +45,7 @@ def test_a_2024_usr_conf_becomes_a_complete_env_conf():
 
 
 def test_every_curriculum_draw_is_a_valid_env_conf():
-    from realm.usr_conf import validate_env_conf
+    from realm.back_to_the_realm.usr_conf import validate_env_conf
 
     sampler = CurriculumSampler(CurriculumConfig(chest_mode="uniform", start_mode="random", end_mode="random"), seed=3)
     for _ in range(50):
@@ -143,7 +143,7 @@ class Episodes:
 
 
 def test_the_ppo_workflow_trains_on_a_2025_env(monkeypatch):
-    """Full episodes on make_env(protocol="18") through episodes.ppo_workflow with the real
+    """Full episodes on make_env(protocol="18") through episodes.back_to_the_realm.ppo_workflow with the real
     agent and no framework: every segment is a SAMPLE_DIM row, and learn updates the model."""
     monkeypatch.setattr(episodes.protocol, "KAIWU_VERSION", "18")  # an export for the 18.0.2 platform
     settings = Settings(model=TINY, ppo=PPOConfig(num_steps=16),
@@ -179,7 +179,7 @@ def test_the_agent_answers_the_platforms_2025_workflow_calls():
     """The official 2025 eval/exam workflows call agent.observation_process(obs, Preprocessor(),
     state) and agent.action_process(act_data[0]): the project's agent plays a whole episode so,
     and its ObsData are the runner's translated ones."""
-    from feature.observation18 import Preprocessor
+    from feature.back_to_the_realm.observation18 import Preprocessor
 
     agent = Agent(agent_type="player", settings=Settings(model=TINY), seed=0)
     env = realm.make_env(map_seed=0, seed=4, protocol="18")

@@ -22,8 +22,8 @@ TINY_MODEL = "[model]\nchannels = [4]\nkernel_sizes = [3]\nstrides = [2]\nhidden
 def run(tmp_path_factory) -> tuple[Path, Path, Path]:
     """(run directory, its checkpoint, its config) of a small untrained gorge_chase agent."""
     from agent.model import ModelConfig
-    from agent.ppo_gorge_agent import Agent
-    from agent.ppo_gorge_config import Settings
+    from agent.gorge_chase.ppo_agent import Agent
+    from agent.gorge_chase.ppo_config import Settings
 
     root = tmp_path_factory.mktemp("run")
     settings = Settings(model=ModelConfig(channels=[4], kernel_sizes=[3], strides=[2], hidden_size=16))

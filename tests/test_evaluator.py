@@ -78,8 +78,8 @@ def test_the_v2_agents_evaluations_play_the_v2_game_here_and_on_worker_processes
     on its pool of workers."""
     import toml
 
-    from agent.ppo_v2_agent import Agent
-    from agent.ppo_v2_config import Settings
+    from agent.back_to_the_realm_v2.ppo_agent import Agent
+    from agent.back_to_the_realm_v2.ppo_config import Settings
     from evaluation.evaluator import Players, Setting
     from evaluation.pool import PLANNER
     from evaluation.back_to_the_realm_v2 import EpisodeV2

@@ -12,10 +12,10 @@ import pytest
 import toml
 import torch
 
-from feature.layout import INPUT_SHAPE
-from agent.ppo_agent import Agent
+from feature.back_to_the_realm.layout import INPUT_SHAPE
+from agent.back_to_the_realm.ppo_agent import Agent
 from agent.algorithms import PACKAGE_FOLDERS
-from agent.ppo_config import Settings
+from agent.back_to_the_realm.ppo_config import Settings
 from agent.model import ActorCritic, ModelConfig
 from tests.conftest import REPO_ROOT
 
@@ -173,8 +173,8 @@ def test_bad_input_exits_2_naming_it_and_writes_nothing(exported, tmp_path, case
 def test_the_dqn_package_exports_too_and_passes_the_platforms_train_test(tmp_path):
     """A dqn_plus checkpoint (the run's app.algo says so) becomes a dqn_plus/ package with its
     own definition.py, importable alone, trained by ./train.sh --package --train-test."""
-    from agent.dqn_agent import Agent as DQNAgent
-    from agent.dqn_config import Settings as DQNSettings
+    from agent.back_to_the_realm.dqn_plus_agent import Agent as DQNAgent
+    from agent.back_to_the_realm.dqn_plus_config import Settings as DQNSettings
 
     config = tmp_path / "tiny_dqn.toml"
     config.write_text(TINY_CONFIG.format(repo=REPO_ROOT).replace("[app]", '[app]\nalgo = "dqn_plus"\n'
@@ -300,7 +300,7 @@ def test_the_18_package_has_the_2025_layout(exported18):
     out = exported18
     for name in ("__init__.py", "agent.py", "algorithm/__init__.py", "algorithm/ppo.py", "conf/__init__.py",
                  "conf/conf.py", "conf/settings.json", "conf/train_env_conf.toml", "feature/__init__.py",
-                 "feature/definition.py", "feature/preprocessor.py", "feature/observation18.py", "model/__init__.py",
+                 "feature/definition.py", "feature/preprocessor.py", "feature/back_to_the_realm/observation18.py", "model/__init__.py",
                  "model/model.py", "workflow/__init__.py", "workflow/train_workflow.py", "workflow/runner.py"):
         assert (out / "agent_ppo" / name).is_file(), name
     for name in ("conf/__init__.py", "conf/configure_app.toml", "conf/algo_conf_back_to_the_realm.toml",
@@ -322,7 +322,7 @@ def test_the_18_packages_train_env_conf_is_valid_for_the_simulator_and_the_platf
     import importlib.util
     import logging
 
-    from realm.usr_conf import ENV_CONF_REQUIRED, validate_env_conf
+    from realm.back_to_the_realm.usr_conf import ENV_CONF_REQUIRED, validate_env_conf
 
     file = exported18 / "agent_ppo" / "conf" / "train_env_conf.toml"
     env_conf = toml.loads(file.read_text())["env_conf"]
@@ -351,7 +351,7 @@ def test_the_18_package_imports_only_the_platform_and_plays_the_2025_protocol(ex
     assert report["toolkit_modules"] == [] and report["win"] == 12.5
     assert report["kaiwu_version"] == "18" and 0 <= report["action"] < 16
     assert report["chest_cells"] == 6 and report["end_direction"] == 1  # from the protobuf observation
-    from feature.definition import SAMPLE_DIM
+    from feature.back_to_the_realm.ppo_definition import SAMPLE_DIM
 
     assert report["sample_dim"] == SAMPLE_DIM and report["rows"] and set(report["rows"]) == {SAMPLE_DIM}
     assert report["steps"] == 2 * 60  # two whole episodes of the settings' max_step (no end within reach)
@@ -386,16 +386,16 @@ def test_each_export_carries_only_its_own_definition(monkeypatch):
 
     dqn = file_map(PROJECT_ALGORITHMS[("back_to_the_realm", "dqn_plus")])
     ppo = file_map(PROJECT_ALGORITHMS[("back_to_the_realm", "ppo")])
-    assert "feature/dqn_definition.py" in dqn and "feature/definition.py" not in dqn
+    assert "feature/back_to_the_realm/dqn_plus_definition.py" in dqn and "feature/back_to_the_realm/ppo_definition.py" not in dqn
     assert "agent/dqn_options.py" in dqn and "agent/ppo_options.py" not in dqn
-    assert "feature/definition.py" in ppo and "agent/ppo_options.py" in ppo
+    assert "feature/back_to_the_realm/ppo_definition.py" in ppo and "agent/ppo_options.py" in ppo
 
 
 def test_an_export_carries_only_its_own_games_code(monkeypatch):
     """A package is one game's: the 2024 agents carry nothing of back_to_the_realm_v2 or
     gorge_chase, and those two nothing of each other or of the 2024 game; the mechanisms
     (segments, rows, tables, terms), the episode loop and the PPO agent are every game's (the
-    terms both realm games score, feature.realm_terms, are the v2 package's too)."""
+    terms both realm games score, feature.back_to_the_realm.realm_terms, are the v2 package's too)."""
     from export.code import file_map
     from workflow.platforms.project import PROJECT_ALGORITHMS
 
@@ -409,10 +409,10 @@ def test_an_export_carries_only_its_own_games_code(monkeypatch):
         assert not carried("back_to_the_realm", algo) & (v2_files | gorge_files), algo
     assert not carried("back_to_the_realm_v2", "ppo") & gorge_files
     assert not carried("gorge_chase", "ppo") & v2_files
-    realm_own = {"feature/definition.py", "feature/layout.py", "feature/observation.py", "feature/reward.py",
-                 "feature/unpack.py", "feature/observation18.py", "feature/curriculum.py", "feature/constants.py",
-                 "feature/explored_map.py", "agent/ppo_agent.py", "agent/ppo_config.py", "agent/realm_settings.py",
-                 "episodes/realm_training.py"}
+    realm_own = {"feature/back_to_the_realm/ppo_definition.py", "feature/back_to_the_realm/layout.py", "feature/back_to_the_realm/observation.py", "feature/back_to_the_realm/reward.py",
+                 "feature/back_to_the_realm/unpack.py", "feature/back_to_the_realm/observation18.py", "feature/back_to_the_realm/curriculum.py", "feature/back_to_the_realm/constants.py",
+                 "feature/back_to_the_realm/explored_map.py", "agent/back_to_the_realm/ppo_agent.py", "agent/back_to_the_realm/ppo_config.py", "agent/back_to_the_realm/realm_settings.py",
+                 "episodes/back_to_the_realm/episodes.py"}
     assert realm_own <= carried("back_to_the_realm", "ppo")
     for game in ("back_to_the_realm_v2", "gorge_chase"):
         assert not carried(game, "ppo") & realm_own, game

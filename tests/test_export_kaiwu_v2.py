@@ -11,9 +11,9 @@ import pytest
 import toml
 
 from agent.model import ModelConfig
-from agent.ppo_v2_agent import Agent
-from agent.ppo_v2_config import Settings
-from feature.layout_v2 import STATE_SLICES
+from agent.back_to_the_realm_v2.ppo_agent import Agent
+from agent.back_to_the_realm_v2.ppo_config import Settings
+from feature.back_to_the_realm_v2.layout import STATE_SLICES
 from tests.conftest import REPO_ROOT
 from workflow import platforms
 
@@ -33,7 +33,7 @@ def export(tmp_path, kaiwu_version: str, config_text: str, algo: str = "diy") ->
 
 
 def v2_config() -> str:
-    return f'include = ["{REPO_ROOT}/conf/ppo_v2.toml"]\n' + toml.dumps({"app": {"app": "back_to_the_realm_v2", "algo": "ppo"}, **TINY})
+    return f'include = ["{REPO_ROOT}/conf/back_to_the_realm_v2.toml"]\n' + toml.dumps({"app": {"app": "back_to_the_realm_v2", "algo": "ppo"}, **TINY})
 
 
 @pytest.mark.parametrize("name, version", [("v2-28", "28.1.1"), ("v2-24", "24.0.1")])
@@ -321,7 +321,7 @@ def test_a_run_of_the_earlier_algorithm_name_is_still_evaluated_and_its_config_s
     with pytest.raises(ConfigError, match='algo "ppo_v2" is now the algorithm "ppo" of game "back_to_the_realm_v2": '
                                           'set app = "back_to_the_realm_v2" and algo = "ppo"'):
         load_config(old_config)
-    cfg = load_config(REPO_ROOT / "conf" / "ppo_v2.toml", [f'app.run_dir="{tmp_path.parent}"',
+    cfg = load_config(REPO_ROOT / "conf" / "back_to_the_realm_v2.toml", [f'app.run_dir="{tmp_path.parent}"',
                                                             f'app.run_name="{tmp_path.name}"'])
     with pytest.raises(RunError, match=r"no checkpoint in .*back_to_the_realm_v2_ppo; it has checkpoints in "
                                        r"ckpt/back_to_the_realm_ppo_v2 .*rename the folder"):

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import realm
-from realm.generator import CENTRE_TOLERANCE, MAX_PASSABLE, MIN_PASSABLE, MIN_POSITION_SPACING, generate_map, validate_map
-from realm.maps import Map, cell_center
+from realm.back_to_the_realm.generator import CENTRE_TOLERANCE, MAX_PASSABLE, MIN_PASSABLE, MIN_POSITION_SPACING, generate_map, validate_map
+from realm.back_to_the_realm.maps import Map, cell_center
 
 # sha256 of passable bytes + positions bytes, as produced by generate_map(0).
 SEED_0_SHA256 = "abf00938745faff3f63e1ca311fae93628213ead9bc9dac82d16232df1142ca1"

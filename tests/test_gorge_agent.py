@@ -111,8 +111,8 @@ def test_the_reward_terms_sum_and_a_capture_costs_its_weight():
 
 def test_the_agent_plays_the_raw_env_obs_as_the_platform_evaluates():
     from agent.model import ModelConfig
-    from agent.ppo_gorge_agent import Agent
-    from agent.ppo_gorge_config import Settings
+    from agent.gorge_chase.ppo_agent import Agent
+    from agent.gorge_chase.ppo_config import Settings
 
     agent = Agent(settings=Settings(model=ModelConfig(channels=[4], kernel_sizes=[3], strides=[2], hidden_size=16)),
                   seed=0)
@@ -129,7 +129,7 @@ def test_the_agent_plays_the_raw_env_obs_as_the_platform_evaluates():
 
 
 def test_the_local_trainer_trains_the_gorge_package():
-    from tasks import gorge_survival
+    from tasks import gorge_chase as gorge_survival
     from workflow.host.local_trainer import train_local
 
     result = train_local(gorge_survival.survival_config(seed=0), max_updates=2)

@@ -1,4 +1,4 @@
-"""The speed tools around the gorge_chase agent: tools/bench_gorge_features.py (the features'
+"""The speed tools around the gorge_chase agent: tools/gorge_chase/bench_features.py (the features'
 cost per env step against the simulator's in the same run) and tools/bench_train.py's --package
 comparison (the project's config against a Kaiwu code package, side by side)."""
 from __future__ import annotations
@@ -11,8 +11,9 @@ import pytest
 from tests.conftest import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT / "tools"))
+sys.path.insert(0, str(REPO_ROOT / "tools" / "gorge_chase"))
 
-import bench_gorge_features  # noqa: E402
+import bench_features as bench_gorge_features  # noqa: E402
 import bench_train  # noqa: E402
 
 

@@ -1,4 +1,4 @@
-"""gorge_chase simulator: one test per rule (docs/GORGE_RULES.md), the real env_obs dumps'
+"""gorge_chase simulator: one test per rule (docs/games/gorge_chase.md), the real env_obs dumps'
 shape, usr_conf checks, maps and the generator, the gym checker, determinism."""
 from __future__ import annotations
 

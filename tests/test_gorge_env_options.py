@@ -1,6 +1,6 @@
 """gorge_chase's open rules as a run's [env] keys (realm.gorge_chase.options.OPTIONS, the same
 names), set through the config (conf/gorge_chase.toml, `--set env.<key>=...`) and handed by the
-15.0.1 platform to realm.make_env: each changes the simulator as docs/GORGE_RULES.md says;
+15.0.1 platform to realm.make_env: each changes the simulator as docs/games/gorge_chase.md says;
 `randomize_unknown_rules` draws them per episode, reproducibly by seed; and the maps a run or an
 evaluation plays are said on the terminal, the presets of the official maps refusing to play
 without their folder."""
@@ -169,7 +169,7 @@ def test_every_gorge_option_is_an_env_key_with_its_default_a_line_in_gorge_chase
     for key, (default, _, _) in OPTIONS.items():
         assert getattr(defaults, key) == default, key
         assert f"\n{key} = " in text, key
-    assert options_table() in (REPO_ROOT / "docs" / "GORGE_RULES.md").read_text(encoding="utf-8")
+    assert options_table() in (REPO_ROOT / "docs" / "games" / "gorge_chase.md").read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("key", list(PROBES))

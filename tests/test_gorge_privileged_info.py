@@ -24,8 +24,8 @@ WITHHELD_KEYS = {"result_code", "result_message"}
 def project_agent():
     """The project's gorge_chase agent (untrained, small), reading extra_info where it arrives."""
     from agent.model import ModelConfig
-    from agent.ppo_gorge_agent import Agent
-    from agent.ppo_gorge_config import Settings
+    from agent.gorge_chase.ppo_agent import Agent
+    from agent.gorge_chase.ppo_config import Settings
 
     settings = Settings(model=ModelConfig(channels=[4], kernel_sizes=[3], strides=[2], hidden_size=16))
     assert settings.features_gorge.global_info
@@ -111,7 +111,7 @@ def test_training_hands_the_package_no_frame_state_when_withheld(monkeypatch):
     from feature.gorge_chase.memory import GorgeMemory
     from workflow.host.local_trainer import train_local
 
-    from tasks import gorge_survival
+    from tasks import gorge_chase as gorge_survival
 
     handed = []
     update = GorgeMemory.update

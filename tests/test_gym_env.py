@@ -10,9 +10,9 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import realm
-from realm.env import UNIT_VECTORS
-from realm.gym_env import RealmGymEnv
-from realm.maps import cell_of
+from realm.back_to_the_realm.env import UNIT_VECTORS
+from realm.back_to_the_realm.gym_env import RealmGymEnv
+from realm.back_to_the_realm.maps import cell_of
 
 INFO_KEYS = {
     "frame_no", "step_no", "pos", "score", "total_score", "treasure_count", "buff_count", "talent_count",
@@ -278,8 +278,8 @@ def v2_gym(**kwargs):
 def test_the_v2_env_reaches_the_end_with_rewards_summing_to_the_final_score():
     """The v2 planner's actions replayed through gymnasium: terminated at the end, and the rewards
     (chests as taken, the rest at the end) sum to the game's total_score."""
-    from realm.v2.planner import run_planner_v2
-    from realm.v2.usr_conf import default_usr_conf
+    from realm.back_to_the_realm_v2.reference import run_planner_v2
+    from realm.back_to_the_realm_v2.usr_conf import default_usr_conf
 
     usr_conf = default_usr_conf("map_cherry")
     planned = run_planner_v2(realm.make_env(protocol="v2", seed=1), usr_conf, seed=7)
@@ -297,8 +297,8 @@ def test_the_v2_env_reaches_the_end_with_rewards_summing_to_the_final_score():
 
 
 def test_the_v2_env_times_out_with_its_view_and_organs_as_the_wire_has_them():
-    from realm.v2.constants import CELL_START
-    from realm.v2.usr_conf import default_usr_conf
+    from realm.back_to_the_realm_v2.constants import CELL_START
+    from realm.back_to_the_realm_v2.usr_conf import default_usr_conf
 
     usr_conf = default_usr_conf("map_cherry")
     usr_conf["env_conf"]["map_cherry"]["max_step"] = 3

@@ -138,7 +138,7 @@ def test_an_unregistered_algorithm_stops_before_anything_starts(package, tmp_pat
 
 def test_the_window_and_the_version_are_config_keys(tmp_path):
     from realm import make_env
-    from realm.env18 import RealmEnv18
+    from realm.back_to_the_realm.env18 import RealmEnv18
     from workflow.config import load_config
 
     cfg = load_config(REPO_ROOT / "conf" / "configure_app.toml", ['env.map_window="platform"'])

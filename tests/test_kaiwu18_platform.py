@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import toml
 
-import realm.usr_conf
+import realm.back_to_the_realm.usr_conf
 from kaiwudrl.common.config.config_control import CONFIG
 from tests.conftest import REPO_ROOT
 from workflow.metrics import MetricsWriter
@@ -26,8 +26,8 @@ PLATFORM18 = SHARED18 / "platform"
 PROTO_MODULES = ["custom_pb2", "arena2aisvr_pb2", "game2arena_pb2"]
 
 needs_shared = pytest.mark.skipif(not SHARED18.is_dir(), reason=f"{SHARED18} not found")
-needs_validator = pytest.mark.skipif(not hasattr(realm.usr_conf, "validate_env_conf"),
-                                     reason="realm.usr_conf.validate_env_conf not in this branch yet")
+needs_validator = pytest.mark.skipif(not hasattr(realm.back_to_the_realm.usr_conf, "validate_env_conf"),
+                                     reason="realm.back_to_the_realm.usr_conf.validate_env_conf not in this branch yet")
 
 
 def run_python(code: str, *args: str) -> str:

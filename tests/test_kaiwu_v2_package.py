@@ -63,7 +63,7 @@ def test_predict_answers_and_the_env_as_each_family_expects():
     from realm import make_env
     from workflow.config import load_config
 
-    cfg = load_config(REPO_ROOT / "conf" / "ppo_v2.toml", ['env.reveal_end_pos="found"', "env.map_seed=2"])
+    cfg = load_config(REPO_ROOT / "conf" / "back_to_the_realm_v2.toml", ['env.reveal_end_pos="found"', "env.map_seed=2"])
     env = make_env(**cfg.env.make_kwargs(platforms.get("v2-24")), seed=1)
     assert type(env).PROTOCOL == "v2" and env.reveal_end_pos == "found"
     obs, extra_info = env.reset()
@@ -71,7 +71,7 @@ def test_predict_answers_and_the_env_as_each_family_expects():
     outcome = env_protocol(env, v24.env_protocol).step(result)
     assert (outcome.terminated, outcome.truncated, outcome.won, outcome.score.total_score) == (False, False, False, 0.0)
     with pytest.raises(ConfigError, match="reveal_end_pos"):
-        load_config(REPO_ROOT / "conf" / "ppo_v2.toml", ['env.reveal_end_pos="never"'])
+        load_config(REPO_ROOT / "conf" / "back_to_the_realm_v2.toml", ['env.reveal_end_pos="never"'])
 
 
 def test_the_platform_modules_are_on_the_path_of_a_v2_package_only():
@@ -94,7 +94,7 @@ def load_with_package(package: Path, algo: str, ckpt_dir: Path, *ids: int) -> di
 
 def short_episode() -> str:
     """28.1.1's episode settings with 150 steps: a one-step-trained agent rarely finishes."""
-    from realm.v2.presets import v2_preset
+    from realm.back_to_the_realm_v2.presets import v2_preset
 
     usr_conf = v2_preset("v2-28-fixed")
     usr_conf["env_conf"]["map_cherry"]["max_step"] = 150

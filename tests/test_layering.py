@@ -168,8 +168,8 @@ def test_no_rooms_import_each_other_in_a_cycle():
         visit(room, (room,))
 
 
-#: The one import between tools left: bench_gorge_features measures the features on bench_gorge_env's episodes.
-TOOL_IMPORTS_LEFT = {("bench_gorge_features", "bench_gorge_env")}
+#: The one import between tools left: gorge_chase's bench_features measures the features on its bench_env's episodes.
+TOOL_IMPORTS_LEFT = {("bench_features", "bench_env")}
 
 
 def edits_sys_path(tree: ast.AST) -> bool:
@@ -229,7 +229,7 @@ def test_the_launcher_checks_a_config_without_torch_or_reverb():
     agent of each game; its children do, forked from a server that imported them once."""
     import subprocess
 
-    configs = [str(ROOT / "conf" / name) for name in ("smoke.toml", "ppo_v2.toml", "gorge_chase.toml")]
+    configs = [str(ROOT / "conf" / name) for name in ("smoke.toml", "back_to_the_realm_v2.toml", "gorge_chase.toml")]
     done = subprocess.run([sys.executable, "-c", LAUNCHER_CHECKS, *configs], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

@@ -4,21 +4,21 @@ import logging
 import numpy as np
 import pytest
 
-from agent.ppo_agent import Agent
-from agent.ppo_config import Settings
+from agent.back_to_the_realm.ppo_agent import Agent
+from agent.back_to_the_realm.ppo_config import Settings
 from agent.model import ModelConfig
 from agent.ppo import PPOConfig
-from feature.curriculum import CurriculumConfig
-from feature.definition import ActData
-from feature.reward import TERMS
+from feature.back_to_the_realm.curriculum import CurriculumConfig
+from feature.back_to_the_realm.ppo_definition import ActData
+from feature.back_to_the_realm.reward import TERMS
 from kaiwudrl.common.config.config_control import CONFIG
 from realm import make_env
 from workflow.transport.stopped import Stopped
 from workflow.host.local_trainer import EpisodeLog, train_local
 from workflow.host.platform_env import LoopStats, PlatformEnv
-from episodes.ppo_workflow import workflow
+from episodes.back_to_the_realm.ppo_workflow import workflow
 
-from tasks import near_end
+from tasks import back_to_the_realm as near_end
 
 NEAR = near_end.NEAR  # generated map 0: ids 5 and 8 are 40 BFS cells apart
 TINY = ModelConfig(channels=[4], kernel_sizes=[5], strides=[4], hidden_size=16)
@@ -129,7 +129,7 @@ class RouteHandler(Recording):
     env's last step when it arrives: the step after its last frame."""
 
     def __init__(self, env: ObservedEnv):
-        from realm.planner import RouteController
+        from realm.back_to_the_realm.reference import RouteController
 
         super().__init__()
         self.env, self.controller = env, RouteController(env.env)
@@ -140,7 +140,7 @@ class RouteHandler(Recording):
         return [ActData(action=self.controller.choose_action(self.env.env.episode.end), log_prob=0.0)]
 
     def learn(self, agent, method, samples):
-        from feature.definition import observation_process
+        from feature.back_to_the_realm.ppo_definition import observation_process
 
         (segment,) = samples
         _, obs, _, terminated, truncated, info = self.env.last
@@ -192,10 +192,10 @@ def test_local_trainer_is_seeded():
 
 @pytest.mark.slow
 def test_learns_to_reach_a_near_end_on_every_seed():
-    """Default network and reward terms, tasks/near_end.py's task, three seeds: each starts out
+    """Default network and reward terms, tasks/back_to_the_realm.py's task, three seeds: each starts out
     lost and reaches 90 % wins within the budget, and holds on episodes it did not train on.
     Every seed of 0..9 gets there in < 11 000 env steps under the default and the AVX2-restricted
-    kernels (tools/bench_near_end.py), so its budget of 30 000 leaves about three times the worst.
+    kernels (tools/back_to_the_realm/bench_near_end.py), so its budget of 30 000 leaves about three times the worst.
     An update comes every ~8 episodes, so the first 20 already learn a little (0.0-0.35 wins over
     seeds 0..9); the untrained policy's own rate is the random walk's."""
     assert near_end.random_win_rate() <= 0.1

@@ -1,5 +1,5 @@
 """The v2 PPO package (app = "back_to_the_realm_v2", algo = "ppo"): its episode protocol, features and reward
-on the real v2 simulator, the local trainer, and a learning test on tasks/near_end_v2.py's task."""
+on the real v2 simulator, the local trainer, and a learning test on tasks/back_to_the_realm_v2.py's task."""
 import copy
 
 import numpy as np
@@ -7,19 +7,19 @@ import pytest
 
 from episodes.protocol import V2, env_protocol
 from episodes.runner import EpisodeRunner
-from feature.constants_v2 import DIRECTIONS
-from feature.curriculum_v2 import CurriculumConfig
-from feature.layout_v2 import MAP_SHAPE, NUM_ACTIONS, STATE_DIM, STATE_SLICES
-from feature.observation_v2 import V2View, action_process, observation_process
-from feature.reward_v2 import TERMS, reward_shaping, step_view
+from feature.back_to_the_realm_v2.constants import DIRECTIONS
+from feature.back_to_the_realm_v2.curriculum import CurriculumConfig
+from feature.back_to_the_realm_v2.layout import MAP_SHAPE, NUM_ACTIONS, STATE_DIM, STATE_SLICES
+from feature.back_to_the_realm_v2.observation import V2View, action_process, observation_process
+from feature.back_to_the_realm_v2.reward import TERMS, reward_shaping, step_view
 from realm import make_env
-from realm.v2 import constants as v2_constants
-from tasks import near_end_v2
+from realm.back_to_the_realm_v2 import constants as v2_constants
+from tasks import back_to_the_realm_v2 as near_end_v2
 from workflow.host.local_trainer import train_local
 
 
 def test_the_features_numbers_are_the_simulators():
-    import feature.constants_v2 as ours
+    import feature.back_to_the_realm_v2.constants as ours
 
     for name in ("GRID_SIZE", "VIEW_SIZE", "DIRECTIONS", "FLASH_CELLS", "MAX_TREASURES"):
         theirs = getattr(v2_constants, name)
@@ -64,8 +64,8 @@ def test_the_memory_keeps_what_the_view_showed_and_masks_walls():
 
 
 def test_the_exploit_guard_keeps_off_the_end_while_chests_are_live():
-    from feature.curriculum_v2 import CurriculumConfig
-    from feature.layout_v2 import end_guard, legal_mask
+    from feature.back_to_the_realm_v2.curriculum import CurriculumConfig
+    from feature.back_to_the_realm_v2.layout import end_guard, legal_mask
 
     env = make_env(protocol=V2.name, seed=0)
     env.reset(usr_conf=near_end_v2.usr_conf())
@@ -106,7 +106,7 @@ def test_the_exploit_guard_keeps_off_the_end_while_chests_are_live():
 def test_the_reward_terms_sum_and_a_win_scores_its_weight():
     cfg = CurriculumConfig()
     assert cfg.usr_conf()["env_conf"]["map_cherry"]["max_step"] == 2000
-    from feature.reward_v2 import RewardConfig
+    from feature.back_to_the_realm_v2.reward import RewardConfig
 
     weights = RewardConfig()
     env = make_env(protocol=V2.name, seed=0)
@@ -128,7 +128,7 @@ def test_the_local_trainer_trains_the_v2_package():
 
 @pytest.mark.slow
 def test_learns_to_reach_a_near_end_on_every_seed():
-    """tasks/near_end_v2.py's task (the end 30 moves away, out of view at the start, 100 steps),
+    """tasks/back_to_the_realm_v2.py's task (the end 30 moves away, out of view at the start, 100 steps),
     three seeds: each starts out lost and reaches 90 % wins within the budget of env steps, and
     its sampling policy wins on episodes it did not train on. Seeds 0, 1, 2 got there in 27 261,
     8 051 and 8 031 env steps (docs/BENCHMARKS.md, the v2 section), so the budget of 82 000

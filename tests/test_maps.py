@@ -6,9 +6,9 @@ import json
 import numpy as np
 import pytest
 
-from realm.constants import GRID_SIZE, VIEW_RADIUS
-from realm.generator import validate_map
-from realm.maps import UNREACHABLE, MapError, bfs_distances, cell_center, cell_of, load_official_map
+from realm.back_to_the_realm.constants import GRID_SIZE, VIEW_RADIUS
+from realm.back_to_the_realm.generator import validate_map
+from realm.back_to_the_realm.maps import UNREACHABLE, MapError, bfs_distances, cell_center, cell_of, load_official_map
 
 # SPEC §2: id -> (xc, zc)
 SPEC_CELLS = {

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from fake_obs import make_env_info, make_obs, make_score
-from feature import layout
-from feature.definition import ActData, action_process, observation_process
-from feature.unpack import step_view
+from feature.back_to_the_realm import layout
+from feature.back_to_the_realm.ppo_definition import ActData, action_process, observation_process
+from feature.back_to_the_realm.unpack import step_view
 
 
 # --- layout -----------------------------------------------------------------------------------
@@ -107,10 +107,10 @@ def test_step_view_reads_cells_counts_and_hero_state():
 # --- the package's own constants and imports -------------------------------------------------------
 
 def test_feature_constants_are_the_simulators():
-    import realm.constants as game
-    from feature import constants as mine
-    from realm.env import UNIT_VECTORS
-    from realm.maps import cell_of
+    import realm.back_to_the_realm.constants as game
+    from feature.back_to_the_realm import constants as mine
+    from realm.back_to_the_realm.env import UNIT_VECTORS
+    from realm.back_to_the_realm.maps import cell_of
 
     for name in ("CELL_WIDTH", "ORIGIN_X", "ORIGIN_Z", "WORLD_SIZE", "NUM_POSITIONS", "NUM_TREASURE_SLOTS", "STEP_LENGTH",
                  "BUFF_STEP_LENGTH", "FLASH_DISTANCE", "TALENT_TYPE_SUPER_FLASH", "NUM_ACTIONS", "DEFAULT_MAX_STEP",
@@ -123,7 +123,7 @@ def test_feature_constants_are_the_simulators():
 
 
 def test_null_is_read_from_the_protocols_own_fields():
-    from feature.constants import is_null
+    from feature.back_to_the_realm.constants import is_null
 
     obs = make_obs(chest_cells={5: 10.0}, buff_cells=None)
     assert not is_null(obs.feature.treasure_pos[4]) and is_null(obs.feature.buff_pos)

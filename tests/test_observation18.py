@@ -1,4 +1,4 @@
-"""feature.observation18: a 2025 (18.0.2) observation read as the 2024 one. On the same episode
+"""feature.back_to_the_realm.observation18: a 2025 (18.0.2) observation read as the 2024 one. On the same episode
 and actions, what the 2025 view can know equals the 2024 env's own observation, and the
 stand-ins (window path lengths, objects not yet seen) keep to their documented bounds."""
 from __future__ import annotations
@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 import realm
-from feature import layout
-from feature.constants import GRID_DISTANCE_SCALE, VIEW_RADIUS, VIEW_SIZE, cell_of, is_null
-from feature.observation import observation_process
-from feature.observation18 import NULL_RELATIVE_POSITION, Realm18View
-from feature.unpack import step_view
-from feature.explored_map import ExploredMap
+from feature.back_to_the_realm import layout
+from feature.back_to_the_realm.constants import GRID_DISTANCE_SCALE, VIEW_RADIUS, VIEW_SIZE, cell_of, is_null
+from feature.back_to_the_realm.observation import observation_process
+from feature.back_to_the_realm.observation18 import NULL_RELATIVE_POSITION, Realm18View
+from feature.back_to_the_realm.unpack import step_view
+from feature.back_to_the_realm.explored_map import ExploredMap
 
 CHESTS = [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
 

@@ -109,12 +109,12 @@ def test_the_failure_chain_is_followed_through_causes_and_suppressed_contexts(tm
 
 def test_a_failure_in_the_projects_own_package_code_is_named_at_its_file_and_line():
     """The project's agents are hosted from the repository root: a bug in feature/ is named where it is."""
-    from feature.observation import observation_process
+    from feature.back_to_the_realm.observation import observation_process
     from workflow.host.kaiwu_package import PROJECT_CODE, REPO_ROOT
 
     with pytest.raises(AttributeError) as caught:
         observation_process(object())
-    source = (REPO_ROOT / "feature" / "observation.py").read_text().splitlines()
+    source = (REPO_ROOT / "feature" / "back_to_the_realm" / "observation.py").read_text().splitlines()
     line = next(i for i, text in enumerate(source, 1) if "f = obs.feature" in text)  # where it fails
     assert describe_failure(caught.value, REPO_ROOT, PROJECT_CODE).startswith(
-        f"feature/observation.py:{line} in observation_process: AttributeError")
+        f"feature/back_to_the_realm/observation.py:{line} in observation_process: AttributeError")

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from realm import make_env
-from realm.maps import load_official_map
-from realm.planner import (
+from realm.back_to_the_realm.maps import load_official_map
+from realm.back_to_the_realm.reference import (
     STEP_BUDGET_SAFETY,
     STEPS_PER_CELL,
     best_chest_order,
@@ -17,8 +17,8 @@ from realm.planner import (
     plan_route,
     run_planner,
 )
-from realm.presets import preset
-from realm.usr_conf import parse_usr_conf
+from realm.back_to_the_realm.presets import preset
+from realm.back_to_the_realm.usr_conf import parse_usr_conf
 
 
 def brute_force(start_cost, between, end_cost, direct, max_step):

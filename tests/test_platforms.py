@@ -14,7 +14,7 @@ from workflow.platforms import ConfigError, PlatformVersion
 ROOT = Path(__file__).resolve().parents[1]
 #: Where a version name may appear as a literal: the versions themselves, the package code's own
 #: protocol table (it ships inside exported packages) and the simulator's protocol classes.
-VERSION_MODULES = ("workflow/platforms/", "episodes/protocol.py", "realm/env18.py", "realm/env.py", "realm/v2/")
+VERSION_MODULES = ("workflow/platforms/", "episodes/protocol.py", "realm/back_to_the_realm/env18.py", "realm/back_to_the_realm/env.py", "realm/back_to_the_realm_v2/")
 SOURCE_FOLDERS = ("workflow", "episodes", "agent", "feature", "realm", "tools", "evaluation")
 
 

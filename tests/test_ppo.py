@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 import torch
 
-from feature.layout import INPUT_SHAPE
+from feature.back_to_the_realm.layout import INPUT_SHAPE
 from agent.model import ActorCritic, ModelConfig
 from agent.ppo import PPOConfig, ValueNorm, ppo_loss, ppo_update, scheduled
-from feature.definition import SEGMENT_FRAMES
-from feature.layout import MAP_SHAPE, NUM_ACTIONS, STATE_DIM
+from feature.back_to_the_realm.ppo_definition import SEGMENT_FRAMES
+from feature.back_to_the_realm.layout import MAP_SHAPE, NUM_ACTIONS, STATE_DIM
 
 # separate actor and critic: regressing the synthetic batches' random returns cannot move the
 # policy's features, so a test sees the policy loss's own effect

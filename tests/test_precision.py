@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 import torch
 
-from feature.layout import INPUT_SHAPE
-from agent.ppo_agent import Agent
+from feature.back_to_the_realm.layout import INPUT_SHAPE
+from agent.back_to_the_realm.ppo_agent import Agent
 from agent.model import ActorCritic, ModelConfig, QNetwork
 from fake_obs import rows_from
-from feature.definition import NumpyData2SampleData
-from feature.layout import MAP_SHAPE, NUM_ACTIONS, STATE_DIM
+from feature.back_to_the_realm.ppo_definition import NumpyData2SampleData
+from feature.back_to_the_realm.layout import MAP_SHAPE, NUM_ACTIONS, STATE_DIM
 from workflow.config import REPO_ROOT, ConfigError, load_config
 from workflow.precision import autocast, resolve_precision
 
@@ -50,7 +50,7 @@ def test_auto_follows_the_cpus_bf16_units_and_the_onednn_cap(monkeypatch):
 
 def test_auto_is_fp32_for_a_package_whose_network_is_not_declared_bf16_ready(monkeypatch):
     import workflow.precision as precision
-    from agent.dqn_agent import Agent as DQNAgent
+    from agent.back_to_the_realm.dqn_plus_agent import Agent as DQNAgent
 
     monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)
     monkeypatch.setattr(precision, "cpu_bf16_units", lambda: ["amx_bf16"])

@@ -33,7 +33,7 @@ def with_max_step(usr_conf: dict, max_step: int) -> dict:
 
 def realm_win() -> list[int]:
     """The planner's actions that reach the end of REALM_EPISODE on generated map 3."""
-    from realm.planner import run_planner
+    from realm.back_to_the_realm.reference import run_planner
 
     result = run_planner(make_env(map_seed=3, seed=0), REALM_EPISODE, seed=0)
     assert result.won
@@ -41,7 +41,7 @@ def realm_win() -> list[int]:
 
 
 def v2_episode(max_step: int | None = None) -> dict:
-    from realm.v2.usr_conf import default_usr_conf
+    from realm.back_to_the_realm_v2.usr_conf import default_usr_conf
 
     usr_conf = default_usr_conf("map_cherry")
     return with_max_step(usr_conf, max_step) if max_step is not None else usr_conf
@@ -49,7 +49,7 @@ def v2_episode(max_step: int | None = None) -> dict:
 
 def v2_win() -> list[int]:
     """The v2 planner's actions that reach the end of map_cherry's default episode (env seed 1)."""
-    from realm.v2.planner import run_planner_v2
+    from realm.back_to_the_realm_v2.reference import run_planner_v2
 
     result = run_planner_v2(make_env(protocol="v2", seed=1), v2_episode())
     assert result.won

@@ -9,17 +9,17 @@ import pytest
 import torch
 
 import realm
-from feature.layout import INPUT_SHAPE
-from agent.ppo_agent import Agent
+from feature.back_to_the_realm.layout import INPUT_SHAPE
+from agent.back_to_the_realm.ppo_agent import Agent
 from agent.checkpoint_io import CheckpointError
-from agent.ppo_config import Settings
+from agent.back_to_the_realm.ppo_config import Settings
 from agent.model import ModelConfig, QNetwork
 from agent.ppo import PPOConfig
-from episodes.ppo_workflow import workflow
+from episodes.back_to_the_realm.ppo_workflow import workflow
 from episodes.runner import EpisodeRunner
-from feature.curriculum import CurriculumConfig
-from feature.definition import SAMPLE_ROWS, Frame, ObsData, action_process, observation_process, sample_process
-from feature.layout import MAP_SHAPE, STATE_DIM, legal_mask
+from feature.back_to_the_realm.curriculum import CurriculumConfig
+from feature.back_to_the_realm.ppo_definition import SAMPLE_ROWS, Frame, ObsData, action_process, observation_process, sample_process
+from feature.back_to_the_realm.layout import MAP_SHAPE, STATE_DIM, legal_mask
 from kaiwudrl.common.config.config_control import CONFIG
 
 # separate actor and critic (each with its core): the memory test was sized on it; shared ones are tested below
@@ -152,8 +152,8 @@ def test_the_state_rides_on_the_answers_and_starts_each_episode_from_zeros():
 def test_the_platforms_2025_workflow_calls_keep_the_state_per_episode():
     """The official 2025 eval workflow builds a Preprocessor per episode and calls
     observation_process / exploit / action_process: the state lives on that preprocessor."""
-    from feature.curriculum import env_conf
-    from feature.observation18 import Preprocessor
+    from feature.back_to_the_realm.curriculum import env_conf
+    from feature.back_to_the_realm.observation18 import Preprocessor
 
     agent = make()
     env = realm.make_env(map_seed=0, seed=4, protocol="18")

@@ -2,7 +2,7 @@
 import numpy as np
 
 from realm import make_env
-from realm.render import COLORS, render_episode, render_local_view, render_map, world_to_pixel
+from realm.back_to_the_realm.render import COLORS, render_episode, render_local_view, render_map, world_to_pixel
 
 
 def pixel(image, x, z, scale):

@@ -10,7 +10,7 @@ import pytest
 
 reverb = pytest.importorskip("reverb")
 
-from agent.ppo_agent import Agent  # noqa: E402
+from agent.back_to_the_realm.ppo_agent import Agent  # noqa: E402
 from workflow.checkpoints import ckpt_files  # noqa: E402
 from workflow.transport.adder import ChunkAdder, TelemetrySender  # noqa: E402
 from workflow.config import load_config  # noqa: E402
@@ -201,7 +201,7 @@ def same_weights(a: dict, b: dict) -> bool:
 
 
 def tiny_agent(seed=0) -> Agent:
-    from agent.ppo_config import Settings
+    from agent.back_to_the_realm.ppo_config import Settings
 
     cfg = load_config(overrides=TINY_MODEL)
     return Agent(agent_type="learner", settings=Settings(model=cfg.model, ppo=cfg.ppo), seed=seed)
@@ -424,7 +424,7 @@ def test_bad_replay_items_and_telemetry_are_dropped_and_counted_never_fatal(serv
 def test_a_minibatch_with_a_non_finite_loss_is_skipped_not_applied():
     import torch
 
-    from feature.definition import SAMPLE_DIM, SAMPLE_SLICES, NumpyData2SampleData
+    from feature.back_to_the_realm.ppo_definition import SAMPLE_DIM, SAMPLE_SLICES, NumpyData2SampleData
 
     agent = tiny_agent()
     before = {k: v.clone() for k, v in agent.model.state_dict().items()}

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from fake_obs import make_env_info, make_obs, make_score
-from feature.reward import TERMS, RewardConfig, reward_shaping
-from feature.unpack import StepView, step_view
-from realm.maps import cell_center
+from feature.back_to_the_realm.reward import TERMS, RewardConfig, reward_shaping
+from feature.back_to_the_realm.unpack import StepView, step_view
+from realm.back_to_the_realm.maps import cell_center
 
 CFG = RewardConfig()
 HERO = cell_center(50, 50)  # world (23000, 20000): the window's centre [25][25] is cell (50, 50)
@@ -147,10 +147,10 @@ def test_every_term_is_declared_once_and_reward_toml_lists_its_default_weight():
 
     import toml
 
-    from feature.reward import TERM_TABLE
+    from feature.back_to_the_realm.reward import TERM_TABLE
 
     assert [f.name for f in dataclasses.fields(RewardConfig)] == [*TERMS, "scale", "blocked_ratio"]
     assert {f.name: f.default for f in dataclasses.fields(RewardConfig)} == {
         **{t.name: t.weight for t in TERM_TABLE}, "scale": 1.0, "blocked_ratio": 0.5}
-    written = toml.load(Path(__file__).resolve().parents[1] / "conf" / "reward.toml")["reward"]
+    written = toml.load(Path(__file__).resolve().parents[1] / "conf" / "back_to_the_realm.toml")["reward"]
     assert written == {f.name: f.default for f in dataclasses.fields(RewardConfig)}

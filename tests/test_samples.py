@@ -3,8 +3,8 @@ rows, and the data classes registered under the platform's names."""
 import numpy as np
 import pytest
 
-from feature import layout
-from feature.definition import (CORE_STATE_DIM, SAMPLE_DIM, SEGMENT_FRAMES, ActData, Frame, NumpyData2SampleData,
+from feature.back_to_the_realm import layout
+from feature.back_to_the_realm.ppo_definition import (CORE_STATE_DIM, SAMPLE_DIM, SEGMENT_FRAMES, ActData, Frame, NumpyData2SampleData,
                                 ObsData, SampleData, SampleData2NumpyData, sample_process)
 
 
@@ -139,7 +139,7 @@ assert not missing, missing
 """
 
 
-@pytest.mark.parametrize("module", ["feature.definition", "feature.dqn_definition"])
+@pytest.mark.parametrize("module", ["feature.back_to_the_realm.ppo_definition", "feature.back_to_the_realm.dqn_plus_definition"])
 def test_data_classes_are_the_platforms_create_cls_and_registered(module):
     """Importing a package's definition registers its classes and functions under the platform's
     names (in a fresh process: the registry is per process, the last package imported wins)."""

@@ -32,7 +32,7 @@ SHORT_CONF = json.dumps({"diy": {"start": 2, "end": 1, "treasure_random": 1, "tr
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory) -> Path:
     """A run directory with three checkpoints of one untrained agent (ids 0, 10, 20)."""
-    from agent.ppo_agent import Agent
+    from agent.back_to_the_realm.ppo_agent import Agent
 
     run = tmp_path_factory.mktemp("run")
     agent = Agent(seed=0)
@@ -314,10 +314,12 @@ def test_map_comes_from_the_run_config_unless_given(run_dir):
         env_kwargs(game, platform, obstacles_file="o.json")
 
 
-@pytest.mark.parametrize("tool", ["bench_model.py", "bench_env.py", "bench_train.py", "evaluate.py", "render.py",
-                                  "plot.py", "clean_ckpt.py", "viewer.py", "export_kaiwu.py", "bench_learn.py",
-                                  "bench_algos.py", "bench_near_end.py", "gorge_survival.py", "near_end_v2.py",
-                                  "sweep.py", "gorge_random.py", "bench_ray_cluster.py"])
+@pytest.mark.parametrize("tool", ["bench_model.py", "back_to_the_realm/bench_env.py", "bench_train.py", "evaluate.py",
+                                  "render.py", "plot.py", "clean_ckpt.py", "viewer.py", "export_kaiwu.py", "bench_learn.py",
+                                  "bench_algos.py", "back_to_the_realm/bench_near_end.py", "gorge_chase/survival.py",
+                                  "back_to_the_realm_v2/near_end.py", "sweep.py", "gorge_chase/random_policy.py",
+                                  "gorge_chase/bench_env.py", "gorge_chase/bench_features.py", "gorge_chase/bench_reference.py",
+                                  "robot_vacuum/bench_env.py", "bench_ray_cluster.py"])
 def test_every_tool_runs_with_the_venvs_python_from_any_directory(tool, tmp_path):
     """The project is installed editable in .venv: no PYTHONPATH, no path tricks; a tool imports the
     library's packages (the evaluation, the export, the tasks, the command line's flags) as any
@@ -338,8 +340,8 @@ def test_bench_model_counts_the_update_flops_of_the_network():
     The advantage pass before it is measured too."""
     sys.path.insert(0, str(REPO_ROOT / "tools"))
     import bench_model
-    from agent.ppo_agent import Agent
-    from feature.layout import MAP_CHANNELS, MAP_SIZE, NUM_ACTIONS, STATE_DIM
+    from agent.back_to_the_realm.ppo_agent import Agent
+    from feature.back_to_the_realm.layout import MAP_CHANNELS, MAP_SIZE, NUM_ACTIONS, STATE_DIM
     from workflow.config import load_config
 
     def forward_flops(cfg) -> float:
@@ -374,7 +376,7 @@ def test_bench_model_measures_a_recurrent_policy_through_the_learners_batch():
     pass unrolls the critic too."""
     sys.path.insert(0, str(REPO_ROOT / "tools"))
     import bench_model
-    from agent.ppo_agent import Agent
+    from agent.back_to_the_realm.ppo_agent import Agent
     from workflow.config import load_config
 
     per_frame = {}

@@ -311,7 +311,7 @@ def test_a_config_not_utf8_or_a_replay_beyond_reverb_exits_2_from_the_real_launc
 
 def test_usr_conf_rejected_by_the_simulator_exits_2(tmp_path, monkeypatch, capsys):
     """The curriculum's usr_conf goes through realm's own validator before anything starts."""
-    from feature.curriculum import CurriculumSampler
+    from feature.back_to_the_realm.curriculum import CurriculumSampler
     from workflow import launcher
 
     def bad_sample(self, episode=0, env_step=0):

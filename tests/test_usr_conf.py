@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from realm.usr_conf import UsrConfError, parse_usr_conf
+from realm.back_to_the_realm.usr_conf import UsrConfError, parse_usr_conf
 
 
 def rng(seed=0):

@@ -1,5 +1,5 @@
 """robot_vacuum simulator: the per-step invariants of the real trajectories (the dumps), one test
-per rule (docs/VACUUM_RULES.md), the data protocol's keys and types, the official 13.0.1
+per rule (docs/games/robot_vacuum.md), the data protocol's keys and types, the official 13.0.1
 package's preprocessor reading the env_obs, usr_conf checks, maps and the generator, the
 reference policy against random, the gym checker, determinism."""
 from __future__ import annotations
@@ -574,7 +574,7 @@ def test_bad_option_and_unknown_option_are_named():
 
 
 def test_the_rules_page_holds_the_options_table():
-    text = (REPO / "docs" / "VACUUM_RULES.md").read_text(encoding="utf-8")
+    text = (REPO / "docs" / "games" / "robot_vacuum.md").read_text(encoding="utf-8")
     assert options_table() in text
     for name in OPTIONS:
         assert f"`{name}`" in text
@@ -741,7 +741,7 @@ def test_the_speed_bench_prints_its_figure_last():
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, str(REPO / "tools" / "bench_vacuum_env.py"), "--maps", "1", "--steps", "500",
+    done = subprocess.run([sys.executable, str(REPO / "tools" / "robot_vacuum" / "bench_env.py"), "--maps", "1", "--steps", "500",
                            "--cpu"], capture_output=True, text=True, cwd=REPO, timeout=120)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()

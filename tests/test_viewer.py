@@ -30,16 +30,16 @@ CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver"
 TINY_MODEL = {"channels": [4], "kernel_sizes": [3], "strides": [2], "hidden_size": 16}
 #: a short episode of each game, and the project agent that plays it
 GAMES = {
-    "back_to_the_realm": ({"diy": {"treasure_num": 3, "max_step": 40}}, "agent.ppo_agent", "agent.ppo_config"),
+    "back_to_the_realm": ({"diy": {"treasure_num": 3, "max_step": 40}}, "agent.back_to_the_realm.ppo_agent", "agent.back_to_the_realm.ppo_config"),
     "back_to_the_realm_v2": ({"env_conf": {"map_name": "map_cherry", "map_cherry": {
         "start": [111, 83], "end": [84, 95], "buff": [57, 68], "start_random": False, "end_random": False,
         "buff_random": False, "treasure_random": True, "treasure_count": 3, "treasure_pos": [], "obstacle_random": False,
         "obstacle_id": [], "max_step": 40, "buff_cooldown": 100, "talent_cooldown": 100}}},
-        "agent.ppo_v2_agent", "agent.ppo_v2_config"),
+        "agent.back_to_the_realm_v2.ppo_agent", "agent.back_to_the_realm_v2.ppo_config"),
     "gorge_chase": ({"env_conf": {"map": [11], "map_random": False, "treasure_count": 6, "buff_count": 2,
                                   "buff_cooldown": 200, "talent_cooldown": 50, "monster_interval": 15,
                                   "monster_speedup": 500, "max_step": 40}},
-                    "agent.ppo_gorge_agent", "agent.ppo_gorge_config"),
+                    "agent.gorge_chase.ppo_agent", "agent.gorge_chase.ppo_config"),
 }
 HERO, REFERENCE_HERO, OTHER_HERO, MONSTER = (30, 70, 230), (0, 110, 110), (20, 20, 20), (220, 40, 40)
 

@@ -47,9 +47,9 @@ What the public sources leave unclear, and what the simulator chose (each assert
   (`convert_pos_to_grid_pos`), for the organs in view and the window. The simulator used the
   game's exact cell, which within half a world unit of a cell edge is the neighbour of the
   served position's cell: a window one cell off and organs 25 / 26 cells away missing or extra.
-  Fixed in realm/env18.py: the cell of the served position, for both windows and the organs.
+  Fixed in realm/back_to_the_realm/env18.py: the cell of the served position, for both windows and the organs.
 - map_info. The adapter's window is centred on the transposed cell (map_window="platform",
-  realm/env18.py); the default "hero" window is centred on the hero's cell. The adapter slices
+  realm/back_to_the_realm/env18.py); the default "hero" window is centred on the hero's cell. The adapter slices
   the map json's raw Flags; the simulator serves passable as 1, anything else as 0 (map 1 holds
   only 0 and 1).
 - The reset observation: the handler's reset builds no observation, so whether the platform's
@@ -70,9 +70,9 @@ import numpy as np
 import pytest
 
 import realm
-from realm.constants import CELL_WIDTH, HERO_ID, ORIGIN_X, ORIGIN_Z, VIEW_RADIUS
-from realm.maps import cell_center, cell_of
-from realm.planner import run_planner
+from realm.back_to_the_realm.constants import CELL_WIDTH, HERO_ID, ORIGIN_X, ORIGIN_Z, VIEW_RADIUS
+from realm.back_to_the_realm.maps import cell_center, cell_of
+from realm.back_to_the_realm.reference import run_planner
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED = REPO_ROOT.parent / "shared"

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import realm
-from realm.protocol import RepeatedScalar, as_grid
+from realm.back_to_the_realm.protocol import RepeatedScalar, as_grid
 
 MAPS = ("obstacle_map", "memory_map", "treasure_map", "end_map")
 INT_MAPS = ("obstacle_map", "treasure_map", "end_map")

@@ -27,7 +27,7 @@ from cli.run import run_tool
 from evaluation.episodes import resolve_episodes
 from evaluation.inputs import InputError, env_from_config
 from evaluation.pool import PLANNER, play_all
-from realm.presets import preset
+from realm.back_to_the_realm.presets import preset
 from workflow.checkpoints import ckpt_files
 from workflow.config import REPO_ROOT
 

@@ -35,10 +35,10 @@ import numpy as np
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from agent.ppo_agent import Agent
+from agent.back_to_the_realm.ppo_agent import Agent
 from agent.ppo import ppo_update
-from feature.definition import CORE_STATE_DIM, SEGMENT_FRAMES, ObsData
-from feature.layout import MAP_SHAPE, NUM_ACTIONS, STATE_DIM, legal_mask
+from feature.back_to_the_realm.ppo_definition import CORE_STATE_DIM, SEGMENT_FRAMES, ObsData
+from feature.back_to_the_realm.layout import MAP_SHAPE, NUM_ACTIONS, STATE_DIM, legal_mask
 from workflow.allocator import keep_freed_memory
 from workflow.config import load_config
 from workflow.precision import Precision, autocast, resolve_precision

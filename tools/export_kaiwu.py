@@ -19,7 +19,7 @@ and with `--kaiwu-version 18`, in the 18.0.2 (2025) layout:
         conf/train_env_conf.toml (the curriculum's episodes as [env_conf]), feature/ (with
         preprocessor.py: the Preprocessor the platform's eval workflows import), model/model.py,
         workflow/train_workflow.py (the project's loop, its protocol set to 18.0.2's: usr_conf as
-        env_conf, observations read through feature.observation18)
+        env_conf, observations read through feature.back_to_the_realm.observation18)
     conf/algo_conf_back_to_the_realm.toml, conf/app_conf_back_to_the_realm.toml,
     conf/configure_app.toml, kaiwu.json ({"version": "18.0.2"}), ckpt/
 The platform's 2025 eval and exam workflows exist for dqn, target_dqn and diy only: upload an 18

@@ -22,7 +22,7 @@ from cli.run import run_tool
 from evaluation.inputs import InputError
 from evaluation.session import open_session
 from games.base import RenderOptions
-from realm.render import save_png
+from realm.back_to_the_realm.render import save_png
 from workflow.config import REPO_ROOT
 
 

@@ -32,7 +32,7 @@ from evaluation.inputs import InputError
 from evaluation.recording import RecordingError, episode_table, read_header, read_recording, recordings_in
 from evaluation.session import AGENTS, EvalRequest, open_session
 from games.base import RenderOptions
-from realm.render import save_png
+from realm.back_to_the_realm.render import save_png
 from workflow.checkpoints import ckpt_files
 from workflow.config import REPO_ROOT
 

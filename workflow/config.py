@@ -188,7 +188,7 @@ class EvalConfig:
     every_train_steps: int = 0  # evaluate the newest checkpoint once it is this many train steps past the last evaluated; 0 = not by steps
     every_minutes: float = 0.0  # ... or once this many minutes passed since the last evaluation began; 0 = not by time
     episodes: int = 10  # episodes per evaluation (the planner plays the same ones, once per setting)
-    preset: str = ""  # a preset of the game the run's packages play (games: realm.presets, realm.v2.presets); empty: its platform version's
+    preset: str = ""  # a preset of the game the run's packages play (games: realm.back_to_the_realm.presets, realm.back_to_the_realm_v2.presets); empty: its platform version's
     usr_conf: dict[str, Any] = field(default_factory=dict)  # the episodes' usr_conf instead of a preset (empty: the preset)
     seed: int = 0  # the first episode's seed (then +1 each): the same episodes at every evaluation
     stop_value: float | None = None  # end the run cleanly once an evaluation reaches it (stop_metric); unset: never

@@ -1,6 +1,6 @@
 """The numbers of gorge_chase that the features and the reward read, declared here so the
 package imports nothing of the simulator: on the platform the observation comes from the real
-server, and these are the rules it follows (docs/GORGE_RULES.md). tests/test_gorge_features.py
+server, and these are the rules it follows (docs/games/gorge_chase.md). tests/test_gorge_features.py
 checks them against the simulator's own constants."""
 from __future__ import annotations
 

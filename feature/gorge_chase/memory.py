@@ -8,7 +8,7 @@ monster's last known cell, and per step the monsters' path distances over the vi
 `global_info` also reads env_obs's `extra_info.frame_state` where it arrives: every chest and
 buff still on the map and both monsters' true cells (the 15.0.1 env hands it to the package's
 workflow and to `exploit`, and its documentation offers it to "algorithms that need global
-information"; docs/GORGE_RULES.md, "What the agent reads"). Without it, or where extra_info
+information"; docs/games/gorge_chase.md, "What the agent reads"). Without it, or where extra_info
 lacks it, only the view is read.
 
 `GorgeMemory().update(env_obs)` after the reset and after every step; the layout

@@ -2,7 +2,7 @@
 (feature.segments' class: map, state, legal, core_state) from the episode's GorgeMemory
 following feature.gorge_chase.layout's tables. The episode loops keep one memory per env and
 episode (`GorgeView`, episodes.protocol's gorge view); an Agent acting on the raw env_obs keeps
-its own (agent.ppo_gorge_agent).
+its own (agent.gorge_chase.ppo_agent).
 """
 from __future__ import annotations
 

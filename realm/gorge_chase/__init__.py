@@ -1,7 +1,7 @@
 """gorge_chase (峡谷追猎, Kaiwu 2026, code package 15.0.1): maps, the env speaking the 15.0.1
 framework API, a full-information reference policy, presets, pictures and the gymnasium env
 (`realm/GorgeChase-v0`, realm/gorge_chase/gym_env.py). Rules and the choices made where the
-sources are silent: docs/GORGE_RULES.md.
+sources are silent: docs/games/gorge_chase.md.
 
     env = realm.make_env(protocol="gorge", seed=0)                          # embedded generated maps
     env = realm.make_env(protocol="gorge", maps_folder="path/to/maps", seed=0)  # official map files

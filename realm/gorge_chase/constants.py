@@ -1,4 +1,4 @@
-"""The fixed numbers of gorge_chase 15.0.1 (docs/GORGE_RULES.md), in one place so the env, the
+"""The fixed numbers of gorge_chase 15.0.1 (docs/games/gorge_chase.md), in one place so the env, the
 reference policy, the renderer and the tests agree on them.
 
 Coordinates are integer cells (x, z): x grows to the right, z grows downward, (0, 0) is the

@@ -1,4 +1,4 @@
-"""GorgeChaseEnv: the rules of gorge_chase 15.0.1 (docs/GORGE_RULES.md) behind the framework API
+"""GorgeChaseEnv: the rules of gorge_chase 15.0.1 (docs/games/gorge_chase.md) behind the framework API
 a code package calls:
 
     env_obs = env.reset(usr_conf)            # usr_conf = {"env_conf": {...}} or None
@@ -257,7 +257,7 @@ class GorgeChaseEnv:
         self.errors = check_error_mode(errors)
         for key in options:
             if key not in OPTIONS:
-                from realm.usr_conf import did_you_mean
+                from realm.back_to_the_realm.usr_conf import did_you_mean
 
                 raise TypeError(f"unknown gorge_chase env option {key!r}; allowed: {', '.join(OPTIONS)}"
                                 f"{did_you_mean(key, OPTIONS)}")

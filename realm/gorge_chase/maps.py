@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from realm.gorge_chase.constants import DIRECTIONS, GRID_SIZE, OPEN_MAP_IDS, VIEW_RADIUS
-from realm.maps import MapError
+from realm.back_to_the_realm.maps import MapError
 
 ROAD_TYPE, OBSTACLE_TYPE = 3, 1
 UNREACHABLE = 0xFFFF

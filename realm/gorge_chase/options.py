@@ -1,6 +1,6 @@
 """Env options: every rule the public sources leave UNKNOWN that changes what an agent learns,
 as a named constructor keyword (and a run's [env] key of the same name) with the spec's best
-guess as default (docs/GORGE_RULES.md prints this table).
+guess as default (docs/games/gorge_chase.md prints this table).
 
 OPTIONS: name -> (default, allowed values, why).
 CANDIDATES: name -> the readings an env with `randomize_rules` (a run's [env]

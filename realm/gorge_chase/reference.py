@@ -35,7 +35,7 @@ two monsters coming from both sides.
 
 The distances are the map's shared rows (`GorgeMap.distance_row`: bfs8 for the hero, bfs4 for
 the monsters; the first episodes on a map fill them, later ones read them), vectorised with
-numpy. Figures: docs/GORGE_RULES.md ("Reference policy").
+numpy. Figures: docs/games/gorge_chase.md ("Reference policy").
 
 `evaluate(...)` plays episodes with it (or with a random legal policy) and sums them up.
 """

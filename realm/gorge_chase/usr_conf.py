@@ -25,7 +25,7 @@ from realm.gorge_chase.constants import (
     TREASURE_COUNT_RANGE,
 )
 from realm.gorge_chase.errors import USR_CONF_SHAPE, USR_CONF_VALUE
-from realm.usr_conf import UsrConfError, did_you_mean
+from realm.back_to_the_realm.usr_conf import UsrConfError, did_you_mean
 
 TOP_LEVEL_KEYS = ("env_conf",)
 

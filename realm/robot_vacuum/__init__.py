@@ -1,7 +1,7 @@
 """robot_vacuum (清扫大作战, Kaiwu 2026, code package 13.0.1): maps, the env speaking the 13.0.1
 framework API, a full-information reference policy, presets, pictures and the gymnasium env
 (`realm/RobotVacuum-v0`, realm/robot_vacuum/gym_env.py). Rules and the choices made where the
-sources are silent: docs/VACUUM_RULES.md.
+sources are silent: docs/games/robot_vacuum.md.
 
     env = realm.make_env(protocol="vacuum", seed=0)                            # embedded generated maps
     env = realm.make_env(protocol="vacuum", maps_folder="path/to/maps", seed=0)  # official map files

@@ -1,4 +1,4 @@
-"""The fixed numbers of robot_vacuum 13.0.1 (docs/VACUUM_RULES.md), in one place so the env, the
+"""The fixed numbers of robot_vacuum 13.0.1 (docs/games/robot_vacuum.md), in one place so the env, the
 reference policy, the generator, the renderer and the tests agree on them.
 
 Coordinates are integer cells (x, z): x grows to the right, z grows downward, (0, 0) is the

@@ -1,4 +1,4 @@
-"""RobotVacuumEnv: the rules of robot_vacuum 13.0.1 (docs/VACUUM_RULES.md) behind the framework
+"""RobotVacuumEnv: the rules of robot_vacuum 13.0.1 (docs/games/robot_vacuum.md) behind the framework
 API the 13.0.1 package's workflow calls:
 
     env_obs = env.reset(usr_conf)            # usr_conf = {"env_conf": {...}} or None
@@ -120,7 +120,7 @@ class RobotVacuumEnv:
         self.errors = check_error_mode(errors)
         for key in options:
             if key not in OPTIONS:
-                from realm.usr_conf import did_you_mean
+                from realm.back_to_the_realm.usr_conf import did_you_mean
 
                 raise TypeError(f"unknown robot_vacuum env option {key!r}; allowed: {', '.join(OPTIONS)}"
                                 f"{did_you_mean(key, OPTIONS)}")

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from realm.gorge_chase.maps import id_ranges
-from realm.maps import MapError
+from realm.back_to_the_realm.maps import MapError
 from realm.robot_vacuum.constants import (
     CELL_BLOCKED,
     CELL_CLEAN,

@@ -1,5 +1,5 @@
 """Env options: every rule of robot_vacuum the public sources leave UNKNOWN, as a named
-constructor keyword with the spec's best guess as default (docs/VACUUM_RULES.md prints this
+constructor keyword with the spec's best guess as default (docs/games/robot_vacuum.md prints this
 table; the spec is ../shared/kaiwu_vacuum/SPEC_DRAFT.md, its § numbers below).
 
 OPTIONS: name -> (default, allowed values, why).
@@ -117,5 +117,5 @@ def defaults() -> dict:
 
 
 def options_table() -> str:
-    """The options as a markdown table (docs/VACUUM_RULES.md holds it verbatim)."""
+    """The options as a markdown table (docs/games/robot_vacuum.md holds it verbatim)."""
     return RULES.table()

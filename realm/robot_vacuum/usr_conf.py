@@ -20,7 +20,7 @@ from realm.robot_vacuum.constants import (
     ROBOT_COUNT_RANGE,
 )
 from realm.robot_vacuum.errors import USR_CONF_SHAPE, USR_CONF_VALUE
-from realm.usr_conf import UsrConfError, did_you_mean
+from realm.back_to_the_realm.usr_conf import UsrConfError, did_you_mean
 
 TOP_LEVEL_KEYS = ("env_conf",)
 #: the integer keys and their inclusive ranges

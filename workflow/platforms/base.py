@@ -91,7 +91,7 @@ class PlatformVersion:
     runs_in_package_dir: bool = False
     #: the game its packages play (project_code): "back_to_the_realm" | "back_to_the_realm_v2"
     game: str = DEFAULT_PROJECT_CODE
-    #: the preset a run's evaluator ([eval]) plays when it names none (realm.presets for this game)
+    #: the preset a run's evaluator ([eval]) plays when it names none (realm.back_to_the_realm.presets for this game)
     eval_preset: str = "leaderboard-2024"
     export: ExportLayout
 

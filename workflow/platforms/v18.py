@@ -24,8 +24,8 @@ ALGO_CONF = Path("conf") / "algo_conf_back_to_the_realm.toml"
 PLATFORM_ROOT = REPO_ROOT / "kaiwu_platform" / "v18"
 #: What the platform's 2025 workflows import from `agent_<algo>/feature/preprocessor.py`.
 PREPROCESSOR_SHIM = ('"""The per-episode Preprocessor the platform\'s 2025 workflows import from here, handing it to\n'
-                     '`agent.observation_process(obs, preprocessor, state)` (feature.observation18)."""\n'
-                     "from feature.observation18 import Preprocessor  # noqa: F401\n")
+                     '`agent.observation_process(obs, preprocessor, state)` (feature.back_to_the_realm.observation18)."""\n'
+                     "from feature.back_to_the_realm.observation18 import Preprocessor  # noqa: F401\n")
 #: [app] keys an export adds to configure_app.toml (the official 18.0.2 file's, all of them
 #: platform bookkeeping that the toolkit's host accepts and ignores)
 APP_KEYS = {
@@ -93,7 +93,7 @@ class Platform18(AgentFolderVersion):
         """The file, as the package's workflow will hand it to env.reset (with the view_size the
         platform's read_usr_conf adds), passes the simulator's checks (on the platform a bad one
         only shows as a reset that times out)."""
-        from realm.usr_conf import UsrConfError, validate_env_conf
+        from realm.back_to_the_realm.usr_conf import UsrConfError, validate_env_conf
 
         env_conf = read_env_conf_file(path, "(start, end, treasure_random, treasure_count, treasure_id, "
                                             "talent_type, max_step)")["env_conf"]
@@ -121,7 +121,7 @@ class Platform18(AgentFolderVersion):
         return Features18(agent, package.preprocessor_class()), agent.action_process
 
     def eval_episode(self, env, usr_conf: dict, map_window: str):
-        from realm.env18 import RealmEnv18  # the same game, served in the 2025 protocol
+        from realm.back_to_the_realm.env18 import RealmEnv18  # the same game, served in the 2025 protocol
 
         return RealmEnv18(env, map_window=map_window), env_conf_of(usr_conf)
 

@@ -5,7 +5,7 @@ Package: `agent_<algo>/agent.py`, `agent_<algo>/conf/conf.py`, `agent_<algo>/fea
 registered in `conf/algo_conf_back_to_the_realm_v2.toml`; kaiwu.json's `project_code` is
 "back_to_the_realm_v2". The platform's root modules these import (`arena_proto.back_to_the_realm_v2`,
 `tools.train_env_conf_validate`, `tools.metrics_utils`) come from `kaiwu_platform/v2/`.
-Env: the v2 simulator (realm/v2, docs/V2_RULES.md): `obs, extra_info = env.reset(usr_conf=...)`
+Env: the v2 simulator (realm/back_to_the_realm_v2, docs/games/back_to_the_realm_v2.md): `obs, extra_info = env.reset(usr_conf=...)`
 with the train_env_conf.toml tree as parsed, `step_no, obs, terminated, truncated, extra_info =
 env.step(act)`. The learner hands NumpyData2SampleData float32 torch tensors on its device (the
 official dqn's learn stacks `frame._obs_legal` with torch.stack). An evaluation hands `exploit`
@@ -90,7 +90,7 @@ class PlatformV2(AgentFolderVersion):
     #: kaiwu.json majors of this family: [low, high)
     majors = (24, 28)
     kaiwu_json_version = "24.0.1"
-    #: the evaluation preset of the family's official train_env_conf.toml (realm/v2/presets.py)
+    #: the evaluation preset of the family's official train_env_conf.toml (realm/back_to_the_realm_v2/presets.py)
     eval_preset = "v2-24-random"
 
     @property
@@ -114,7 +114,7 @@ class PlatformV2(AgentFolderVersion):
         the official keys and ranges, no repeats, no unknown key; with the run's [env], also on
         its map (a fixed point on a wall or cut off, an obstacle the map lacks). On the platform a
         bad one only shows as a failed reset."""
-        from realm.v2.usr_conf import UsrConfV2Error, validate_usr_conf
+        from realm.back_to_the_realm_v2.usr_conf import UsrConfV2Error, validate_usr_conf
 
         usr_conf = read_env_conf_file(path, "with map_name and [env_conf.<map_name>]")
         try:

@@ -4,7 +4,7 @@ bad file stops the workflow with the key named instead of failing later inside t
 from __future__ import annotations
 
 from kaiwudrl.common.utils.env_conf_file import logged_check, read_env_conf_file
-from realm.constants import VIEW_RADIUS
+from realm.back_to_the_realm.constants import VIEW_RADIUS
 
 INT_KEYS = ("start", "end", "treasure_count", "talent_type", "max_step", "view_size")
 BOOL_KEYS = ("treasure_random",)
@@ -46,6 +46,6 @@ def read_usr_conf(usr_conf_file, logger):
 def check_usr_conf(usr_conf, logger) -> bool:
     """True when the simulator accepts `usr_conf`; otherwise False after logging the key and
     what it allows."""
-    from realm.usr_conf import validate_env_conf
+    from realm.back_to_the_realm.usr_conf import validate_env_conf
 
     return logged_check(validate_env_conf, usr_conf, logger)

@@ -1,7 +1,7 @@
 """`read_usr_conf` and `check_usr_conf`, as a back_to_the_realm_v2 train_workflow calls them
 before `env.reset(usr_conf=...)`: read the package's train_env_conf.toml and check it once, so a
 bad file stops the workflow with the key named instead of failing later inside the env. The
-rules are the simulator's (realm.v2.usr_conf.validate_usr_conf: the official keys and ranges)."""
+rules are the simulator's (realm.back_to_the_realm_v2.usr_conf.validate_usr_conf: the official keys and ranges)."""
 from __future__ import annotations
 
 from kaiwudrl.common.utils.env_conf_file import logged_check, read_env_conf_file
@@ -21,6 +21,6 @@ def read_usr_conf(usr_conf_file, logger):
 def check_usr_conf(usr_conf, logger, where: str = "usr_conf") -> bool:
     """True when the simulator accepts `usr_conf`; otherwise False after logging the key and
     what it allows."""
-    from realm.v2.usr_conf import validate_usr_conf
+    from realm.back_to_the_realm_v2.usr_conf import validate_usr_conf
 
     return logged_check(validate_usr_conf, usr_conf, logger, where)

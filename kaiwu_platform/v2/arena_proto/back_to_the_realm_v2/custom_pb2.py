@@ -4,10 +4,10 @@
 `GameInfo`, `Observation`, `ExtraInfo`.
 
 The v2 guide is not public: the message and field names, their order and the enum values are
-those of the published transcription of the v2 observation (see docs/V2_RULES.md), the field
+those of the published transcription of the v2 observation (see docs/games/back_to_the_realm_v2.md), the field
 types follow the simulator's wire (ints for positions, ids, status and counts, floats for
 scores), and the field numbers are the fields' order. The v2 env serves dicts with these names
-(realm/v2/protocol.py); the packages use the enums. The descriptor is built here, in code, into
+(realm/back_to_the_realm_v2/protocol.py); the packages use the enums. The descriptor is built here, in code, into
 the default pool under `back_to_the_realm_v2/custom.proto`.
 """
 from google.protobuf import descriptor_pb2, descriptor_pool

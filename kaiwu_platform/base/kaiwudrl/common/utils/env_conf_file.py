@@ -28,8 +28,8 @@ def read_env_conf_file(usr_conf_file, logger):
 
 def logged_check(validate, usr_conf, logger, where: str = "usr_conf") -> bool:
     """True when `validate(usr_conf)` (a game's realm validator) accepts it; otherwise False after
-    logging `where` and the key with what it allows (its realm.usr_conf.UsrConfError)."""
-    from realm.usr_conf import UsrConfError
+    logging `where` and the key with what it allows (its realm.back_to_the_realm.usr_conf.UsrConfError)."""
+    from realm.back_to_the_realm.usr_conf import UsrConfError
 
     if not usr_conf:
         logger.error(f"{where} is None, please check")

@@ -1,0 +1,1 @@
+"""gorge_chase's PPO package: its Agent and its config module."""

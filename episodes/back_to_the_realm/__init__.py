@@ -1,0 +1,1 @@
+"""Back to the Realm's training episodes (episodes.py) and its algorithms' train workflows."""
