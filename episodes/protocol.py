@@ -20,6 +20,8 @@ gorge_chase (code package 15.0.1, version name "15"): `env.reset(usr_conf)` retu
 (a dict holding observation, extra_info, terminated and truncated) and `env.step(act)`
 `(env_reward, env_obs)`; its usr_conf is the package's own (feature.gorge_chase.curriculum) and
 its game's view keeps the episode's memory (feature.gorge_chase.observation.GorgeView).
+robot_vacuum (code package 13.0.1, version name "13") speaks the same engine's env_obs; its score is
+the cells cleaned, and surviving to max_step is its win.
 
 Every protocol's step reads as one `StepOutcome`, whose end flags mean the same in every game:
 `terminated` the game's own end event (the hero reached the end; in gorge_chase, was caught),
@@ -93,7 +95,7 @@ def _reset_pair(result) -> ResetOutcome:
 
 
 def _reset_gorge(result) -> ResetOutcome:
-    """15.0.1: the env_obs; an error env_obs (observation None, the platform's answer to a bad
+    """15.0.1 and 13.0.1: the env_obs; an error env_obs (observation None, the platform's answer to a bad
     usr_conf) is no observation."""
     if result is None or result.get("observation") is None:
         return ResetOutcome(None, None, result)
@@ -115,19 +117,29 @@ def _step_v2(result) -> tuple:
     return obs, extra_info, score, terminated, truncated
 
 
-def _step_gorge(result) -> tuple:
-    """15.0.1: (env_reward, env_obs), the score read from env_info. An error env_obs (the
-    platform's answer to a step after the end) raises, naming its result code."""
-    _, env_obs = result
-    observation = env_obs.get("observation")
-    if observation is None:
-        extra = env_obs.get("extra_info") or {}
-        raise RuntimeError(f"env.step answered an error env_obs (result_code {extra.get('result_code')}: "
-                           f"{extra.get('result_message')})")
-    info = observation["env_info"]
-    score = Score(float(info["total_score"]), int(info["treasures_collected"]), int(info["collected_buff"]),
-                  int(info["flash_count"]))
-    return env_obs, None, score, env_obs["terminated"], env_obs["truncated"]
+def _env_obs_step(score_of: Callable[[dict], Score]) -> Callable[[Any], tuple]:
+    """The 2026 engine's step reader (15.0.1, 13.0.1): (env_reward, env_obs), the end flags in the
+    env_obs, the score read from its env_info by `score_of`. An error env_obs (the platform's
+    answer to a step after the end) raises, naming its result code."""
+    def reads_step(result) -> tuple:
+        _, env_obs = result
+        observation = env_obs.get("observation")
+        if observation is None:
+            extra = env_obs.get("extra_info") or {}
+            raise RuntimeError(f"env.step answered an error env_obs (result_code {extra.get('result_code')}: "
+                               f"{extra.get('result_message')})")
+        return env_obs, None, score_of(observation["env_info"]), env_obs["terminated"], env_obs["truncated"]
+    return reads_step
+
+
+def _gorge_score(info: dict) -> Score:
+    return Score(float(info["total_score"]), int(info["treasures_collected"]), int(info["collected_buff"]),
+                 int(info["flash_count"]))
+
+
+def _vacuum_score(info: dict) -> Score:
+    """robot_vacuum scores the cells cleaned; it has no chests, buffs or flashes."""
+    return Score(float(info["total_score"]), 0, 0, 0)
 
 
 @dataclass(frozen=True)
@@ -168,9 +180,11 @@ REALM_18 = EnvProtocol("18", _reset_pair, _step_realm, translates=True)
 #: The v2 protocol, under both names of its platform versions.
 V2 = EnvProtocol("v2", _reset_pair, _step_v2, translates=True, info_at_reset=True)
 #: gorge_chase's 15.0.1 protocol, under its platform version's name and its env's.
-GORGE = EnvProtocol("15", _reset_gorge, _step_gorge, translates=True, won_by="truncated")
-PROTOCOLS = {protocol.name: protocol for protocol in (REALM_2024, REALM_18, V2, GORGE)}
-PROTOCOLS.update({"v2-24": V2, "v2-28": V2, "gorge": GORGE})
+GORGE = EnvProtocol("15", _reset_gorge, _env_obs_step(_gorge_score), translates=True, won_by="truncated")
+#: robot_vacuum's 13.0.1 protocol (the same engine's env_obs), under its platform version's name and its env's.
+VACUUM = EnvProtocol("13", _reset_gorge, _env_obs_step(_vacuum_score), translates=True, won_by="truncated")
+PROTOCOLS = {protocol.name: protocol for protocol in (REALM_2024, REALM_18, V2, GORGE, VACUUM)}
+PROTOCOLS.update({"v2-24": V2, "v2-28": V2, "gorge": GORGE, "vacuum": VACUUM})
 KAIWU_VERSIONS = tuple(PROTOCOLS)
 
 #: The protocol of the envs this package is given, unless an env says otherwise.

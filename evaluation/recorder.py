@@ -63,7 +63,7 @@ def replay_steps(game, env, usr_conf: dict, seed: int, actions: list[int], rewar
     states with, per step, the shaped reward and its terms of `reward` (a GameEpisodes; None: no
     reward) and the events; and the final score and counts."""
     runner = EpisodeRunner([env], _replay_actions(actions), lambda obs, info: obs, int,
-                           getattr(reward, "kaiwu_version", None), translate=reward is not None,
+                           getattr(reward, "kaiwu_version", None) or env.PROTOCOL, translate=reward is not None,
                            view=getattr(reward, "obs_view", None), usr_conf_of=getattr(reward, "env_usr_conf", None))
     obs = runner.reset(0, usr_conf, seed=seed)
     if obs is None:
@@ -118,7 +118,8 @@ def record_episode(game, env, policy, episode, source: dict) -> tuple[dict, list
     if len(decisions) == len(record.actions) and decisions:  # one act per step: each decision is its step's
         exposes = ["probs", "value"] + (["planes"] if probe.plane_shape else [])
         for step, decision in zip(steps, decisions):
-            step.update(decision)
+            # over the game's actions: a model with more outputs (robot_vacuum's 8 moves) masks the rest
+            step.update(decision, probs=decision["probs"][:len(game.action_names)])
     for step, action in zip(steps, record.actions):
         step["action"] = int(action)
     steps[-1]["events"].append(game.outcomes[0] if record.won else game.outcomes[1])

@@ -90,6 +90,29 @@ def segment_rows(map_shape: tuple, state_dim: int, num_actions: int) -> RowLayou
 
 
 
+class PackedSegmentRows(RowLayout):
+    """The segment layout whose `stack` also takes samples as the 2026 engine's framework (15.0.1,
+    13.0.1) rebuilds them from its rows: each field flat (its declared width), maybe a torch tensor."""
+
+    def stack(self, samples: Sequence) -> dict[str, np.ndarray]:
+        def array(value, shape):
+            detach = getattr(value, "detach", None)
+            value = detach().cpu().numpy() if callable(detach) else value
+            return np.asarray(value, dtype=np.float32).reshape(shape)
+
+        return {name: np.stack([array(getattr(s, name), shape) for s in samples]) for name, shape in self.fields}
+
+
+def packed_segment_sample(map_shape: tuple, state_dim: int, num_actions: int) -> tuple[type, PackedSegmentRows]:
+    """(SampleData, its rows) for a game of the 2026 engine: a segment (SEGMENT_FIELDS) whose
+    FIELD_DIMS declare each field's width as that engine's create_cls does, so the platform's
+    framework packs a segment into the same row as the package's SampleData2NumpyData."""
+    rows = PackedSegmentRows(segment_rows(map_shape, state_dim, num_actions).fields, int_fields=("action", "burn_in"))
+    sample_class = create_cls("SampleData", **dict.fromkeys(SEGMENT_FIELDS))
+    sample_class.FIELD_DIMS = {name: int(np.prod(shape, dtype=np.int64)) for name, shape in rows.fields}
+    return sample_class, rows
+
+
 def segment_protocol(sample_class: type, rows: RowLayout, map_shape: tuple, state_dim: int, observe, act) -> tuple:
     """A game's PPO protocol functions, registered under the platform's names (`@attached`):
     (observation_process, action_process, sample_process, SampleData2NumpyData,

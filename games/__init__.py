@@ -10,8 +10,10 @@ from games.back_to_the_realm import GAME as BACK_TO_THE_REALM
 from games.back_to_the_realm_v2 import GAME as BACK_TO_THE_REALM_V2
 from games.base import Game, Rendering, RenderOptions
 from games.gorge_chase import GAME as GORGE_CHASE
+from games.robot_vacuum import GAME as ROBOT_VACUUM
 
-GAMES: dict[str, Game] = {game.name: game for game in (BACK_TO_THE_REALM, BACK_TO_THE_REALM_V2, GORGE_CHASE)}
+GAMES: dict[str, Game] = {game.name: game for game in (BACK_TO_THE_REALM, BACK_TO_THE_REALM_V2, GORGE_CHASE,
+                                                       ROBOT_VACUUM)}
 
 __all__ = ["GAMES", "Game", "RenderOptions", "Rendering", "all_presets", "get", "of_env", "of_platform", "of_preset"]
 

@@ -218,6 +218,27 @@ class Game:
         return self.evaluation().play_and_draw(self, env, policy, usr_conf, seed, title, options)
 
 
+class EngineGame(Game):
+    """A game of the 2026 engine (gorge_chase 15.0.1, robot_vacuum 13.0.1): its packages register
+    an algorithm's agent under actor_agent / learner_agent / aisrv_agent and name the algorithm to
+    train in app_conf's policy."""
+
+    def registration_files(self, settings, algo: str, folder: str) -> dict[str, tuple[str, dict]]:
+        env_conf, comment = self.train_env_conf(settings)
+        entry = algo_conf(algo, self.eval_workflows)[algo]
+        agent = entry["aisrv_model"]
+        algo_table = {algo: {"actor_agent": agent, "learner_agent": agent, "aisrv_agent": agent,
+                             "train_workflow": entry["train_workflow"], "eval_workflow": entry["eval_workflow"],
+                             "exam_workflow": entry["exam_workflow"]}}
+        app_table = {self.name: {"rl_helper": "kaiwudrl.server.aisrv.kaiwu_rl_helper_standard.KaiWuRLStandardHelper",
+                                 "policies": {"train_one": {"policy_builder":
+                                                            "kaiwudrl.server.aisrv.async_policy.AsyncBuilder",
+                                                            "algo": algo}}}}
+        return {f"{folder}/conf/train_env_conf.toml": (comment, env_conf),
+                f"conf/algo_conf_{self.name}.toml": ("", algo_table),
+                f"conf/app_conf_{self.name}.toml": ("", app_table)}
+
+
 class RenderOptions:
     """What tools/render.py asks of a rendering."""
 

@@ -16,7 +16,7 @@ import random
 from dataclasses import dataclass
 from typing import Literal
 
-from games.base import Episode, Game, algo_conf
+from games.base import EngineGame, Episode
 
 
 @dataclass
@@ -58,7 +58,7 @@ class GorgeRules:
                 "randomize_rules": self.randomize_unknown_rules}
 
 
-class GorgeChase(Game):
+class GorgeChase(EngineGame):
     name = "gorge_chase"
     title = "gorge_chase (2026)"
     policy_modes = ("greedy",)  # the platform evaluates exploit
@@ -143,21 +143,5 @@ class GorgeChase(Game):
         validate_usr_conf(usr_conf)
         return usr_conf, comment
 
-    def registration_files(self, settings, algo: str, folder: str) -> dict[str, tuple[str, dict]]:
-        """15.0.1's registration: agents under actor_agent / learner_agent / aisrv_agent, the
-        algorithm to train in app_conf's policy."""
-        env_conf, comment = self.train_env_conf(settings)
-        entry = algo_conf(algo, self.eval_workflows)[algo]
-        agent = entry["aisrv_model"]
-        algo_table = {algo: {"actor_agent": agent, "learner_agent": agent, "aisrv_agent": agent,
-                             "train_workflow": entry["train_workflow"], "eval_workflow": entry["eval_workflow"],
-                             "exam_workflow": entry["exam_workflow"]}}
-        app_table = {self.name: {"rl_helper": "kaiwudrl.server.aisrv.kaiwu_rl_helper_standard.KaiWuRLStandardHelper",
-                                 "policies": {"train_one": {"policy_builder":
-                                                            "kaiwudrl.server.aisrv.async_policy.AsyncBuilder",
-                                                            "algo": algo}}}}
-        return {f"{folder}/conf/train_env_conf.toml": (comment, env_conf),
-                f"conf/algo_conf_{self.name}.toml": ("", algo_table),
-                f"conf/app_conf_{self.name}.toml": ("", app_table)}
 
 GAME = GorgeChase()

@@ -19,6 +19,7 @@ KAIWU_2024 = SHARED / "kaiwu"
 KAIWU_18 = SHARED / "kaiwu18" / "package"
 KAIWU_V2 = SHARED / "kaiwu_v2"  # package_24.0.1, package_28.1.1
 KAIWU_GORGE = SHARED / "kaiwu_gorge" / "package_15.0.1"
+KAIWU_VACUUM = SHARED / "kaiwu_vacuum" / "package_13.0.1"
 
 
 def fingerprint(root: Path) -> dict[str, str]:

@@ -63,7 +63,7 @@ def _version_comparisons(source: str, where: str) -> list[str]:
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Compare):
             literals = [n for n in [node.left, *node.comparators] if isinstance(n, ast.Constant)]
-            if any(str(n.value) in names for n in literals):
+            if any(isinstance(n.value, str) and n.value in names for n in literals):  # "13", never 13
                 found.append(f"{where}:{node.lineno}")
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names:
             found.append(f"{where}:{node.lineno} ({node.value!r})")

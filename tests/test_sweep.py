@@ -1,14 +1,14 @@
-"""tools/sweep.py: a bad sweep file is refused before anything starts; the median over seeds is
-reported only at steps every run has passed; a killed sweep's running trial is never counted; and
-end to end, a tiny sweep through the real launcher prunes the worse trial from the runs' own
-evaluations, survives a SIGKILL mid-trial, and its best.toml is a run config the launcher reads."""
+"""tools/sweep.py and its library tuning/: a bad sweep file is refused before anything starts; the
+median over seeds is reported only at steps every run has passed; a killed sweep's running trial is
+never counted; and end to end, a tiny sweep through the real launcher prunes the worse trial from
+the runs' own evaluations, survives a SIGKILL mid-trial, and its best.toml is a run config the
+launcher reads."""
 from __future__ import annotations
 
 import csv
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -16,9 +16,11 @@ import time
 import pytest
 
 from tests.conftest import REPO_ROOT
+from tuning.curves import ready_steps, reduce
+from tuning.study import counted, recover
 
 sys.path.insert(0, str(REPO_ROOT / "tools"))
-import sweep  # noqa: E402
+import sweep  # noqa: E402  (the tool: its main)
 
 SHORT = "eval.usr_conf={diy={start=2,end=1,treasure_random=1,treasure_num=2,max_step=100,talent_type=1}}"
 #: Trials 0 and 3 (and 2, killed before) end at their first evaluation (an evaluation target of score 0);
@@ -153,12 +155,12 @@ def test_the_median_over_seeds_is_reported_at_steps_every_run_has_passed():
     a = [(5.0, 10.0), (10.0, 30.0), (15.0, 20.0)]
     b = [(5.0, 20.0), (10.0, 10.0)]
     # step 15: b has not passed it and is still training
-    assert sweep.ready_steps([a, b], [False, False], float("-inf"), "last", True) == [
+    assert ready_steps([a, b], [False, False], float("-inf"), "last", True) == [
         (5.0, 15.0, [10.0, 20.0]), (10.0, 20.0, [30.0, 10.0])]
-    assert sweep.ready_steps([a, b], [False, True], 10.0, "best", True) == [(15.0, 25.0, [30.0, 20.0])]
+    assert ready_steps([a, b], [False, True], 10.0, "best", True) == [(15.0, 25.0, [30.0, 20.0])]
     late = [(10.0, 1.0)]  # its first evaluation came at 10: step 5 has no value of it, and is passed over
-    assert sweep.ready_steps([a, late], [False, False], float("-inf"), "last", True) == [(10.0, 15.5, [30.0, 1.0])]
-    assert sweep.reduce(a, "best", False) == 10.0 and sweep.reduce([], "last", True) is None
+    assert ready_steps([a, late], [False, False], float("-inf"), "last", True) == [(10.0, 15.5, [30.0, 1.0])]
+    assert reduce(a, "best", False) == 10.0 and reduce([], "last", True) is None
 
 
 def test_a_trial_left_running_is_failed_and_enqueued_again_never_counted(tmp_path):
@@ -172,13 +174,13 @@ def test_a_trial_left_running_is_failed_and_enqueued_again_never_counted(tmp_pat
     left = study.ask()  # the killed sweep's trial
     x = left.suggest_float("x", 0, 1)
     left.report(0.5, 1)
-    assert sweep.counted(study) == 1
-    assert sweep.recover(study) == [left.number]
+    assert counted(study) == 1
+    assert recover(study) == [left.number]
     trials = study.get_trials()
     assert trials[left.number].state == TrialState.FAIL and trials[left.number].user_attrs["interrupted"]
     again = study.ask()
     assert again.suggest_float("x", 0, 1) == x and again.user_attrs["retry_of"] == left.number
-    assert sweep.counted(study) == 1  # the interrupted one does not count; the retry is running
+    assert counted(study) == 1  # the interrupted one does not count; the retry is running
 
 
 def trials_of(db):

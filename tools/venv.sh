@@ -23,7 +23,16 @@ _realm_venv_setup() {
         if [[ ! -x "$venv/bin/python" ]]; then
             "$py" -m venv "$venv" || return 1
         fi
-        "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$root/requirements.txt" >&2 || return 1
+        local extra=()
+        if [[ "${REALM_WITH_RAY:-0}" == "1" ]]; then
+            extra=(-r "$root/requirements-ray.txt")  # resolved with the rest in one pass
+        fi
+        "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$root/requirements.txt" \
+            "${extra[@]}" >&2 || return 1
+        if [[ "${REALM_WITH_RAY:-0}" == "1" ]]; then
+            cat "$root/requirements.txt" "$root/requirements-ray.txt" | sha256sum | cut -d' ' -f1 \
+                > "$venv/.requirements-ray.sha256"
+        fi
         # The project itself, editable: its packages import from anywhere with .venv/bin/python.
         "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation \
             -e "$root" >&2 || return 1

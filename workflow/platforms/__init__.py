@@ -12,13 +12,14 @@ from pathlib import Path
 from workflow.platforms.base import ConfigError, ExportLayout, Layout, PlatformVersion, read_manifest
 from workflow.platforms.v2 import PLATFORM as V2_24
 from workflow.platforms.v2 import PLATFORM_28 as V2_28
+from workflow.platforms.v13 import PLATFORM as V13
 from workflow.platforms.v15 import PLATFORM as V15
 from workflow.platforms.v18 import PLATFORM as V18
 from workflow.platforms.v2024 import PLATFORM as V2024
 
 #: Newest first, a game's own versions before those that claim by the version number alone:
-#: detection asks each in turn (gorge_chase's 15.x before 2024's "below 18").
-VERSIONS: dict[str, PlatformVersion] = {version.name: version for version in (V2_28, V2_24, V15, V18, V2024)}
+#: detection asks each in turn (gorge_chase's 15.x and robot_vacuum's 13.x before 2024's "below 18").
+VERSIONS: dict[str, PlatformVersion] = {version.name: version for version in (V2_28, V2_24, V15, V13, V18, V2024)}
 NAMES = tuple(reversed(VERSIONS))  # oldest first, as messages list them
 #: The version of the project's own agents (and of a run with no package).
 PROJECT = V2024

@@ -40,3 +40,12 @@ def logged_check(validate, usr_conf, logger, where: str = "usr_conf") -> bool:
         logger.error(f"{where} is invalid: {e}")
         return False
     return True
+
+
+def checked_usr_conf(usr_conf_file, validate, logger):
+    """The file as parsed when `validate` (its game's realm validator) accepts it, else None after
+    logging which file or key is wrong: what the 2026 engine's read_usr_conf does."""
+    usr_conf = read_env_conf_file(usr_conf_file, logger)
+    if usr_conf is None:
+        return None
+    return usr_conf if logged_check(validate, usr_conf, logger, f"usr_conf file {usr_conf_file}") else None

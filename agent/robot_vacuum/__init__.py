@@ -1,0 +1,1 @@
+"""robot_vacuum's PPO package: its Agent and its config module."""

@@ -1,0 +1,74 @@
+"""robot_vacuum's observation as the network sees it: `observation_process(memory)` fills ObsData
+(feature.segments' class: map, state, legal, core_state) from the episode's VacuumMemory
+following feature.robot_vacuum.layout's tables. The episode loops keep one memory per env and
+episode (`VacuumView`, the view episodes.robot_vacuum.episodes hands the runner); an Agent
+acting on the raw env_obs keeps its own (agent.robot_vacuum.ppo_agent).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from feature.robot_vacuum.constants import NUM_MOVES
+from feature.robot_vacuum.layout import MAP_LAYOUT, MAP_SHAPE, STATE_DIM, STATE_LAYOUT, STATE_SLICES, legal_mask
+from feature.robot_vacuum.memory import CHARGER_READINGS, VacuumMemory
+from feature.segments import ObsData
+from feature.tables import fill_tables
+from kaiwu_agent.utils.common_func import attached
+
+
+def observation_process(memory: VacuumMemory, extra_info=None) -> ObsData:
+    """The episode's memory after a step (or the reset) -> ObsData."""
+    map_tensor, state = fill_tables(memory, MAP_LAYOUT, MAP_SHAPE, STATE_LAYOUT, STATE_SLICES, STATE_DIM)
+    return ObsData(map=map_tensor, state=state, legal=legal_mask(memory))
+
+
+@attached
+def action_process(act_data) -> int:
+    """ActData -> the int action env.step takes: a move 0..7. The legal mask never allows the
+    model's actions 8..15; one reaching here is an error, not a move."""
+    action = int(act_data.action)
+    if not 0 <= action < NUM_MOVES:
+        raise ValueError(f"action {action}: robot_vacuum's actions are the moves 0..{NUM_MOVES - 1} "
+                         "(the legal mask forbids 8..15)")
+    return action
+
+
+@dataclass
+class FeatureConfig:
+    """[features_vacuum]: what the features read of env_obs."""
+
+    global_info: bool = True  # also extra_info.frame_state: every official robot's true cell
+    # a charger's pos read as: "either" (only the 2x2 cells the top-left and the centre readings
+    # share: a path there always ends on the charger) | "top_left" | "centre" (that reading's 3x3)
+    charger_pos: str = "either"
+
+    def validate(self) -> None:
+        if not isinstance(self.global_info, bool):
+            raise ValueError(f"[features_vacuum] global_info must be true or false, got {self.global_info!r}")
+        if self.charger_pos not in CHARGER_READINGS:
+            raise ValueError(f"[features_vacuum] charger_pos must be one of {' | '.join(CHARGER_READINGS)}, got "
+                             f"{self.charger_pos!r}")
+
+    def view_options(self) -> dict:
+        """VacuumView's keyword arguments."""
+        return {"global_info": self.global_info, "charger_pos": self.charger_pos}
+
+
+class VacuumView:
+    """An episode's memory as the episode loop hands observations on: `reset(env_obs)` and
+    `step(env_obs)` return (memory, None); the memory keeps the last env_obs as `.env_obs`.
+    `global_info`, `charger_pos`: VacuumMemory's (FeatureConfig's)."""
+
+    def __init__(self, global_info: bool = False, charger_pos: str = "either"):
+        self.options = {"global_info": global_info, "charger_pos": charger_pos}
+        self.memory = VacuumMemory(**self.options)
+
+    def reset(self, env_obs, extra_info=None):
+        self.memory = VacuumMemory(**self.options).update(env_obs)
+        self.memory.env_obs = env_obs
+        return self.memory, None
+
+    def step(self, env_obs, extra_info=None):
+        self.memory.update(env_obs)
+        self.memory.env_obs = env_obs
+        return self.memory, None

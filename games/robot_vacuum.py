@@ -1,0 +1,164 @@
+"""robot_vacuum (清扫大作战), a 2026 game on gorge_chase's engine (realm/robot_vacuum/,
+docs/games/robot_vacuum.md): clean as many dirty cells as possible in max_step steps, recharging
+on the chargers, without touching an official robot. Packages 13.0.1 play it.
+
+An evaluation episode is (usr_conf, seed) with one map: the env draws the chargers and spawns
+from the seed at reset, and each episode's usr_conf names the single map it plays (the env's own
+map cycling would give a process's episodes different maps by the order they come in). A
+checkpoint plays with its package's own `exploit` on the raw env_obs; the reference is the
+simulator's full-information policy; pictures are the simulator's (the map with the dirt left and
+the routes) and the hero's 21×21 view step by step. Records, policies and pictures:
+evaluation/robot_vacuum.py.
+"""
+from __future__ import annotations
+
+import copy
+import random
+from dataclasses import dataclass
+from typing import Literal
+
+from games.base import COMPASS, EngineGame, Episode
+
+
+@dataclass
+class VacuumRules:
+    """[env] keys of robot_vacuum's rules beside the map keys: the options
+    realm.robot_vacuum.options.OPTIONS names (docs/games/robot_vacuum.md: readings and meaning), how
+    the env answers errors, and whether each episode draws the options."""
+
+    npc_moves: str = "4dir"  # an official robot's random move: 4dir | 8dir
+    npc_tries: int = 6  # random directions a robot tries per step before it stays: 1..10
+    npc_spawns: str = "random"  # where the robots start: random | map (the map's spawn points)
+    npc_on_chargers: str = "allowed"  # whether a robot may step onto a charger: allowed | avoided
+    collision_check: str = "after_npcs"  # when contact is checked: after_npcs | before_and_after
+    hero_spawn_distance: str = "chebyshev"  # the metric of "more than 5 cells from every robot": chebyshev | euclidean
+    hero_spawn_cell: str = "dirty"  # the hero's spawn cell at reset: dirty | cleaned
+    npc_spawn_cell: str = "dirty"  # a robot's spawn cell at reset: dirty | cleaned
+    charge_count_full: str = "counts"  # entering a charger on a full battery adds to charge_count: counts | skips
+    charger_pos: str = "top_left"  # a charger's OrganState.pos: top_left | centre
+    reward_value: str = "delta"  # env_reward.reward: delta (this step's change of the score) | total
+    step_cleaned_cells: str = "hero"  # env_info.step_cleaned_cells: hero | hero_and_npcs
+    legal_action_key: str = "legal_action"  # the observation's key of the legal flags: legal_action | legal_act | both
+    legal_action_type: str = "int"  # the legal flags' type: int | bool
+    total_map: str = "map_list"  # env_info.total_map: map_list (the usr_conf's maps) | open (10)
+    npc_out_of_view: str = "hidden"  # a robot beyond the view in frame_state.npcs: hidden (pos -1, -1) | shown
+    map_order: str = "cycle"  # map_random = false: cycle | first
+    diagonal_rule: str = "one_free"  # a diagonal step's corner cells: one_free | both_free | target_only
+    # what env_obs's extra_info holds: "full" (frame_state, map_id, result_code, result_message) |
+    # "withheld" (result_code and result_message only)
+    vacuum_extra_info: str = "full"
+    # a bad usr_conf, or a step after the episode's end: "env_obs" (answered as the platform
+    # answers: observation None, extra_info.result_code < 0, truncated True; the message on
+    # stderr) | "raise" (VacuumUsrConfError / EpisodeOverError stops the workflow)
+    vacuum_errors: Literal["env_obs", "raise"] = "env_obs"
+    # each episode draws the options from their readings (realm.robot_vacuum.options.CANDIDATES),
+    # ignoring their values
+    randomize_unknown_rules: bool = False
+
+    def validate(self) -> None:
+        """Every option in the simulator's readings, the errors mode one of two (ValueError naming the key)."""
+        from realm.robot_vacuum.errors import ERROR_MODES
+        from realm.robot_vacuum.options import OPTIONS, check_option
+
+        for name in OPTIONS:
+            check_option(name, getattr(self, name))
+        if self.vacuum_errors not in ERROR_MODES:
+            raise ValueError(f"vacuum_errors = {self.vacuum_errors!r} is invalid: allowed 'env_obs' (answered as the "
+                             "platform answers) | 'raise'")
+
+    def make_kwargs(self, platform) -> dict:
+        """realm.make_env's rules (RobotVacuumEnv.PROTOCOL_RULES): the options under their own
+        names, errors, randomize_rules."""
+        from realm.robot_vacuum.options import OPTIONS
+
+        return {**{name: getattr(self, name) for name in OPTIONS}, "errors": self.vacuum_errors,
+                "randomize_rules": self.randomize_unknown_rules}
+
+
+class RobotVacuum(EngineGame):
+    name = "robot_vacuum"
+    title = "robot_vacuum (2026)"
+    policy_modes = ("greedy",)  # the platform evaluates exploit
+    map_companion = "positions_file"  # refused with a hint: robot_vacuum maps are a folder, [env] maps_dir
+    outcomes = ("survived", "failed")  # to max_step | early: the battery ran out or an official robot touched it
+    map_animation = False
+    algorithms = ("ppo",)
+    env_rules = VacuumRules
+    maps_dir_holds = ("official map files by map id: room_grid_map_<id>.json, robot_vacuum_map_<id>.json, "
+                      "map<id>.json or map_<id>.txt")
+    info_rule = "vacuum_extra_info"  # "full" | "withheld": extra_info with or without frame_state
+    action_names = COMPASS  # 8 moves, no flash
+
+    def presets(self) -> dict[str, dict]:
+        from realm.robot_vacuum.presets import PRESETS
+
+        return PRESETS
+
+    def check_usr_conf(self, usr_conf: dict) -> None:
+        """Keys, types and ranges; map ids as far as a generated source answers them (the
+        held-out generated maps are 11..): the env checks them against its own maps at reset."""
+        from realm.robot_vacuum.maps import GENERATED_IDS
+        from realm.robot_vacuum.usr_conf import validate_usr_conf
+
+        validate_usr_conf(usr_conf, map_ids=GENERATED_IDS)
+
+    def episodes(self, env, usr_conf: dict, count: int, base_seed: int = 0) -> list:
+        """Episode i plays one map of the usr_conf's list: in turn (map_random false, the
+        official order) or drawn from its seed; one reset checks the usr_conf against the env's maps."""
+        from realm.episode import checked_reset
+
+        checked_reset(env, usr_conf, seed=base_seed)
+        conf = env.conf
+        episodes = []
+        for i in range(count):
+            seed = base_seed + i
+            map_id = random.Random(seed).choice(conf.map) if conf.map_random else conf.map[i % len(conf.map)]
+            one = copy.deepcopy(usr_conf) if usr_conf else {}
+            one.setdefault("env_conf", {})
+            one["env_conf"]["map"] = [int(map_id)]
+            one["env_conf"]["map_random"] = False
+            episodes.append(Episode(i, seed, one))
+        return episodes
+
+    def env_kwargs(self, env_config, platform) -> dict:
+        return env_config.make_kwargs(platform)
+
+    def check_preset_env(self, preset: str, env_kwargs: dict) -> None:
+        """The presets of the official open maps need their files ([env] maps_dir)."""
+        from realm.robot_vacuum.presets import check_preset_maps
+
+        check_preset_maps(preset, env_kwargs.get("maps_folder"))
+
+    def maps_line(self, env, usr_confs: list) -> str | None:
+        """The generated maps (map_seed, ids) or the folder's files the usr_confs' map ids play."""
+        from realm.robot_vacuum.maps import GENERATED_IDS
+        from realm.robot_vacuum.usr_conf import validate_usr_conf
+
+        ids = sorted({i for usr_conf in usr_confs for i in validate_usr_conf(usr_conf, GENERATED_IDS).map})
+        return env.describe_maps(ids)
+
+    # --- export -----------------------------------------------------------------------------------
+
+    def train_env_conf(self, settings) -> tuple[dict, str]:
+        """The run's [curriculum_vacuum] (the project's ppo) with the map ids the platform has (its
+        generated-only ids named in the comment), else the official defaults."""
+        from realm.robot_vacuum.constants import OPEN_MAP_IDS
+        from realm.robot_vacuum.usr_conf import default_usr_conf, validate_usr_conf
+
+        curriculum = getattr(settings, "curriculum_vacuum", None)
+        if curriculum is None:
+            return default_usr_conf(), "# the official defaults (realm.robot_vacuum.usr_conf.default_usr_conf)\n"
+        usr_conf = curriculum.usr_conf()
+        comment = "# the run's [curriculum_vacuum] (feature/robot_vacuum/curriculum.py)\n"
+        maps = usr_conf["env_conf"]["map"]
+        simulator_only = [m for m in maps if m not in OPEN_MAP_IDS]  # generated maps: the platform has 1..10
+        if simulator_only:
+            kept = [m for m in maps if m in OPEN_MAP_IDS]
+            usr_conf["env_conf"]["map"] = kept or default_usr_conf()["env_conf"]["map"]
+            comment += (f"# map: the run's ids the platform has; its generated maps {simulator_only} exist only in "
+                        f"this project's simulator\n")
+        validate_usr_conf(usr_conf)
+        return usr_conf, comment
+
+
+GAME = RobotVacuum()
