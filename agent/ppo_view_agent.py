@@ -1,8 +1,9 @@
 """The PPO Agent for a game whose platform hands the package its raw observations (v2's
-`{"obs", "extra_info"}`, gorge_chase's env_obs): `observation_process` and `exploit` work on the
-episode's memory, a view of the game (its `reset` / `step` return (memory, extra)), which the
+`{"obs", "extra_info"}`, the 2026 engine's env_obs): `observation_process` and `exploit` work on
+the episode's memory, a view of the game (its `reset` / `step` return (memory, extra)), which the
 agent keeps between calls with, for a recurrent core, its state. A game's agent names its view,
-its features and its action mapping, and how its platform marks an episode's first frame.
+its features and its action mapping, and how its platform marks an episode's first frame (the
+2026 engine's games: EnvObsAgent).
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from agent.ppo_base_agent import PPOAgent
+from kaiwu_agent.agent.base_agent import exploit_wrapper
 
 
 @dataclass(frozen=True)
@@ -68,3 +70,31 @@ class ViewAgent(PPOAgent):
     def action_process(self, act_data) -> int:
         self._core_state = getattr(act_data, "core_state", None)
         return self.game.to_action(act_data)
+
+
+class EnvObsAgent(ViewAgent):
+    """The calls the 2026 engine's platforms (gorge_chase 15.0.1, robot_vacuum 13.0.1) make:
+
+    - `reset(env_obs)` before an episode, then `exploit(env_obs)` -> the int action, as their
+      evaluation calls it on the raw env_obs: the agent keeps that episode's memory and, with a
+      recurrent core, its state. A list of ObsData (the project's own loops, which keep one
+      memory per env) gets the list of ActData.
+    - `observation_process(env_obs)` -> (ObsData, None) and `action_process(act_data)`, on that
+      same per-episode memory (a frame with step_no 0 starts a new one).
+    """
+
+    def observation_process(self, env_obs, extra_info=None):
+        """The platform's call: (ObsData, None) from the raw env_obs, on the episode's memory."""
+        step_no = (env_obs.get("observation") or env_obs).get("step_no", 0)
+        return self._observe(step_no == 0, env_obs), None
+
+    @exploit_wrapper
+    def exploit(self, observation):
+        """The raw env_obs (the platform's evaluation) -> the int action; an ObsData (what the
+        evaluation's observation_process made) -> the int action; a list of ObsData -> the list
+        of ActData (PPOAgent.exploit)."""
+        if isinstance(observation, dict) and "observation" in observation:
+            observation, _ = self.observation_process(observation)
+        if isinstance(observation, (list, tuple)):
+            return PPOAgent.exploit.__wrapped__(self, observation)
+        return self.action_process(PPOAgent.exploit.__wrapped__(self, [observation])[0])

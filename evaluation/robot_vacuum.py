@@ -13,8 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evaluation import engine_play
+from evaluation.engine_play import paint_cells, play_episode
 from evaluation.records import GameEpisode
-from games.base import Rendering, frame_indices
+from games.base import Rendering
 
 
 @dataclass
@@ -27,19 +29,9 @@ class VacuumEpisode(GameEpisode):
 
 
 def play(env, usr_conf: dict, seed: int, choose, on_step=None) -> VacuumEpisode:
-    """One episode of `env` from reset(usr_conf, seed) to its end, `choose(env_obs)` giving each
-    action; `on_step(env_obs, act)` sees each observation with the action chosen from it. A
-    usr_conf the env refuses raises, whether the env raises or answers errors as the platform does."""
-    from realm.episode import checked_reset
-
-    env_obs = checked_reset(env, usr_conf, seed=seed)
-    actions = []
-    while not (env_obs["terminated"] or env_obs["truncated"]):
-        act = int(choose(env_obs))
-        if on_step is not None:
-            on_step(env_obs, act)
-        actions.append(act)
-        _, env_obs = env.step(act)
+    """One episode (evaluation.engine_play.play_episode: `choose(env_obs)` gives each action,
+    `on_step(env_obs, act)` sees each) as its record."""
+    env_obs, actions = play_episode(env, usr_conf, seed, choose, on_step)
     info = env_obs["observation"]["env_info"]
     return VacuumEpisode(seed=int(seed), usr_conf=usr_conf, total_score=float(info["total_score"]),
                          won=bool(env_obs["truncated"]), chests=0, chests_available=0, steps=int(info["step_no"]),
@@ -48,86 +40,39 @@ def play(env, usr_conf: dict, seed: int, choose, on_step=None) -> VacuumEpisode:
                          ended_by=(env.fail_reason or "") if env_obs["terminated"] else "")
 
 
-class AgentPolicy:
-    """A checkpoint of a 13.0.1 package playing with its own exploit (the platform's evaluation):
-    its `reset(env_obs)` before each episode; its draws seeded with the episode seed."""
+class AgentPolicy(engine_play.AgentPolicy):
+    """A checkpoint of a 13.0.1 package playing with its own exploit (evaluation.engine_play)."""
 
-    def __init__(self, loaded, name: str = "agent", mode: str = "greedy"):
-        self.loaded = loaded
-        self.name = name
-
-    def play(self, env, usr_conf: dict, seed: int, on_step=None) -> VacuumEpisode:
-        from evaluation.episodes import seed_agent_draws
-
-        agent, loaded = self.loaded.agent, self.loaded
-        seed_agent_draws(agent, seed)
-        started = []
-
-        def choose(env_obs):
-            if not started and callable(getattr(agent, "reset", None)):
-                agent.reset(env_obs)
-            started.append(True)
-            return loaded.action_process(agent.exploit(loaded.observation_process(env_obs)))
-
-        return play(env, usr_conf, seed, choose, on_step)
+    episode = staticmethod(play)
 
 
-class ReferencePolicy:
+class ReferencePolicy(engine_play.ReferencePolicy):
     """The simulator's full-information reference policy (realm.robot_vacuum.reference), seeded
     with the episode seed, on the same episodes."""
 
-    name = "planner"
-
-    def play(self, env, usr_conf: dict, seed: int, on_step=None) -> VacuumEpisode:
-        from realm.robot_vacuum.reference import ReferencePolicy as Reference
-
-        reference = Reference(seed=seed)
-        return play(env, usr_conf, seed, lambda env_obs: reference.act(env), on_step)
-
-
-class Replay:
-    """Plays a finished episode's actions again (the env repeats an episode for its seed), as the
-    simulator's pictures (realm.robot_vacuum.render.record_episode) ask a policy: `act(env)`."""
-
-    def __init__(self, actions: list):
-        self._actions = iter(actions)
-
-    def act(self, env) -> int:
-        return next(self._actions)
+    episode = staticmethod(play)
+    reference = "realm.robot_vacuum.reference"
 
 
 def play_and_draw(game, env, policy, usr_conf: dict, seed: int, title: str, options) -> Rendering:
     """The simulator's picture of the episode's end (realm.robot_vacuum.render: the map with the
     dirt left, the chargers, the official robots' squares and paths, the hero's trail) as the PNG;
-    the hero's 21×21 views with the chargers and the robots in them as the GIF frames."""
-    import tempfile
+    the hero's 21×21 views with the chargers and the robots in them as the GIF frames
+    (evaluation.engine_play)."""
+    return engine_play.play_and_draw(env, policy, usr_conf, seed, options, "realm.robot_vacuum.render",
+                                     lambda env_obs, scale: view_picture(env_obs, scale, charger_anchor_of(env)))
 
-    from PIL import Image
 
+def charger_anchor_of(env) -> int:
+    """How far a charger's pos lies from its footprint's top-left cell: 0 (the env's charger_pos
+    top_left) or the centre's offset."""
     from realm.robot_vacuum.constants import CHARGER_SIZE
-    from realm.robot_vacuum.render import record_episode, render_png
 
-    views = []
-    record = policy.play(env, usr_conf, seed,
-                         on_step=(lambda env_obs, act: views.append(env_obs)) if options.gif else None)
-    states = record_episode(env, Replay(record.actions), usr_conf, seed=seed)
-    with tempfile.TemporaryDirectory() as folder:
-        path = f"{folder}/episode.png"
-        render_png(states, path)
-        png = np.asarray(Image.open(path).convert("RGB"))
-    anchor = 0 if env.charger_pos == "top_left" else CHARGER_SIZE // 2  # a charger's pos: its top-left or centre
-    frames = [view_picture(views[i], options.view_scale * 3, anchor)
-              for i in frame_indices(len(views), options.frame_stride, options.max_frames)]
-    return Rendering(record, png, frames)
+    return 0 if env.charger_pos == "top_left" else CHARGER_SIZE // 2
 
 
 WALL, FLOOR, DIRT = (60, 60, 60), (250, 250, 250), (204, 191, 242)
 HERO, ROBOT, CHARGER = (40, 90, 220), (220, 40, 40), (40, 160, 70)
-
-
-def _cells(image: np.ndarray, cells, colour, scale: int) -> None:
-    for x, z in cells:
-        image[z * scale:(z + 1) * scale, x * scale:(x + 1) * scale] = colour
 
 
 def view_picture(env_obs: dict, scale: int, charger_anchor: int = 0) -> np.ndarray:
@@ -149,12 +94,12 @@ def view_picture(env_obs: dict, scale: int, charger_anchor: int = 0) -> np.ndarr
     for organ in frame.get("organs", []):
         left, top = organ["pos"]["x"] - charger_anchor, organ["pos"]["z"] - charger_anchor
         cells = [local(left + dx, top + dz) for dz in range(organ.get("h", 1)) for dx in range(organ.get("w", 1))]
-        _cells(image, [c for c in cells if c is not None], CHARGER, scale)
+        paint_cells(image, [c for c in cells if c is not None], CHARGER, scale)
     for npc in frame.get("npcs", []):
         cell = local(npc["pos"]["x"], npc["pos"]["z"]) if npc.get("is_in_view") else None
         if cell is not None:
-            _cells(image, [cell], ROBOT, scale)
-    _cells(image, [(radius, radius)], HERO, scale)
+            paint_cells(image, [cell], ROBOT, scale)
+    paint_cells(image, [(radius, radius)], HERO, scale)
     return image
 
 

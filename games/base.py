@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import importlib
+import random
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -219,9 +220,84 @@ class Game:
 
 
 class EngineGame(Game):
-    """A game of the 2026 engine (gorge_chase 15.0.1, robot_vacuum 13.0.1): its packages register
-    an algorithm's agent under actor_agent / learner_agent / aisrv_agent and name the algorithm to
-    train in app_conf's policy."""
+    """A game of the 2026 engine (gorge_chase 15.0.1, robot_vacuum 13.0.1): its simulator's modules
+    realm.<name>.presets / .maps / .usr_conf / .constants answer its presets, its usr_confs and
+    its maps alike (PRESETS and check_preset_maps, GENERATED_IDS, validate_usr_conf and
+    default_usr_conf, OPEN_MAP_IDS); an evaluation episode is (usr_conf, seed) with one map; its
+    packages register an algorithm's agent under actor_agent / learner_agent / aisrv_agent and
+    name the algorithm to train in app_conf's policy."""
+
+    policy_modes = ("greedy",)  # the platform evaluates exploit
+    map_companion = "positions_file"  # refused with a hint: the engine's maps are a folder, [env] maps_dir
+    #: the project's ppo Settings' section of the episodes' settings a run draws ("curriculum_gorge"),
+    #: the train_env_conf of its exported packages
+    curriculum_section: str = ""
+
+    def realm_module(self, part: str):
+        """The game's simulator module realm.<name>.<part>, imported when first asked."""
+        return importlib.import_module(f"realm.{self.name}.{part}")
+
+    def presets(self) -> dict[str, dict]:
+        return self.realm_module("presets").PRESETS
+
+    def check_usr_conf(self, usr_conf: dict) -> None:
+        """Keys, types and ranges; map ids as far as a generated source answers them (the
+        held-out generated maps are 11..): the env checks them against its own maps at reset."""
+        self.realm_module("usr_conf").validate_usr_conf(usr_conf, map_ids=self.realm_module("maps").GENERATED_IDS)
+
+    def episodes(self, env, usr_conf: dict, count: int, base_seed: int = 0) -> list:
+        """Episode i plays one map of the usr_conf's list: in turn (map_random false, the
+        official order) or drawn from its seed; one reset checks the usr_conf against the env's maps."""
+        from realm.episode import checked_reset
+
+        checked_reset(env, usr_conf, seed=base_seed)
+        conf = env.conf
+        episodes = []
+        for i in range(count):
+            seed = base_seed + i
+            map_id = random.Random(seed).choice(conf.map) if conf.map_random else conf.map[i % len(conf.map)]
+            one = copy.deepcopy(usr_conf) if usr_conf else {}
+            one.setdefault("env_conf", {})
+            one["env_conf"]["map"] = [int(map_id)]
+            one["env_conf"]["map_random"] = False
+            episodes.append(Episode(i, seed, one))
+        return episodes
+
+    def env_kwargs(self, env_config, platform) -> dict:
+        return env_config.make_kwargs(platform)
+
+    def check_preset_env(self, preset: str, env_kwargs: dict) -> None:
+        """The presets of the official open maps need their files ([env] maps_dir)."""
+        self.realm_module("presets").check_preset_maps(preset, env_kwargs.get("maps_folder"))
+
+    def maps_line(self, env, usr_confs: list) -> str | None:
+        """The generated maps (map_seed, ids) or the folder's files the usr_confs' map ids play."""
+        generated, usr_conf_module = self.realm_module("maps").GENERATED_IDS, self.realm_module("usr_conf")
+        ids = sorted({i for usr_conf in usr_confs for i in usr_conf_module.validate_usr_conf(usr_conf, generated).map})
+        return env.describe_maps(ids)
+
+    # --- export -----------------------------------------------------------------------------------
+
+    def train_env_conf(self, settings) -> tuple[dict, str]:
+        """The run's curriculum section (the project's ppo) with the map ids the platform has (its
+        generated-only ids named in the comment), else the official defaults."""
+        open_map_ids = self.realm_module("constants").OPEN_MAP_IDS
+        usr_confs = self.realm_module("usr_conf")
+        curriculum = getattr(settings, self.curriculum_section, None)
+        if curriculum is None:
+            return (usr_confs.default_usr_conf(),
+                    f"# the official defaults (realm.{self.name}.usr_conf.default_usr_conf)\n")
+        usr_conf = curriculum.usr_conf()
+        comment = f"# the run's [{self.curriculum_section}] (feature/{self.name}/curriculum.py)\n"
+        maps = usr_conf["env_conf"]["map"]
+        simulator_only = [m for m in maps if m not in open_map_ids]  # generated maps: the platform has 1..10
+        if simulator_only:
+            kept = [m for m in maps if m in open_map_ids]
+            usr_conf["env_conf"]["map"] = kept or usr_confs.default_usr_conf()["env_conf"]["map"]
+            comment += (f"# map: the run's ids the platform has; its generated maps {simulator_only} exist only in "
+                        f"this project's simulator\n")
+        usr_confs.validate_usr_conf(usr_conf)
+        return usr_conf, comment
 
     def registration_files(self, settings, algo: str, folder: str) -> dict[str, tuple[str, dict]]:
         env_conf, comment = self.train_env_conf(settings)

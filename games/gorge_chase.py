@@ -11,12 +11,10 @@ full-information policy; pictures are the simulator's (the map with the routes) 
 """
 from __future__ import annotations
 
-import copy
-import random
 from dataclasses import dataclass
 from typing import Literal
 
-from games.base import EngineGame, Episode
+from games.base import EngineGame
 
 
 @dataclass
@@ -61,8 +59,6 @@ class GorgeRules:
 class GorgeChase(EngineGame):
     name = "gorge_chase"
     title = "gorge_chase (2026)"
-    policy_modes = ("greedy",)  # the platform evaluates exploit
-    map_companion = "positions_file"  # refused with a hint: gorge maps are a folder, [env] maps_dir
     outcomes = ("survived", "caught")
     map_animation = False
     algorithms = ("ppo",)
@@ -71,77 +67,7 @@ class GorgeChase(EngineGame):
     maps_dir_holds = "official map files by map id: gorge_chase_map_<id>.json or map_<id>.txt"
     renamed_env_keys = {"gorge_maps": "maps_dir"}
     info_rule = "gorge_extra_info"  # "full" | "withheld": extra_info with or without frame_state
-
-    def presets(self) -> dict[str, dict]:
-        from realm.gorge_chase.presets import PRESETS
-
-        return PRESETS
-
-    def check_usr_conf(self, usr_conf: dict) -> None:
-        """Keys, types and ranges; map ids as far as a generated source answers them (the
-        held-out generated maps are 11..): the env checks them against its own maps at reset."""
-        from realm.gorge_chase.maps import GENERATED_IDS
-        from realm.gorge_chase.usr_conf import validate_usr_conf
-
-        validate_usr_conf(usr_conf, map_ids=GENERATED_IDS)
-
-    def episodes(self, env, usr_conf: dict, count: int, base_seed: int = 0) -> list:
-        """Episode i plays one map of the usr_conf's list: in turn (map_random false, the
-        official order) or drawn from its seed; one reset checks the usr_conf against the env's maps."""
-        from realm.episode import checked_reset
-
-        checked_reset(env, usr_conf, seed=base_seed)
-        conf = env.conf
-        episodes = []
-        for i in range(count):
-            seed = base_seed + i
-            map_id = random.Random(seed).choice(conf.map) if conf.map_random else conf.map[i % len(conf.map)]
-            one = copy.deepcopy(usr_conf) if usr_conf else {}
-            one.setdefault("env_conf", {})
-            one["env_conf"]["map"] = [int(map_id)]
-            one["env_conf"]["map_random"] = False
-            episodes.append(Episode(i, seed, one))
-        return episodes
-
-    def env_kwargs(self, env_config, platform) -> dict:
-        return env_config.make_kwargs(platform)
-
-    def check_preset_env(self, preset: str, env_kwargs: dict) -> None:
-        """The presets of the official open maps need their files ([env] maps_dir)."""
-        from realm.gorge_chase.presets import check_preset_maps
-
-        check_preset_maps(preset, env_kwargs.get("maps_folder"))
-
-    def maps_line(self, env, usr_confs: list) -> str | None:
-        """The generated maps (map_seed, ids) or the folder's files the usr_confs' map ids play."""
-        from realm.gorge_chase.maps import GENERATED_IDS
-        from realm.gorge_chase.usr_conf import validate_usr_conf
-
-        ids = sorted({i for usr_conf in usr_confs for i in validate_usr_conf(usr_conf, GENERATED_IDS).map})
-        return env.describe_maps(ids)
-
-    # --- export -----------------------------------------------------------------------------------
-
-    def train_env_conf(self, settings) -> tuple[dict, str]:
-        """The run's [curriculum_gorge] (the project's ppo) with the map ids the platform has (its
-        generated-only ids named in the comment), else the official defaults."""
-        from realm.gorge_chase.constants import OPEN_MAP_IDS
-        from realm.gorge_chase.usr_conf import default_usr_conf, validate_usr_conf
-
-        curriculum = getattr(settings, "curriculum_gorge", None)
-        if curriculum is None:
-            return default_usr_conf(), "# the official defaults (realm.gorge_chase.usr_conf.default_usr_conf)\n"
-        usr_conf = curriculum.usr_conf()
-        comment = "# the run's [curriculum_gorge] (feature/gorge_chase/curriculum.py)\n"
-        maps = usr_conf["env_conf"]["map"]
-        simulator_only = [m for m in maps if m not in OPEN_MAP_IDS]  # generated maps: the platform has 1..10
-        if simulator_only:
-            kept = [m for m in maps if m in OPEN_MAP_IDS]
-            usr_conf["env_conf"]["map"] = kept or default_usr_conf()["env_conf"]["map"]
-            comment += (f"# map: the run's ids the platform has; its generated maps {simulator_only} exist only in "
-                        f"this project's simulator\n")
-        validate_usr_conf(usr_conf)
-        return usr_conf, comment
+    curriculum_section = "curriculum_gorge"
 
 
 GAME = GorgeChase()

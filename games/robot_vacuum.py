@@ -12,12 +12,10 @@ evaluation/robot_vacuum.py.
 """
 from __future__ import annotations
 
-import copy
-import random
 from dataclasses import dataclass
 from typing import Literal
 
-from games.base import COMPASS, EngineGame, Episode
+from games.base import COMPASS, EngineGame
 
 
 @dataclass
@@ -78,8 +76,6 @@ class VacuumRules:
 class RobotVacuum(EngineGame):
     name = "robot_vacuum"
     title = "robot_vacuum (2026)"
-    policy_modes = ("greedy",)  # the platform evaluates exploit
-    map_companion = "positions_file"  # refused with a hint: robot_vacuum maps are a folder, [env] maps_dir
     outcomes = ("survived", "failed")  # to max_step | early: the battery ran out or an official robot touched it
     map_animation = False
     algorithms = ("ppo",)
@@ -88,77 +84,7 @@ class RobotVacuum(EngineGame):
                       "map<id>.json or map_<id>.txt")
     info_rule = "vacuum_extra_info"  # "full" | "withheld": extra_info with or without frame_state
     action_names = COMPASS  # 8 moves, no flash
-
-    def presets(self) -> dict[str, dict]:
-        from realm.robot_vacuum.presets import PRESETS
-
-        return PRESETS
-
-    def check_usr_conf(self, usr_conf: dict) -> None:
-        """Keys, types and ranges; map ids as far as a generated source answers them (the
-        held-out generated maps are 11..): the env checks them against its own maps at reset."""
-        from realm.robot_vacuum.maps import GENERATED_IDS
-        from realm.robot_vacuum.usr_conf import validate_usr_conf
-
-        validate_usr_conf(usr_conf, map_ids=GENERATED_IDS)
-
-    def episodes(self, env, usr_conf: dict, count: int, base_seed: int = 0) -> list:
-        """Episode i plays one map of the usr_conf's list: in turn (map_random false, the
-        official order) or drawn from its seed; one reset checks the usr_conf against the env's maps."""
-        from realm.episode import checked_reset
-
-        checked_reset(env, usr_conf, seed=base_seed)
-        conf = env.conf
-        episodes = []
-        for i in range(count):
-            seed = base_seed + i
-            map_id = random.Random(seed).choice(conf.map) if conf.map_random else conf.map[i % len(conf.map)]
-            one = copy.deepcopy(usr_conf) if usr_conf else {}
-            one.setdefault("env_conf", {})
-            one["env_conf"]["map"] = [int(map_id)]
-            one["env_conf"]["map_random"] = False
-            episodes.append(Episode(i, seed, one))
-        return episodes
-
-    def env_kwargs(self, env_config, platform) -> dict:
-        return env_config.make_kwargs(platform)
-
-    def check_preset_env(self, preset: str, env_kwargs: dict) -> None:
-        """The presets of the official open maps need their files ([env] maps_dir)."""
-        from realm.robot_vacuum.presets import check_preset_maps
-
-        check_preset_maps(preset, env_kwargs.get("maps_folder"))
-
-    def maps_line(self, env, usr_confs: list) -> str | None:
-        """The generated maps (map_seed, ids) or the folder's files the usr_confs' map ids play."""
-        from realm.robot_vacuum.maps import GENERATED_IDS
-        from realm.robot_vacuum.usr_conf import validate_usr_conf
-
-        ids = sorted({i for usr_conf in usr_confs for i in validate_usr_conf(usr_conf, GENERATED_IDS).map})
-        return env.describe_maps(ids)
-
-    # --- export -----------------------------------------------------------------------------------
-
-    def train_env_conf(self, settings) -> tuple[dict, str]:
-        """The run's [curriculum_vacuum] (the project's ppo) with the map ids the platform has (its
-        generated-only ids named in the comment), else the official defaults."""
-        from realm.robot_vacuum.constants import OPEN_MAP_IDS
-        from realm.robot_vacuum.usr_conf import default_usr_conf, validate_usr_conf
-
-        curriculum = getattr(settings, "curriculum_vacuum", None)
-        if curriculum is None:
-            return default_usr_conf(), "# the official defaults (realm.robot_vacuum.usr_conf.default_usr_conf)\n"
-        usr_conf = curriculum.usr_conf()
-        comment = "# the run's [curriculum_vacuum] (feature/robot_vacuum/curriculum.py)\n"
-        maps = usr_conf["env_conf"]["map"]
-        simulator_only = [m for m in maps if m not in OPEN_MAP_IDS]  # generated maps: the platform has 1..10
-        if simulator_only:
-            kept = [m for m in maps if m in OPEN_MAP_IDS]
-            usr_conf["env_conf"]["map"] = kept or default_usr_conf()["env_conf"]["map"]
-            comment += (f"# map: the run's ids the platform has; its generated maps {simulator_only} exist only in "
-                        f"this project's simulator\n")
-        validate_usr_conf(usr_conf)
-        return usr_conf, comment
+    curriculum_section = "curriculum_vacuum"
 
 
 GAME = RobotVacuum()

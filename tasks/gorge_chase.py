@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tasks.small import small_ppo_config
+from tasks.small import Greedy, RandomLegal, small_ppo_config
 
 MAX_STEP = 200
 TRAIN_MAPS, EVAL_MAPS = [1, 2, 3, 4], [11, 12, 13, 14]
@@ -53,29 +53,6 @@ def play(choose, episodes: int = EVAL_EPISODES, seed: int = 1000) -> float:
             _, env_obs = env.step(int(choose(env_obs)))
         steps.append(env_obs["observation"]["step_no"])
     return float(np.mean(steps))
-
-
-class RandomLegal:
-    """A uniformly random legal move or flash (legal_action), seeded."""
-
-    def __init__(self, seed: int = 0):
-        self.rng = np.random.default_rng(seed)
-
-    def __call__(self, env_obs) -> int:
-        return int(self.rng.choice(np.flatnonzero(env_obs["observation"]["legal_action"])))
-
-
-class Greedy:
-    """The agent's exploit on the raw env_obs, as the platform's evaluation calls it."""
-
-    def __init__(self, agent):
-        self.agent = agent
-
-    def reset(self, env_obs) -> None:
-        self.agent.reset(env_obs)
-
-    def __call__(self, env_obs) -> int:
-        return self.agent.exploit(env_obs)
 
 
 @dataclass

@@ -1,9 +1,12 @@
-"""The AppConfig of a small learning task (near_end_v2, gorge_survival): the PPO
-package of a game trained in one process on 4 envs, batches of 8 segments of up to 64 steps, a
-small network. Each task sets its game's curriculum section beside it."""
+"""What the small learning tasks share: the AppConfig (the PPO package of a game trained in one
+process on 4 envs, batches of 8 segments of up to 64 steps, a small network; each task sets its
+game's curriculum section beside it) and, for the 2026 engine's games, the policies a trained
+agent is measured against (a random legal action, the agent's own exploit)."""
 from __future__ import annotations
 
 import dataclasses
+
+import numpy as np
 
 
 def small_ppo_config(game: str, seed: int, learning_rate: float, ppo: dict):
@@ -17,3 +20,26 @@ def small_ppo_config(game: str, seed: int, learning_rate: float, ppo: dict):
     cfg.model = ModelConfig(channels=[8, 16], kernel_sizes=[3, 3], strides=[2, 2], hidden_size=64)
     cfg.ppo = dataclasses.replace(cfg.ppo, **{"num_steps": 64, "learning_rate": learning_rate, **ppo})
     return cfg
+
+
+class RandomLegal:
+    """A uniformly random legal action of the 2026 engine's env_obs (its legal_action), seeded."""
+
+    def __init__(self, seed: int = 0):
+        self.rng = np.random.default_rng(seed)
+
+    def __call__(self, env_obs) -> int:
+        return int(self.rng.choice(np.flatnonzero(env_obs["observation"]["legal_action"])))
+
+
+class Greedy:
+    """The agent's exploit on the raw env_obs, as the platform's evaluation calls it."""
+
+    def __init__(self, agent):
+        self.agent = agent
+
+    def reset(self, env_obs) -> None:
+        self.agent.reset(env_obs)
+
+    def __call__(self, env_obs) -> int:
+        return self.agent.exploit(env_obs)

@@ -19,7 +19,7 @@ from feature.robot_vacuum.curriculum import CurriculumConfig
 from feature.robot_vacuum.layout import MAP_LAYOUT, MAP_SHAPE, STATE_DIM, STATE_LAYOUT, earlier_visits, legal_mask
 from feature.robot_vacuum.memory import GRID, VacuumMemory
 from feature.robot_vacuum.observation import FeatureConfig, VacuumView, action_process, observation_process
-from feature.robot_vacuum.paths import UNKNOWN_STEPS, steps_near
+from feature.bitgrid import UNKNOWN_STEPS, steps_near
 from feature.robot_vacuum.reward import TERMS, RewardConfig, reward_shaping, step_view
 from feature.segments import NUM_ACTIONS, ActData
 from realm import make_env

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from feature.bitgrid import bit_grid
 from feature.gorge_chase.constants import (CHEST_STEP_LIMIT, DIRECTIONS, FLASH_RANGE, FLASH_RANGE_DIAGONAL, GRID_SIZE,
                                            MAX_MONSTERS, NUM_MOVES, STATUS_AVAILABLE, SUB_TYPE_BUFF,
                                            SUB_TYPE_TREASURE, VIEW_RADIUS, VIEW_SIZE)
-from feature.gorge_chase.bitgrid import bit_grid
 from feature.gorge_chase.paths import (UNREACHED, RoomParts, path_field, path_field_bits,  # noqa: F401
                                        path_length_bits, room_parts, steps_from_target_bits)
 
@@ -31,7 +31,7 @@ COARSE = 3  # cells per side of a coarse crop's cell
 COARSE_RADIUS = COARSE * VIEW_SIZE // 2  # 31: the coarse crops cover 63 × 63 cells around the hero
 PAD = COARSE_RADIUS
 VISIT = 0.2  # a visit's weight on the visits map (capped at 1)
-VIEW_GRID = bit_grid(VIEW_SIZE, VIEW_SIZE)  # the view as an int (feature.gorge_chase.bitgrid)
+VIEW_GRID = bit_grid(VIEW_SIZE, VIEW_SIZE)  # the view as an int (feature.bitgrid)
 WINDOW_GRID = bit_grid(2 * COARSE_RADIUS + 1, 2 * COARSE_RADIUS + 1)  # the coarse crops' cells as an int
 #: per direction, the cells a flash may land on, farthest first: (k, column, row, bit in the view's int)
 #: (a cell off the view counts as blocked, as `road` says)
@@ -254,7 +254,7 @@ class GorgeMemory:
     def chest_steps(self) -> np.ndarray:
         """3×3 [dz + 1, dx + 1]: path steps to the nearest live chest known from the hero's cell
         and its neighbours, over the explored map within the coarse crops' reach (unseen cells
-        counted as road); paths.UNKNOWN_STEPS where none lies within CHEST_STEP_LIMIT."""
+        counted as road); UNKNOWN_STEPS (feature.bitgrid) where none lies within CHEST_STEP_LIMIT."""
         if self._chest_steps is None:
             walkable = WINDOW_GRID.of_mask(self._window(self.walkable, COARSE_RADIUS))
             hx, hz = self.hero

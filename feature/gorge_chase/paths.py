@@ -10,9 +10,9 @@
   sides open, as the hero's own moves): how big it is, whether it runs off the view's edge
   (a way on) and whether a monster stands in it. A dead-end pocket is small and closed.
 
-Each search runs on grids held as Python ints (feature.gorge_chase.bitgrid): a step over the
-whole window is a few big-int operations. The `*_bits` forms take those ints, so a step's
-features convert the view once.
+Each search runs on grids held as Python ints (feature.bitgrid): a step over the whole window
+is a few big-int operations. The `*_bits` forms take those ints, so a step's features convert
+the view once.
 """
 from __future__ import annotations
 
@@ -20,10 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from feature.gorge_chase.bitgrid import BitGrid, bit_grid
+from feature.bitgrid import UNKNOWN_STEPS, BitGrid, bit_grid, steps_near  # noqa: F401 (UNKNOWN_STEPS)
 from feature.gorge_chase.constants import FAR
 
-UNKNOWN_STEPS = -1  # no target within reach of the window
 UNREACHED = FAR + 1  # a cell no monster in view reaches within FAR steps
 
 
@@ -77,31 +76,9 @@ def steps_from_targets(walkable: np.ndarray, targets: list[tuple[int, int]], lim
 
 
 def steps_from_target_bits(grid: BitGrid, walkable: int, targets: int, limit: int) -> np.ndarray:
-    """`steps_from_targets` on a BitGrid's ints."""
-    out = np.full((3, 3), UNKNOWN_STEPS, dtype=np.int32)
-    if not targets:
-        return out
+    """`steps_from_targets` on a BitGrid's ints (feature.bitgrid.steps_near from the window's centre)."""
     centre = grid.height // 2
-    near = [(dz + 1, dx + 1, grid.bit(centre + dx, centre + dz)) for dz in (-1, 0, 1) for dx in (-1, 0, 1)]
-    near_bits = sum(bit for _, _, bit in near)
-    wanted = near_bits & (walkable | targets)  # the neighbourhood a search can reach
-    free = walkable & ~targets
-    frontier, s = targets, grid.stride
-    for step in range(limit + 1):
-        hit = frontier & near_bits
-        if hit:
-            for r, c, bit in near:
-                if hit & bit:
-                    out[r, c] = step  # each cell joins one frontier only
-            wanted &= ~hit
-            if not wanted:
-                break
-        wide = frontier | frontier << 1 | frontier >> 1  # the 8 neighbours (feature.gorge_chase.bitgrid)
-        frontier = (wide | wide << s | wide >> s) & free
-        if not frontier:
-            break
-        free ^= frontier
-    return out
+    return steps_near(grid, walkable, targets, (centre, centre), limit, corner_rule=False)
 
 
 def rooms_beyond(view: np.ndarray, starts: list[tuple[int, int]], monsters: list[tuple[int, int]]

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from feature.bitgrid import UNKNOWN_STEPS
 from feature.robot_vacuum.constants import (BATTERY_NORM, CELL_BLOCKED, CELL_DIRT, CHARGE_NORM, DIRECTIONS,
                                             GRID_SIZE, MAX_CHARGERS, MAX_ROBOTS, NUM_MOVES, STEP_NORM, VIEW_RADIUS,
                                             VIEW_SIZE)
 from feature.robot_vacuum.memory import CHARGER_LIMIT, DIRT_LIMIT, VISIT, VacuumMemory
-from feature.robot_vacuum.paths import UNKNOWN_STEPS
 from feature.segments import NUM_ACTIONS
 from feature.tables import MapChannel, StateBlock, state_slices
 
@@ -199,4 +199,30 @@ def legal_mask(m: VacuumMemory) -> np.ndarray:
     moves = [float(bool(ok) and cell is not None) for ok, cell in zip(legal, m.move_cells())]
     if not any(moves):
         moves = [float(bool(ok)) for ok in legal] if any(legal) else [1.0] * NUM_MOVES
+    elif m.battery_guard:
+        moves = guarded_moves(m, moves)
     return np.array(moves + [0.0] * (NUM_ACTIONS - NUM_MOVES), dtype=np.float32)
+
+
+#: Battery units the guard keeps beyond the path home (a robot in the corridor costs a detour).
+GUARD_MARGIN = 3
+
+
+def guarded_moves(m: VacuumMemory, moves: list[float]) -> list[float]:
+    """The open `moves` after which the battery still reaches the nearest charger over road seen
+    with GUARD_MARGIN to spare; when none does, those that leave the most; all of them while the
+    battery lasts the episode or no route over road seen is known."""
+    steps, known = m.charger_steps()
+    if not known or m.battery >= max(m.max_step - m.step_no, 0):
+        return moves
+    rows = steps.tolist()
+    left = [(m.battery - 1) - rows[1 + dz][1 + dx] if ok and rows[1 + dz][1 + dx] != UNKNOWN_STEPS else None
+            for (dx, dz), ok in zip(DIRECTIONS, moves)]
+    safe = [float(after is not None and (after >= GUARD_MARGIN or rows[1 + dz][1 + dx] == 0))
+            for after, (dx, dz) in zip(left, DIRECTIONS)]
+    if any(safe):
+        return safe
+    reachable = [after for after in left if after is not None]
+    if not reachable:
+        return moves
+    return [float(after is not None and after == max(reachable)) for after in left]

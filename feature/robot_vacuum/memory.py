@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from feature.bitgrid import UNKNOWN_STEPS, bit_grid, steps_near
 from feature.robot_vacuum.constants import (CELL_BLOCKED, CELL_DIRT, CHARGER_SIZE, DIRECTIONS, GRID_SIZE,
                                             MAX_ROBOTS, NUM_MOVES, SUB_TYPE_CHARGER, VIEW_RADIUS, VIEW_SIZE)
-from feature.robot_vacuum.paths import UNKNOWN_STEPS, bit_grid, steps_near
 
 COARSE = 3  # cells per side of a near crop's cell
 COARSE_RADIUS = COARSE * VIEW_SIZE // 2  # 31: the near crops cover 63 × 63 cells around the hero
@@ -69,11 +69,12 @@ class RobotSeen:
 
 
 class VacuumMemory:
-    def __init__(self, global_info: bool = False, charger_pos: str = "either"):
+    def __init__(self, global_info: bool = False, charger_pos: str = "either", battery_guard: bool = False):
         if charger_pos not in CHARGER_READINGS:
             raise ValueError(f"charger_pos must be one of {', '.join(CHARGER_READINGS)}, got {charger_pos!r}")
         self.global_info = global_info
         self.charger_pos = charger_pos
+        self.battery_guard = battery_guard  # the legal mask keeps the way to a charger (layout.legal_mask)
         size = GRID_SIZE + 2 * PAD
         self._maps = np.zeros((5, size, size), dtype=np.float32)  # padded [z, x] layers: ROAD .. VISITS
         self._maps[SEEN] = 1.0  # off the map counts as seen and blocked

@@ -41,17 +41,22 @@ class FeatureConfig:
     # a charger's pos read as: "either" (only the 2x2 cells the top-left and the centre readings
     # share: a path there always ends on the charger) | "top_left" | "centre" (that reading's 3x3)
     charger_pos: str = "either"
+    # the legal mask keeps the way home: while the battery would not last the episode, only moves
+    # after which the battery still reaches the nearest charger over road seen (those that bring
+    # it nearest when none does); the platform runs a package's own features, so this is legal there
+    battery_guard: bool = True
 
     def validate(self) -> None:
-        if not isinstance(self.global_info, bool):
-            raise ValueError(f"[features_vacuum] global_info must be true or false, got {self.global_info!r}")
+        for key in ("global_info", "battery_guard"):
+            if not isinstance(getattr(self, key), bool):
+                raise ValueError(f"[features_vacuum] {key} must be true or false, got {getattr(self, key)!r}")
         if self.charger_pos not in CHARGER_READINGS:
             raise ValueError(f"[features_vacuum] charger_pos must be one of {' | '.join(CHARGER_READINGS)}, got "
                              f"{self.charger_pos!r}")
 
     def view_options(self) -> dict:
         """VacuumView's keyword arguments."""
-        return {"global_info": self.global_info, "charger_pos": self.charger_pos}
+        return {"global_info": self.global_info, "charger_pos": self.charger_pos, "battery_guard": self.battery_guard}
 
 
 class VacuumView:
@@ -59,8 +64,8 @@ class VacuumView:
     `step(env_obs)` return (memory, None); the memory keeps the last env_obs as `.env_obs`.
     `global_info`, `charger_pos`: VacuumMemory's (FeatureConfig's)."""
 
-    def __init__(self, global_info: bool = False, charger_pos: str = "either"):
-        self.options = {"global_info": global_info, "charger_pos": charger_pos}
+    def __init__(self, global_info: bool = False, charger_pos: str = "either", battery_guard: bool = False):
+        self.options = {"global_info": global_info, "charger_pos": charger_pos, "battery_guard": battery_guard}
         self.memory = VacuumMemory(**self.options)
 
     def reset(self, env_obs, extra_info=None):

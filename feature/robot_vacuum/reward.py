@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from feature.bitgrid import UNKNOWN_STEPS
 from feature.robot_vacuum.layout import RESERVE_LOW, charger_reserve, danger, reserve_of
 from feature.robot_vacuum.memory import VacuumMemory
-from feature.robot_vacuum.paths import UNKNOWN_STEPS
 from feature.terms import Shaping, Term
 
 RESERVE_CAP = 2.0  # the low_reserve term's value at most (twice the threshold's shortfall)
