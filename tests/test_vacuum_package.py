@@ -64,6 +64,9 @@ def test_the_version_is_read_from_kaiwu_json_or_the_layout(package):
 def test_the_platforms_root_modules_are_the_engines_with_the_games_checks(tmp_path):
     """13.0.1's common_python and tools: the engine's create_cls (declared widths), its disaster
     recovery, and read_usr_conf with robot_vacuum's keys (a gorge_chase key is refused)."""
+    official_conf = KAIWU_VACUUM / "agent_ppo" / "conf" / "train_env_conf.toml"
+    if not official_conf.is_file():
+        pytest.skip(f"the platform's package is not at {KAIWU_VACUUM}")
     sys.path.insert(0, str(PLATFORM_ROOT))
     try:
         for name in [m for m in sys.modules if m == "tools" or m.startswith(("tools.", "common_python"))]:
@@ -85,7 +88,7 @@ def test_the_platforms_root_modules_are_the_engines_with_the_games_checks(tmp_pa
     assert handle_disaster_recovery({"observation": None, "extra_info": {"result_code": 0}}, log)
     assert "clean_score" in ENV_NAMES and "treasures_collected" not in ENV_NAMES
     good = tmp_path / "good.toml"
-    good.write_text((KAIWU_VACUUM / "agent_ppo" / "conf" / "train_env_conf.toml").read_text(encoding="utf-8"))
+    good.write_text(official_conf.read_text(encoding="utf-8"))
     assert read_usr_conf(str(good), log)["env_conf"]["battery_max"] == 200
     set_conf_line(good, "monster_interval", "100")
     assert read_usr_conf(str(good), log) is None and "monster_interval" in errors[-1]
