@@ -200,5 +200,19 @@ def legal_mask(m: GorgeMemory) -> np.ndarray:
     moves = [float(bool(legal[d]) and cell is not None) for d, cell in enumerate(m.move_cells())]
     if not any(moves):
         moves = [1.0] * NUM_MOVES
+    elif m.danger_guard:
+        moves = guarded_moves(m, moves)
     flashes = [float(bool(legal[NUM_MOVES + d]) and k != 0) for d, (_, _, k) in enumerate(m.flash_cells())]
     return np.array(moves + flashes + [float(bool(v)) for v in legal[2 * NUM_MOVES:]], dtype=np.float32)
+
+
+def guarded_moves(m: GorgeMemory, moves: list[float]) -> list[float]:
+    """The open `moves` whose cell no monster in view reaches this step (its path cells to the cell
+    more than its speed + 1: a capture is a monster within one cell after it moves), while one
+    such move exists; all of them otherwise (a flash may still save the hero)."""
+    reach = max((slot.speed for slot in m.monsters if slot.in_view), default=0) + 1
+    if reach == 1:
+        return moves
+    safe = [float(ok and cell is not None and m.monster_distance(*cell) > reach)
+            for ok, cell in zip(moves, m.move_cells())]
+    return safe if any(safe) else moves

@@ -75,8 +75,9 @@ def block_means(window: np.ndarray) -> np.ndarray:
 
 
 class GorgeMemory:
-    def __init__(self, global_info: bool = False):
+    def __init__(self, global_info: bool = False, danger_guard: bool = False):
         self.global_info = global_info  # read extra_info.frame_state's chests, buffs and monsters
+        self.danger_guard = danger_guard  # the legal mask keeps moves out of a monster's reach (layout.legal_mask)
         size = GRID_SIZE + 2 * PAD
         self._maps = np.zeros((3, size, size), dtype=np.float32)  # one array: their coarse crops are one pass
         self.passable, self.seen, self.visits = self._maps  # padded [z, x]: 1 road seen; 1 seen; visits

@@ -25,14 +25,18 @@ class FeatureConfig:
     """[features_gorge]: what the features read of env_obs."""
 
     global_info: bool = True  # also extra_info.frame_state: every chest and buff, the monsters' true cells
+    # the legal mask keeps the moves whose cell no monster in view reaches this step (its path
+    # cells to it more than its speed + 1) while one such move exists; flashes stay as they are
+    danger_guard: bool = False
 
     def validate(self) -> None:
-        if not isinstance(self.global_info, bool):
-            raise ValueError(f"[features_gorge] global_info must be true or false, got {self.global_info!r}")
+        for key in ("global_info", "danger_guard"):
+            if not isinstance(getattr(self, key), bool):
+                raise ValueError(f"[features_gorge] {key} must be true or false, got {getattr(self, key)!r}")
 
     def view_options(self) -> dict:
         """GorgeView's keyword arguments."""
-        return {"global_info": self.global_info}
+        return {"global_info": self.global_info, "danger_guard": self.danger_guard}
 
 
 class GorgeView:
@@ -40,12 +44,12 @@ class GorgeView:
     `step(env_obs)` return (memory, None); the memory keeps the last env_obs as `.env_obs`.
     `global_info`: GorgeMemory's (FeatureConfig's)."""
 
-    def __init__(self, global_info: bool = False):
-        self.global_info = global_info
-        self.memory = GorgeMemory(global_info)
+    def __init__(self, global_info: bool = False, danger_guard: bool = False):
+        self.global_info, self.danger_guard = global_info, danger_guard
+        self.memory = GorgeMemory(global_info, danger_guard)
 
     def reset(self, env_obs, extra_info=None):
-        self.memory = GorgeMemory(self.global_info).update(env_obs)
+        self.memory = GorgeMemory(self.global_info, self.danger_guard).update(env_obs)
         self.memory.env_obs = env_obs
         return self.memory, None
 
