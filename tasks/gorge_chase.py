@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tasks.small import Greedy, RandomLegal, small_ppo_config
+from tasks.small import Greedy, RandomLegal, small_ppo_config, untrained_agent
 
 MAX_STEP = 200
 TRAIN_MAPS, EVAL_MAPS = [1, 2, 3, 4], [11, 12, 13, 14]
@@ -76,22 +76,12 @@ def train_survival(cfg, budget_env_steps: int = BUDGET_ENV_STEPS) -> SurvivalRes
     start = time.monotonic()
     result = train_local(cfg, max_env_steps=budget_env_steps, window=WINDOW)
     steps = [e["steps"] for e in result.episodes]
-    untrained = _untrained(cfg)
+    untrained = untrained_agent(cfg)
     return SurvivalResult(seed=cfg.app.seed, env_steps=result.stats.env_steps, updates=len(result.updates),
                           seconds=time.monotonic() - start, first_steps=float(np.mean(steps[:20])),
                           train_steps=float(np.mean(steps[-WINDOW:])), eval_steps=play(Greedy(result.agent)),
                           untrained_steps=play(Greedy(untrained)), random_steps=play(RandomLegal(cfg.app.seed)),
                           agent=result.agent)
-
-
-def _untrained(cfg):
-    """The task's agent with its initial weights (the config's seed)."""
-    from agent.gorge_chase.ppo_agent import Agent
-    from agent.gorge_chase.ppo_config import Settings
-
-    settings = Settings(model=cfg.model, ppo=cfg.ppo, reward_gorge=cfg.reward_gorge,
-                        curriculum_gorge=cfg.curriculum_gorge, features_gorge=cfg.features_gorge)
-    return Agent(settings=settings, seed=cfg.app.seed)
 
 
 def seed_account(seed: int, budget: int) -> str:

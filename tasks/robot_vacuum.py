@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tasks.small import Greedy, RandomLegal, small_ppo_config
+from tasks.small import Greedy, RandomLegal, small_ppo_config, untrained_agent
 
 MAX_STEP = 50
 TRAIN_MAPS, EVAL_MAPS = [1, 2, 3, 4], [11, 12, 13, 14]
@@ -84,22 +84,12 @@ def train_cleaning(cfg, budget_env_steps: int = BUDGET_ENV_STEPS) -> CleaningRes
     start = time.monotonic()
     result = train_local(cfg, max_env_steps=budget_env_steps, window=WINDOW)
     cells = [e["total_score"] for e in result.episodes]
-    untrained = _untrained(cfg)
+    untrained = untrained_agent(cfg)
     return CleaningResult(seed=cfg.app.seed, env_steps=result.stats.env_steps, updates=len(result.updates),
                           seconds=time.monotonic() - start, first_cells=float(np.mean(cells[:FIRST])),
                           train_cells=float(np.mean(cells[-WINDOW:])), eval_cells=play(Greedy(result.agent)),
                           untrained_cells=play(Greedy(untrained)), random_cells=play(RandomLegal(cfg.app.seed)),
                           agent=result.agent)
-
-
-def _untrained(cfg):
-    """The task's agent with its initial weights (the config's seed)."""
-    from agent.robot_vacuum.ppo_agent import Agent
-    from agent.robot_vacuum.ppo_config import Settings
-
-    settings = Settings(model=cfg.model, ppo=cfg.ppo, reward_vacuum=cfg.reward_vacuum,
-                        curriculum_vacuum=cfg.curriculum_vacuum, features_vacuum=cfg.features_vacuum)
-    return Agent(settings=settings, seed=cfg.app.seed)
 
 
 def seed_account(seed: int, budget: int) -> str:

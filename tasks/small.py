@@ -43,3 +43,17 @@ class Greedy:
 
     def __call__(self, env_obs) -> int:
         return self.agent.exploit(env_obs)
+
+
+def untrained_agent(cfg):
+    """The project's agent of the task's game (cfg.app.app, cfg.app.algo) with its initial weights
+    (the config's seed), built from the config's sections as the host builds its settings."""
+    import importlib
+
+    import games
+
+    modules = games.get(cfg.app.app).project_agents[cfg.app.algo]
+    settings_class = importlib.import_module(modules["config"]).Settings
+    settings = settings_class(**{name: getattr(cfg, name) for name in settings_class.sections()})
+    return importlib.import_module(modules["agent"]).Agent(settings=settings, seed=cfg.app.seed)
+
