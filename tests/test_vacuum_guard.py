@@ -75,3 +75,50 @@ def test_a_random_policy_under_the_guard_runs_out_of_battery_less_often():
             if env_obs["terminated"] and info["remaining_charge"] <= 0:
                 deaths[guard] += 1
     assert deaths[True] < deaths[False], deaths
+
+
+def test_the_robot_guard_keeps_only_the_moves_no_robot_reaches_next():
+    """A robot planted three cells east of the hero: the moves east enter its next reach."""
+    env = make_env(protocol="vacuum", seed=0)
+    view = VacuumView(global_info=True, robot_guard=True)
+    memory, _ = view.reset(env.reset(CONF))
+    hx, hz = memory.hero
+    memory.robots[0].known, memory.robots[0].x, memory.robots[0].z = True, hx + 3, hz
+    memory.robot_guard = False
+    free = legal_mask(memory)[:NUM_MOVES]
+    memory.robot_guard = True
+    guarded = legal_mask(memory)[:NUM_MOVES]
+    for d, (dx, dz) in enumerate(DIRECTIONS):
+        assert guarded[d] == (free[d] and dx <= 0), (d, free, guarded)
+    memory.robots[0].x = hx + 2  # two cells east: only the moves west stay out of its reach
+    guarded = legal_mask(memory)[:NUM_MOVES]
+    if any(free[d] for d, (dx, _) in enumerate(DIRECTIONS) if dx < 0):
+        assert all(guarded[d] == (free[d] and dx < 0) for d, (dx, _) in enumerate(DIRECTIONS)), (free, guarded)
+    else:  # none open: the moves farthest from it
+        assert guarded.sum() >= 1
+
+
+def test_a_policy_that_chases_robots_meets_them_far_less_often_under_the_robot_guard():
+    """Each step the allowed move nearest the nearest robot (ties at random), with and without
+    the guard, the same draws: contacts over 16 episodes of 300 steps."""
+    conf = {"env_conf": dict(CONF["env_conf"], robot_count=4, battery_max=999, max_step=300)}
+    contacts = {}
+    for guard in (False, True):
+        contacts[guard] = 0
+        for seed in range(16):
+            env = make_env(protocol="vacuum", seed=seed)
+            view = VacuumView(global_info=True, robot_guard=guard)
+            memory, _ = view.reset(env.reset(conf))
+            rnd = random.Random(seed)
+            while True:
+                allowed = np.flatnonzero(legal_mask(memory)[:NUM_MOVES])
+                hx, hz = memory.hero
+                gap = {int(d): memory.robot_gap(hx + DIRECTIONS[d][0], hz + DIRECTIONS[d][1]) for d in allowed}
+                nearest = min(gap.values())
+                _, env_obs = env.step(rnd.choice([d for d, g in gap.items() if g == nearest]))
+                if env_obs["terminated"] or env_obs["truncated"]:
+                    break
+                memory, _ = view.step(env_obs)
+            contacts[guard] += env.fail_reason == "collision"
+    # a chaser still walks into dead ends a robot then closes (no move out of its reach is left)
+    assert contacts[False] >= 4 and 2 * contacts[True] <= contacts[False], contacts

@@ -193,32 +193,68 @@ def earlier_visits(state: np.ndarray) -> int:
 def legal_mask(m: VacuumMemory) -> np.ndarray:
     """(NUM_ACTIONS,) float32, 1 = allowed: a move legal_action allows whose cell the view shows
     open, a diagonal by the guide's rule (legal_action itself allows all 8: a blocked move only
-    spends a step and a unit of battery); a hero boxed in keeps legal_action's moves. The model's
+    spends a step and a unit of battery); a hero boxed in keeps legal_action's moves. The guards
+    (memory.robot_guard, memory.battery_guard) narrow the open moves, never to none. The model's
     actions 8..15 are no action of this game and never allowed."""
     legal = m.legal_action[:NUM_MOVES]
     moves = [float(bool(ok) and cell is not None) for ok, cell in zip(legal, m.move_cells())]
     if not any(moves):
         moves = [float(bool(ok)) for ok in legal] if any(legal) else [1.0] * NUM_MOVES
-    elif m.battery_guard:
-        moves = guarded_moves(m, moves)
+    else:
+        if m.robot_guard:
+            moves = robot_guarded_moves(m, moves)
+        if m.battery_guard:
+            moves = guarded_moves(m, moves)
     return np.array(moves + [0.0] * (NUM_ACTIONS - NUM_MOVES), dtype=np.float32)
+
+
+#: A robot's next move, the guard's two readings: any of 8 directions (or none), then one of 4.
+_ROBOT_REACH_8 = tuple((dx, dz) for dx in (-1, 0, 1) for dz in (-1, 0, 1))
+_ROBOT_REACH_4 = ((0, 0), (1, 0), (-1, 0), (0, 1), (0, -1))
+
+
+def _contact_after(cell: tuple[int, int], robots: list[tuple[int, int]], reach) -> bool:
+    """Whether a robot stepping by one of `reach` can end within Chebyshev 1 of `cell` (contact)."""
+    x, z = cell
+    return any(max(abs(rx + dx - x), abs(rz + dz - z)) <= 1 for rx, rz in robots for dx, dz in reach)
+
+
+def robot_guarded_moves(m: VacuumMemory, moves: list[float]) -> list[float]:
+    """The open `moves` whose cell no official robot known this step can reach into contact with
+    its next move, read as any of 8 directions; when none is, as one of 4 (the default rule);
+    when none is either, those farthest from the nearest robot."""
+    robots = m.known_robots()
+    if not robots:
+        return moves
+    cells = [cell if ok else None for ok, cell in zip(moves, m.move_cells())]
+    for reach in (_ROBOT_REACH_8, _ROBOT_REACH_4):
+        safe = [float(cell is not None and not _contact_after(cell, robots, reach)) for cell in cells]
+        if any(safe):
+            return safe
+    gaps = [m.robot_gap(*cell) if cell is not None else -1 for cell in cells]
+    return [float(cell is not None and gap == max(gaps)) for cell, gap in zip(cells, gaps)]
 
 
 #: Battery units the guard keeps beyond the path home (a robot in the corridor costs a detour).
 GUARD_MARGIN = 3
+#: While no route over road seen is known, the guard reads the optimistic path (cells never seen
+#: counted as road) and keeps this share of it beyond GUARD_MARGIN: walls not yet seen lengthen it.
+UNSEEN_SLACK = 2.0
 
 
 def guarded_moves(m: VacuumMemory, moves: list[float]) -> list[float]:
-    """The open `moves` after which the battery still reaches the nearest charger over road seen
-    with GUARD_MARGIN to spare; when none does, those that leave the most; all of them while the
-    battery lasts the episode or no route over road seen is known."""
+    """The open `moves` after which the battery still reaches the nearest charger with GUARD_MARGIN
+    to spare (over road seen; while no such route is known, over the optimistic path with
+    UNSEEN_SLACK of it more); when none does, those that leave the most; all of them while the
+    battery lasts the episode or no charger is within reach."""
     steps, known = m.charger_steps()
-    if not known or m.battery >= max(m.max_step - m.step_no, 0):
+    if m.battery >= max(m.max_step - m.step_no, 0) or int(steps[1, 1]) == UNKNOWN_STEPS:
         return moves
     rows = steps.tolist()
+    margin = GUARD_MARGIN if known else GUARD_MARGIN + int(UNSEEN_SLACK * rows[1][1])
     left = [(m.battery - 1) - rows[1 + dz][1 + dx] if ok and rows[1 + dz][1 + dx] != UNKNOWN_STEPS else None
             for (dx, dz), ok in zip(DIRECTIONS, moves)]
-    safe = [float(after is not None and (after >= GUARD_MARGIN or rows[1 + dz][1 + dx] == 0))
+    safe = [float(after is not None and (after >= margin or rows[1 + dz][1 + dx] == 0))
             for after, (dx, dz) in zip(left, DIRECTIONS)]
     if any(safe):
         return safe

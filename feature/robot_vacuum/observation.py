@@ -42,12 +42,16 @@ class FeatureConfig:
     # share: a path there always ends on the charger) | "top_left" | "centre" (that reading's 3x3)
     charger_pos: str = "either"
     # the legal mask keeps the way home: while the battery would not last the episode, only moves
-    # after which the battery still reaches the nearest charger over road seen (those that bring
-    # it nearest when none does); the platform runs a package's own features, so this is legal there
+    # after which the battery still reaches the nearest charger (over road seen, else over cells
+    # never seen with UNSEEN_SLACK; those that bring it nearest when none does); the platform runs a
+    # package's own features, so this is legal there
     battery_guard: bool = True
+    # the legal mask keeps out of contact: only the moves whose cell no official robot known this
+    # step can reach with its next move (any of 8 directions; then any of 4; then the farthest)
+    robot_guard: bool = True
 
     def validate(self) -> None:
-        for key in ("global_info", "battery_guard"):
+        for key in ("global_info", "battery_guard", "robot_guard"):
             if not isinstance(getattr(self, key), bool):
                 raise ValueError(f"[features_vacuum] {key} must be true or false, got {getattr(self, key)!r}")
         if self.charger_pos not in CHARGER_READINGS:
@@ -56,16 +60,17 @@ class FeatureConfig:
 
     def view_options(self) -> dict:
         """VacuumView's keyword arguments."""
-        return {"global_info": self.global_info, "charger_pos": self.charger_pos, "battery_guard": self.battery_guard}
+        return {"global_info": self.global_info, "charger_pos": self.charger_pos, "battery_guard": self.battery_guard,
+                "robot_guard": self.robot_guard}
 
 
 class VacuumView:
     """An episode's memory as the episode loop hands observations on: `reset(env_obs)` and
     `step(env_obs)` return (memory, None); the memory keeps the last env_obs as `.env_obs`.
-    `global_info`, `charger_pos`: VacuumMemory's (FeatureConfig's)."""
+    `options`: VacuumMemory's keywords (FeatureConfig.view_options)."""
 
-    def __init__(self, global_info: bool = False, charger_pos: str = "either", battery_guard: bool = False):
-        self.options = {"global_info": global_info, "charger_pos": charger_pos, "battery_guard": battery_guard}
+    def __init__(self, **options):
+        self.options = options
         self.memory = VacuumMemory(**self.options)
 
     def reset(self, env_obs, extra_info=None):
