@@ -122,3 +122,24 @@ def test_a_policy_that_chases_robots_meets_them_far_less_often_under_the_robot_g
             contacts[guard] += env.fail_reason == "collision"
     # a chaser still walks into dead ends a robot then closes (no move out of its reach is left)
     assert contacts[False] >= 4 and 2 * contacts[True] <= contacts[False], contacts
+
+
+def test_the_route_around_a_robot_is_never_shorter_and_is_the_route_itself_when_no_robot_is_near():
+    from feature.bitgrid import UNKNOWN_STEPS
+    for seed in (0, 1, 2):
+        env, view, memory = _near_a_charger(seed)
+        plain = int(memory.charger_steps()[0][1, 1])
+        hx, hz = memory.hero
+        robot = memory.robots[0]
+        robot.known, robot.x, robot.z = True, (hx + 60) % 128, (hz + 60) % 128  # far from the hero and the route
+        if memory.robot_gap(*memory.hero) > 2 and max(abs(robot.x - hx), abs(robot.z - hz)) > plain + 3:
+            assert int(memory.charger_steps_around_robots()[1, 1]) == plain, seed
+        memory._step_cache.pop("charger_around_robots", None)
+        steps = memory.charger_steps()[0]
+        dx, dz = min(DIRECTIONS, key=lambda d: steps[1 + d[1], 1 + d[0]])  # toward the charger
+        robot.x, robot.z = hx + 3 * dx, hz + 3 * dz  # three cells along the route
+        around = int(memory.charger_steps_around_robots()[1, 1])
+        assert around == UNKNOWN_STEPS or around >= plain, (seed, around, plain)
+        robot.x, robot.z = hx + dx, hz + dz  # next to the hero: no route keeps out of its reach
+        memory._step_cache.pop("charger_around_robots", None)
+        assert memory.charger_steps_around_robots() is None

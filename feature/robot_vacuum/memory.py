@@ -41,6 +41,7 @@ GLOBAL_POOL = ((GLOBAL_BLOCK[None, :] == np.arange(VIEW_SIZE)[:, None]) / np.dif
 GRID = bit_grid(GRID_SIZE, GRID_SIZE)
 CHARGER_LIMIT = 2 * GRID_SIZE  # path steps searched toward a charger (farther reads as this far)
 DIRT_LIMIT = 64  # path steps searched toward known dirt
+ROBOT_KEEP_OUT = 2  # Chebyshev cells around an official robot a route keeps out of (its next step's contact)
 FAR_ROBOT = 99  # the Chebyshev gap read when no official robot's cell is known
 CHARGER_READINGS = ("either", "top_left", "centre")
 #: the footprint cells (dx, dz) from a charger's pos under each reading
@@ -257,6 +258,21 @@ class VacuumMemory:
             if not known:
                 steps = steps_near(GRID, self._ground(), self._charger_bits, self.hero, CHARGER_LIMIT)
             found = self._step_cache["charger"] = (steps, bool(known))
+        return found
+
+    def charger_steps_around_robots(self) -> np.ndarray | None:
+        """3 × 3 path steps to the nearest charger over road seen keeping out of every known
+        official robot's reach (cells within Chebyshev ROBOT_KEEP_OUT of it): the detour a robot
+        in the corridor costs. None when no robot is known or the hero itself is in a reach."""
+        cells = [(x + dx, z + dz) for x, z in self.known_robots()
+                 for dx in range(-ROBOT_KEEP_OUT, ROBOT_KEEP_OUT + 1) for dz in range(-ROBOT_KEEP_OUT, ROBOT_KEEP_OUT + 1)]
+        if not cells or self.robot_gap(*self.hero) <= ROBOT_KEEP_OUT:
+            return None
+        found = self._step_cache.get("charger_around_robots")
+        if found is None:
+            road = self._bits("road", lambda: self._inner(self.road) > 0) & ~GRID.of_cells(cells)
+            found = self._step_cache["charger_around_robots"] = steps_near(GRID, road, self._charger_bits, self.hero,
+                                                                           CHARGER_LIMIT)
         return found
 
     def dirt_steps(self) -> np.ndarray:
