@@ -88,17 +88,30 @@ def _fmt(value, spec: str, empty: str = "-") -> str:
     return empty if value is None else format(value, spec)
 
 
+#: The table's columns a game may have nothing to say in, as (header, width, a Summary's cell,
+#: whether a Summary has something there), around "steps". A column with nothing in any row is
+#: left out (robot_vacuum has no chests, buffs or flashes); the files keep every field.
+BEFORE_STEPS = (("chests", 9, lambda s: f"{s.chests_mean:.1f}/{s.chests_available:.0f}",
+                 lambda s: s.chests_available or s.chests_mean),)
+AFTER_STEPS = (("buff", 5, lambda s: f"{s.buff_mean:.2f}", lambda s: s.buff_mean),
+               ("flash", 5, lambda s: f"{s.flash_mean:.2f}", lambda s: s.flash_mean))
+
+
 def format_table(summaries: list[Summary]) -> str:
-    header = (f"{'policy':<22} {'eps':>4} {'score mean ± std':>18} {'win':>6} {'chests':>9} {'steps':>7} "
-              f"{'buff':>5} {'flash':>5} {'planner':>8} {'ratio':>6}")
+    before, after = ([c for c in columns if any(c[3](s) for s in summaries)] for columns in (BEFORE_STEPS, AFTER_STEPS))
+
+    def cells(columns, s=None) -> str:
+        return "".join(f"{title if s is None else cell(s):>{width}} " for title, width, cell, _ in columns)
+
+    header = (f"{'policy':<22} {'eps':>4} {'score mean ± std':>18} {'win':>6} {cells(before)}{'steps':>7} "
+              f"{cells(after)}{'planner':>8} {'ratio':>6}")
     lines = [header, "-" * len(header)]
     for s in summaries:
         name = PLANNER if s.policy == PLANNER else (f"ckpt {s.ckpt_id}" if s.ckpt_id is not None else s.policy)
         if s.ckpt_id is not None and INFO_MARK in s.policy:
             name += f" {s.policy.split(INFO_MARK)[1]}"
-        chests = f"{s.chests_mean:.1f}/{s.chests_available:.0f}"
         lines.append(f"{name:<22} {s.episodes:>4} {s.score_mean:>9.1f} ± {s.score_std:<6.1f} {s.win_rate:>6.0%} "
-                     f"{chests:>9} {s.steps_mean:>7.0f} {s.buff_mean:>5.2f} {s.flash_mean:>5.2f} "
+                     f"{cells(before, s)}{s.steps_mean:>7.0f} {cells(after, s)}"
                      f"{_fmt(s.planner_score_mean, '8.1f', '       -')} {_fmt(s.ratio, '6.3f', '     -')}")
     return "\n".join(lines)
 
