@@ -13,6 +13,9 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 OFFICIAL_DIR = REPO_ROOT.parent / "shared" / "realm"
+GORGE_MAPS = REPO_ROOT.parent / "shared" / "kaiwu_gorge" / "map" / "grids"
+#: A test that reads gorge_chase's official open maps skips, saying where it looked, without them.
+needs_gorge_maps = pytest.mark.skipif(not GORGE_MAPS.is_dir(), reason=f"the official gorge_chase maps are not at {GORGE_MAPS}")
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ import sys
 import pytest
 import toml
 
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, needs_gorge_maps
 from workflow.config import RECORD_HEADER, ConfigError, load_config, save_effective_config
 
 GORGE_CONF = REPO_ROOT / "conf" / "gorge_chase.toml"
@@ -71,6 +71,7 @@ def test_a_section_or_rule_of_another_game_is_refused_naming_whose_it_is(tmp_pat
     assert message in str(refused.value)
 
 
+@needs_gorge_maps
 def test_the_old_map_folder_keys_are_refused_naming_maps_dir(tmp_path):
     for config, old in ((GORGE_CONF, "gorge_maps"), (V2_CONF, "v2_maps")):
         with pytest.raises(ConfigError, match=rf"\[env\] {old} is now \[env\] maps_dir"):
@@ -81,6 +82,7 @@ def test_the_old_map_folder_keys_are_refused_naming_maps_dir(tmp_path):
         load_config(None, [f'env.maps_dir="{GRIDS}"'])
 
 
+@needs_gorge_maps
 def test_maps_dir_is_the_one_map_folder_key_and_make_envs_one_keyword(tmp_path):
     from realm import make_env
     from workflow.platforms.project import run_platform
@@ -122,6 +124,7 @@ def gorge_run(tmp_path_factory):
 
 
 @pytest.mark.parametrize("release", ["earlier", "this"])
+@needs_gorge_maps
 def test_a_runs_effective_config_of_either_release_still_evaluates_and_exports(gorge_run, tmp_path, capsys, release):
     """The run's record is read, not refused: an earlier release's other games' sections and keys
     are left out, its gorge_maps is the maps folder the evaluation plays."""

@@ -25,7 +25,7 @@ from feature.gorge_chase.reward import TERMS, RewardConfig, reward_shaping, step
 from realm import make_env
 from realm.gorge_chase import constants as theirs
 from realm.gorge_chase.env import flash_target, walk_path
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, needs_gorge_maps
 from workflow import platforms
 
 CONF = REPO_ROOT / "conf" / "gorge_chase.toml"
@@ -172,6 +172,7 @@ def test_the_reference_alone_plays_the_game_of_the_configs_agent():
     assert open_session(EvalRequest(agent="planner", usr_conf=usr_conf)).platform.name != "15"
 
 
+@needs_gorge_maps
 def test_an_evaluation_on_the_official_maps_says_so(tmp_path, capsys):
     sys.path.insert(0, str(REPO_ROOT / "tools"))
     import evaluate
@@ -263,6 +264,7 @@ def test_train_evaluate_export_train_test_and_score_the_export(trained):
     assert result.returncode == 0, result.stderr
 
 
+@needs_gorge_maps
 def test_an_evaluation_config_is_read_as_train_sh_reads_it(trained, tmp_path, capsys):
     """A small evaluation TOML that includes conf/gorge_chase.toml and names the official maps, with
     --set over it: evaluate.py picks the included game and agent, the --set model, and the folder's maps

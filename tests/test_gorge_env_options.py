@@ -15,7 +15,7 @@ from realm import make_env
 from realm.gorge_chase.constants import GRID_SIZE
 from realm.gorge_chase.env import walk_path
 from realm.gorge_chase.options import CANDIDATES, OPTIONS, options_table
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, needs_gorge_maps
 from workflow import platforms
 
 GORGE_CONF = REPO_ROOT / "conf" / "gorge_chase.toml"
@@ -247,6 +247,7 @@ def gorge_run(*sets: str):
     return load_config(GORGE_CONF, ["curriculum_gorge.map=[1, 2, 3, 9]", *sets])
 
 
+@needs_gorge_maps
 def test_a_training_run_says_which_maps_it_plays(capsys):
     from workflow.launcher import check_episode_settings
 
@@ -260,6 +261,7 @@ def test_a_training_run_says_which_maps_it_plays(capsys):
     assert f"maps: the files in {GRIDS}: map_1.txt, map_2.txt, map_3.txt, map_9.txt\n" in capsys.readouterr().out
 
 
+@needs_gorge_maps
 def test_an_evaluation_says_which_maps_it_plays(tmp_path, capsys):
     sys.path.insert(0, str(REPO_ROOT / "tools"))
     import evaluate
@@ -288,6 +290,7 @@ def test_the_presets_of_the_official_maps_refuse_to_play_without_maps_dir(preset
     assert "set [env] maps_dir" in capsys.readouterr().err
 
 
+@needs_gorge_maps
 def test_a_run_evaluating_an_official_maps_preset_needs_maps_dir():
     from workflow.config import ConfigError
     from workflow.launcher import check_evaluation
@@ -300,6 +303,7 @@ def test_a_run_evaluating_an_official_maps_preset_needs_maps_dir():
     check_evaluation(gorge_run("eval.every_train_steps=10", 'eval.preset="gorge-generated-heldout"'))
 
 
+@needs_gorge_maps
 def test_generated_maps_say_their_ids_and_a_folder_its_files():
     from realm.gorge_chase.maps import id_ranges
 
