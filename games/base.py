@@ -13,7 +13,7 @@ import importlib
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from games import scheme
 
@@ -217,6 +217,35 @@ class Game:
         """Play one episode with `policy` and draw it: the map with the route (PNG) and, unless
         options.gif is off, the hero's views (GIF frames)."""
         return self.evaluation().play_and_draw(self, env, policy, usr_conf, seed, title, options)
+
+
+class EngineRules:
+    """The [env] rules of a game on the 2026 engine, mixed into its dataclass: the options its
+    `options_module` names (OPTIONS, check_option) under their own names, the key `errors_key` of
+    how the env answers errors (its type allows "env_obs" | "raise"), randomize_unknown_rules."""
+
+    options_module: ClassVar[str] = ""
+    errors_key: ClassVar[str] = ""
+
+    def _options(self):
+        return importlib.import_module(self.options_module)
+
+    def validate(self) -> None:
+        """Every option in the simulator's readings, the errors mode one of two (ValueError naming the key)."""
+        from realm.answered_errors import ERROR_MODES
+
+        options = self._options()
+        for name in options.OPTIONS:
+            options.check_option(name, getattr(self, name))
+        errors = getattr(self, self.errors_key)
+        if errors not in ERROR_MODES:
+            raise ValueError(f"{self.errors_key} = {errors!r} is invalid: allowed 'env_obs' (answered as the platform "
+                             "answers) | 'raise'")
+
+    def make_kwargs(self, platform) -> dict:
+        """realm.make_env's rules: the options under their own names, errors, randomize_rules."""
+        return {**{name: getattr(self, name) for name in self._options().OPTIONS},
+                "errors": getattr(self, self.errors_key), "randomize_rules": self.randomize_unknown_rules}
 
 
 class EngineGame(Game):

@@ -12,13 +12,13 @@ full-information policy; pictures are the simulator's (the map with the routes) 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
-from games.base import EngineGame
+from games.base import EngineGame, EngineRules
 
 
 @dataclass
-class GorgeRules:
+class GorgeRules(EngineRules):
     """[env] keys of gorge_chase's rules beside the map keys: the options realm.gorge_chase.options.OPTIONS
     names (docs/games/gorge_chase.md: ranges and meaning), how the env answers errors, and whether each
     episode draws the options (conf/gorge_chase.toml documents them)."""
@@ -41,19 +41,8 @@ class GorgeRules:
     # ignoring their values
     randomize_unknown_rules: bool = False
 
-    def validate(self) -> None:
-        """Every option in the simulator's ranges (ValueError naming the key)."""
-        from realm.gorge_chase.options import OPTIONS, check_option
-
-        for name in OPTIONS:
-            check_option(name, getattr(self, name))
-
-    def make_kwargs(self, platform) -> dict:
-        """realm.make_env's rules: the options under their own names, errors, randomize_rules."""
-        from realm.gorge_chase.options import OPTIONS
-
-        return {**{name: getattr(self, name) for name in OPTIONS}, "errors": self.gorge_errors,
-                "randomize_rules": self.randomize_unknown_rules}
+    options_module: ClassVar[str] = "realm.gorge_chase.options"
+    errors_key: ClassVar[str] = "gorge_errors"
 
 
 class GorgeChase(EngineGame):

@@ -13,13 +13,13 @@ evaluation/robot_vacuum.py.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
-from games.base import COMPASS, EngineGame
+from games.base import COMPASS, EngineGame, EngineRules
 
 
 @dataclass
-class VacuumRules:
+class VacuumRules(EngineRules):
     """[env] keys of robot_vacuum's rules beside the map keys: the options
     realm.robot_vacuum.options.OPTIONS names (docs/games/robot_vacuum.md: readings and meaning), how
     the env answers errors, and whether each episode draws the options."""
@@ -53,24 +53,8 @@ class VacuumRules:
     # ignoring their values
     randomize_unknown_rules: bool = False
 
-    def validate(self) -> None:
-        """Every option in the simulator's readings, the errors mode one of two (ValueError naming the key)."""
-        from realm.robot_vacuum.errors import ERROR_MODES
-        from realm.robot_vacuum.options import OPTIONS, check_option
-
-        for name in OPTIONS:
-            check_option(name, getattr(self, name))
-        if self.vacuum_errors not in ERROR_MODES:
-            raise ValueError(f"vacuum_errors = {self.vacuum_errors!r} is invalid: allowed 'env_obs' (answered as the "
-                             "platform answers) | 'raise'")
-
-    def make_kwargs(self, platform) -> dict:
-        """realm.make_env's rules (RobotVacuumEnv.PROTOCOL_RULES): the options under their own
-        names, errors, randomize_rules."""
-        from realm.robot_vacuum.options import OPTIONS
-
-        return {**{name: getattr(self, name) for name in OPTIONS}, "errors": self.vacuum_errors,
-                "randomize_rules": self.randomize_unknown_rules}
+    options_module: ClassVar[str] = "realm.robot_vacuum.options"
+    errors_key: ClassVar[str] = "vacuum_errors"
 
 
 class RobotVacuum(EngineGame):
