@@ -8,6 +8,7 @@ import csv
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -88,20 +89,27 @@ def _fmt(value, spec: str, empty: str = "-") -> str:
     return empty if value is None else format(value, spec)
 
 
-#: The table's columns a game may have nothing to say in, as (header, width, a Summary's cell,
-#: whether a Summary has something there), around "steps". A column with nothing in any row is
-#: left out (robot_vacuum has no chests, buffs or flashes); the files keep every field.
-BEFORE_STEPS = (("chests", 9, lambda s: f"{s.chests_mean:.1f}/{s.chests_available:.0f}",
-                 lambda s: s.chests_available or s.chests_mean),)
-AFTER_STEPS = (("buff", 5, lambda s: f"{s.buff_mean:.2f}", lambda s: s.buff_mean),
-               ("flash", 5, lambda s: f"{s.flash_mean:.2f}", lambda s: s.flash_mean))
+class Column(NamedTuple):
+    """A column of the table a game may have nothing to say in (robot_vacuum has no chests, buffs
+    or flashes): left out when no row `has` anything there; the files keep every field."""
+
+    title: str
+    width: int
+    cell: Callable[[Summary], str]
+    has: Callable[[Summary], float]
+
+
+BEFORE_STEPS = (Column("chests", 9, lambda s: f"{s.chests_mean:.1f}/{s.chests_available:.0f}",
+                       lambda s: s.chests_available or s.chests_mean),)
+AFTER_STEPS = (Column("buff", 5, lambda s: f"{s.buff_mean:.2f}", lambda s: s.buff_mean),
+               Column("flash", 5, lambda s: f"{s.flash_mean:.2f}", lambda s: s.flash_mean))
 
 
 def format_table(summaries: list[Summary]) -> str:
-    before, after = ([c for c in columns if any(c[3](s) for s in summaries)] for columns in (BEFORE_STEPS, AFTER_STEPS))
+    before, after = ([c for c in columns if any(c.has(s) for s in summaries)] for columns in (BEFORE_STEPS, AFTER_STEPS))
 
     def cells(columns, s=None) -> str:
-        return "".join(f"{title if s is None else cell(s):>{width}} " for title, width, cell, _ in columns)
+        return "".join(f"{c.title if s is None else c.cell(s):>{c.width}} " for c in columns)
 
     header = (f"{'policy':<22} {'eps':>4} {'score mean ± std':>18} {'win':>6} {cells(before)}{'steps':>7} "
               f"{cells(after)}{'planner':>8} {'ratio':>6}")

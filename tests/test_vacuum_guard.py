@@ -53,27 +53,27 @@ def test_with_the_battery_just_enough_only_moves_toward_the_charger_stay_legal()
         assert np.array_equal(legal_mask(memory)[:NUM_MOVES], free)
 
 
+def _play(seed: int, conf: dict, view: VacuumView, choose):
+    """One episode on the real simulator, each action `choose(memory, allowed moves)`: the ended env."""
+    env = make_env(protocol="vacuum", seed=seed)
+    memory, _ = view.reset(env.reset(conf))
+    while True:
+        _, env_obs = env.step(int(choose(memory, np.flatnonzero(legal_mask(memory)[:NUM_MOVES]))))
+        if env_obs["terminated"] or env_obs["truncated"]:
+            return env
+        memory, _ = view.step(env_obs)
+
+
 def test_a_random_policy_under_the_guard_runs_out_of_battery_less_often():
     """The same random draws, with and without the guard: battery deaths over 6 episodes."""
     deaths = {}
     for guard in (False, True):
         deaths[guard] = 0
         for seed in range(6):
-            env = make_env(protocol="vacuum", seed=seed)
-            view = VacuumView(global_info=True, battery_guard=guard)
-            env_obs = env.reset(CONF)
-            memory, _ = view.reset(env_obs)
             rnd = np.random.default_rng(seed)
-            while not (env_obs["terminated"] or env_obs["truncated"]):
-                mask = legal_mask(memory)[:NUM_MOVES]
-                act = int(rnd.choice(np.flatnonzero(mask)))
-                _, env_obs = env.step(act)
-                if env_obs["terminated"] or env_obs["truncated"]:
-                    break
-                memory, _ = view.step(env_obs)
-            info = env_obs["observation"]["env_info"]
-            if env_obs["terminated"] and info["remaining_charge"] <= 0:
-                deaths[guard] += 1
+            env = _play(seed, CONF, VacuumView(global_info=True, battery_guard=guard),
+                        lambda memory, allowed: rnd.choice(allowed))
+            deaths[guard] += env.fail_reason == "battery"
     assert deaths[True] < deaths[False], deaths
 
 
@@ -106,19 +106,14 @@ def test_a_policy_that_chases_robots_meets_them_far_less_often_under_the_robot_g
     for guard in (False, True):
         contacts[guard] = 0
         for seed in range(16):
-            env = make_env(protocol="vacuum", seed=seed)
-            view = VacuumView(global_info=True, robot_guard=guard)
-            memory, _ = view.reset(env.reset(conf))
             rnd = random.Random(seed)
-            while True:
-                allowed = np.flatnonzero(legal_mask(memory)[:NUM_MOVES])
+
+            def toward_robots(memory, allowed):
                 hx, hz = memory.hero
                 gap = {int(d): memory.robot_gap(hx + DIRECTIONS[d][0], hz + DIRECTIONS[d][1]) for d in allowed}
-                nearest = min(gap.values())
-                _, env_obs = env.step(rnd.choice([d for d, g in gap.items() if g == nearest]))
-                if env_obs["terminated"] or env_obs["truncated"]:
-                    break
-                memory, _ = view.step(env_obs)
+                return rnd.choice([d for d, g in gap.items() if g == min(gap.values())])
+
+            env = _play(seed, conf, VacuumView(global_info=True, robot_guard=guard), toward_robots)
             contacts[guard] += env.fail_reason == "collision"
     # a chaser still walks into dead ends a robot then closes (no move out of its reach is left)
     assert contacts[False] >= 4 and 2 * contacts[True] <= contacts[False], contacts

@@ -244,16 +244,16 @@ UNSEEN_SLACK = 3.0
 
 def guarded_moves(m: VacuumMemory, moves: list[float]) -> list[float]:
     """The open `moves` after which the battery still reaches the nearest charger with GUARD_MARGIN
-    to spare (over road seen, around the robots' reach where such a detour is known; while no
-    route over road seen is known, over the optimistic path with
-    UNSEEN_SLACK of it more); when none does, those that leave the most; all of them while the
-    battery lasts the episode or no charger is within reach."""
+    to spare (over road seen, around the robots' reach while the battery allows that detour; while
+    no route over road seen is known, over the optimistic path with UNSEEN_SLACK of it more); when
+    none does, those that leave the most; all of them while the battery lasts the episode or no
+    charger is within reach."""
     steps, known = m.charger_steps()
     if m.battery >= max(m.max_step - m.step_no, 0) or int(steps[1, 1]) == UNKNOWN_STEPS:
         return moves
     margin = GUARD_MARGIN if known else GUARD_MARGIN + int(UNSEEN_SLACK * steps[1, 1])
-    if known:  # a robot in the corridor: count on the detour around it while the battery allows it
-        detour = m.charger_steps_around_robots()
+    if known and m.battery - 1 - steps[1, 1] >= margin:  # a robot in the corridor: count on the detour
+        detour = m.charger_steps_around_robots()  # around it while the battery allows it (never shorter)
         if detour is not None and int(detour[1, 1]) != UNKNOWN_STEPS and m.battery - 1 - detour[1, 1] >= margin:
             steps = detour
     rows = steps.tolist()

@@ -264,13 +264,13 @@ class VacuumMemory:
         """3 × 3 path steps to the nearest charger over road seen keeping out of every known
         official robot's reach (cells within Chebyshev ROBOT_KEEP_OUT of it): the detour a robot
         in the corridor costs. None when no robot is known or the hero itself is in a reach."""
-        cells = [(x + dx, z + dz) for x, z in self.known_robots()
-                 for dx in range(-ROBOT_KEEP_OUT, ROBOT_KEEP_OUT + 1) for dz in range(-ROBOT_KEEP_OUT, ROBOT_KEEP_OUT + 1)]
-        if not cells or self.robot_gap(*self.hero) <= ROBOT_KEEP_OUT:
+        if not self.known_robots() or self.robot_gap(*self.hero) <= ROBOT_KEEP_OUT:
             return None
         found = self._step_cache.get("charger_around_robots")
         if found is None:
-            road = self._bits("road", lambda: self._inner(self.road) > 0) & ~GRID.of_cells(cells)
+            span = range(-ROBOT_KEEP_OUT, ROBOT_KEEP_OUT + 1)
+            reach = GRID.of_cells((x + dx, z + dz) for x, z in self.known_robots() for dx in span for dz in span)
+            road = self._bits("road", lambda: self._inner(self.road) > 0) & ~reach
             found = self._step_cache["charger_around_robots"] = steps_near(GRID, road, self._charger_bits, self.hero,
                                                                            CHARGER_LIMIT)
         return found

@@ -44,8 +44,8 @@ class FeatureConfig:
     # the legal mask keeps the way home: while the battery would not last the episode, only moves
     # after which the battery still reaches the nearest charger (over road seen, around the robots
     # while it can, else over cells never seen with UNSEEN_SLACK; those that bring it nearest when
-    # none does: layout.guarded_moves); the platform runs a
-    # package's own features, so this is legal there
+    # none does: layout.guarded_moves); the platform runs a package's own features, so this is
+    # legal there
     battery_guard: bool = True
     # the legal mask keeps out of contact: only the moves whose cell no official robot known this
     # step can reach with its next move (any of 8 directions; then any of 4; then the farthest)
