@@ -8,8 +8,8 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-import reverb
 
+from workflow.transport import reverb_core as reverb
 from workflow.transport.adder import ChunkAdder
 from workflow.config import FrameworkConfig, load_config
 from workflow.transport.model_pool import ModelPoolReader
@@ -158,7 +158,7 @@ def test_learner_hands_weights_to_learn_and_writes_its_priorities_back(tmp_path)
 
         # the learned samples now have |-10 x| + epsilon; the others kept their first priority
         infos = {}
-        for sample in client.sample(SAMPLE_TABLE, 400, emit_timesteps=False):
+        for sample in client.sample(SAMPLE_TABLE, 400):
             infos[int(np.asarray(sample.data[2])[0, 0])] = float(sample.info.priority)
         for x, priority in infos.items():
             assert priority == pytest.approx(10.0 * x + 0.25 if x in xs else PRIORITIES[x]), (x, infos)

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-reverb = pytest.importorskip("reverb")
+reverb = pytest.importorskip("workflow.transport.reverb_core")  # dm-reverb's core, without TensorFlow
 
 from agent.back_to_the_realm.ppo_agent import Agent  # noqa: E402
 from workflow.checkpoints import ckpt_files  # noqa: E402

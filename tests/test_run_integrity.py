@@ -118,7 +118,7 @@ def test_a_damaged_run_state_is_recovered_from_its_copy_or_stops_the_resume(trai
 
 
 def test_signed_telemetry_with_insane_numbers_is_refused_and_never_reaches_the_counters(tmp_path):
-    reverb = pytest.importorskip("reverb")
+    reverb = pytest.importorskip("workflow.transport.reverb_core")
     from workflow.transport.adder import TelemetrySender
     from workflow.transport.signing import SECRET_ENV, Signer
 
@@ -303,7 +303,7 @@ def test_a_killed_aisrv_never_leaves_frames_learned_that_the_env_steps_do_not_co
     """An aisrv reports its env steps about once a second; SIGKILLed right after it sent its first
     samples (short segments, so they come at once), before any report, the learner still trains
     on them. The run's env steps in every checkpoint are at least the frames the agent learned."""
-    reverb = pytest.importorskip("reverb")
+    reverb = pytest.importorskip("workflow.transport.reverb_core")
     runs = tmp_path / "runs"
     run = runs / "ak"
     proc = start(launcher(runs, "ak", "--set", "ppo.num_steps=8", "--set", "app.dump_model_freq=1",

@@ -14,10 +14,10 @@ import random
 import time
 
 import numpy as np
-import reverb
 import torch
 from loguru import logger
 
+from workflow.transport import reverb_core as reverb
 from workflow.transport.adder import ChunkAdder, ReplayUnreachable, TelemetrySender
 from workflow.transport.stopped import Stopped
 from workflow.host.kaiwu_package import KaiwuPackage, PackageError

@@ -14,10 +14,10 @@ from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
-import reverb
 import torch
 from loguru import logger
 
+from workflow.transport import reverb_core as reverb
 from workflow.checkpoints import ckpt_files
 from workflow import metrics_keys as K
 from workflow.allocator import keep_freed_memory

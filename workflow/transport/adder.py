@@ -11,8 +11,8 @@ import time
 from typing import Callable
 
 import numpy as np
-import reverb
 
+from workflow.transport import reverb_core as reverb
 from workflow.transport.replay import SAMPLE_TABLE, TELEMETRY_TABLE, encode_json
 from workflow.transport.signing import Signer
 from workflow.transport.stopped import Stopped

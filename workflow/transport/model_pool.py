@@ -61,7 +61,7 @@ class ModelPoolReader:
         inserts = inserts_completed(info)
         if inserts == self._seen_inserts or info.current_size == 0:
             return None
-        sample = next(self._client.sample(MODEL_TABLE, 1, emit_timesteps=False))
+        sample = next(self._client.sample(MODEL_TABLE, 1))
         self._seen_inserts = inserts
         try:
             return unpack_model(sample.data, self._signer)

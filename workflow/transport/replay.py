@@ -7,15 +7,16 @@ Three tables live on one reverb server (hosted by the learner process):
   telemetry   small JSON records (episode metrics, progress) from aisrv to the learner;
               lossy when full, so a slow learner never blocks an env
 
-Importing this module imports reverb (and TensorFlow, several seconds): only the processes
-that talk to the server import it.
+Importing this module loads reverb's native core (workflow.transport.reverb_core, without
+TensorFlow's Python): only the processes that talk to the server import it.
 """
 from __future__ import annotations
 
 import json
 
 import numpy as np
-import reverb
+
+from workflow.transport import reverb_core as reverb
 
 SAMPLE_TABLE = "sample"
 MODEL_TABLE = "model_pool"

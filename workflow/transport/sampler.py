@@ -10,8 +10,8 @@ import concurrent.futures
 from dataclasses import dataclass
 
 import numpy as np
-import reverb
 
+from workflow.transport import reverb_core as reverb
 from workflow.transport.replay import SAMPLE_TABLE, TELEMETRY_TABLE, decode_json
 from workflow.transport.signing import Signer
 
@@ -96,7 +96,7 @@ class BatchSampler:
         return _to_batch(samples, self._row_width, self._signer)
 
     def _sample(self, num_items: int) -> list:
-        return list(self._client.sample(SAMPLE_TABLE, num_items, emit_timesteps=False))
+        return list(self._client.sample(SAMPLE_TABLE, num_items))
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -119,7 +119,7 @@ class TelemetryReceiver:
         if count <= 0:
             return []
         records = []
-        for sample in self._client.sample(TELEMETRY_TABLE, count, emit_timesteps=False):
+        for sample in self._client.sample(TELEMETRY_TABLE, count):
             data = sample.data  # sorted keys: json, length, sig
             try:
                 if len(data) != 3 or not self._signer.verify(data[2], data[0], data[1]):
