@@ -138,3 +138,35 @@ def test_the_route_around_a_robot_is_never_shorter_and_is_the_route_itself_when_
         robot.x, robot.z = hx + dx, hz + dz  # next to the hero: no route keeps out of its reach
         memory._step_cache.pop("charger_around_robots", None)
         assert memory.charger_steps_around_robots() is None
+
+
+def test_unseen_slack_decides_when_an_unknown_route_holds_the_hero_to_its_way():
+    """While no route over road seen reaches a charger, the guard keeps unseen_slack times the
+    path over cells never seen to spare: with 3 a battery of 11 + 4 × that path leaves every move
+    open, with 20 only the moves that bring the hero no farther along it."""
+    import pytest
+
+    from feature.robot_vacuum.observation import FeatureConfig
+
+    checked = 0
+    for seed in range(8):
+        env = make_env(protocol="vacuum", seed=seed)
+        view = VacuumView(global_info=True, battery_guard=True)
+        memory, _ = view.reset(env.reset(CONF))
+        steps, known = memory.charger_steps()
+        here = int(steps[1, 1])
+        if known or not 4 <= here <= 40:
+            continue
+        memory.battery = GUARD_MARGIN + 1 + 4 * here + 2  # above 3's margin, below 20's
+        free = [cell is not None for cell in memory.move_cells()]
+        memory.unseen_slack = 3.0
+        assert list(legal_mask(memory)[:NUM_MOVES].astype(bool)) == free, seed
+        memory.unseen_slack = 20.0
+        held = legal_mask(memory)[:NUM_MOVES].astype(bool)
+        assert 1 <= held.sum() < sum(free), seed
+        nearest = min(steps[1 + dz, 1 + dx] for (dx, dz), ok in zip(DIRECTIONS, free) if ok)
+        assert all(steps[1 + dz, 1 + dx] == nearest for (dx, dz), ok in zip(DIRECTIONS, held) if ok), seed
+        checked += 1
+    assert checked >= 3, "too few resets with an unknown route to a charger"
+    with pytest.raises(ValueError, match=r"\[features_vacuum\] unseen_slack must be a number from 0 to 1000"):
+        FeatureConfig(unseen_slack=-1.0).validate()

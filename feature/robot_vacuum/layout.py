@@ -237,21 +237,19 @@ def robot_guarded_moves(m: VacuumMemory, moves: list[float]) -> list[float]:
 
 #: Battery units the guard keeps beyond the path home (a robot in the corridor costs a detour).
 GUARD_MARGIN = 10
-#: While no route over road seen is known, the guard reads the optimistic path (cells never seen
-#: counted as road) and keeps this share of it beyond GUARD_MARGIN: walls not yet seen lengthen it.
-UNSEEN_SLACK = 3.0
 
 
 def guarded_moves(m: VacuumMemory, moves: list[float]) -> list[float]:
     """The open `moves` after which the battery still reaches the nearest charger with GUARD_MARGIN
     to spare (over road seen, around the robots' reach while the battery allows that detour; while
-    no route over road seen is known, over the optimistic path with UNSEEN_SLACK of it more); when
-    none does, those that leave the most; all of them while the battery lasts the episode or no
-    charger is within reach."""
+    no route over road seen is known, over the optimistic path (cells never seen counted as road)
+    with memory.unseen_slack times it more, as walls not yet seen lengthen it); when none does,
+    those that leave the most; all of them while the battery lasts the episode or no charger is
+    within reach."""
     steps, known = m.charger_steps()
     if m.battery >= max(m.max_step - m.step_no, 0) or int(steps[1, 1]) == UNKNOWN_STEPS:
         return moves
-    margin = GUARD_MARGIN if known else GUARD_MARGIN + int(UNSEEN_SLACK * steps[1, 1])
+    margin = GUARD_MARGIN if known else GUARD_MARGIN + int(m.unseen_slack * steps[1, 1])
     if known and m.battery - 1 - steps[1, 1] >= margin:  # a robot in the corridor: count on the detour
         detour = m.charger_steps_around_robots()  # around it while the battery allows it (never shorter)
         if detour is not None and int(detour[1, 1]) != UNKNOWN_STEPS and m.battery - 1 - detour[1, 1] >= margin:

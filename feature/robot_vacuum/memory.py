@@ -71,13 +71,14 @@ class RobotSeen:
 
 class VacuumMemory:
     def __init__(self, global_info: bool = False, charger_pos: str = "either", battery_guard: bool = False,
-                 robot_guard: bool = False):
+                 robot_guard: bool = False, unseen_slack: float = 20.0):
         if charger_pos not in CHARGER_READINGS:
             raise ValueError(f"charger_pos must be one of {', '.join(CHARGER_READINGS)}, got {charger_pos!r}")
         self.global_info = global_info
         self.charger_pos = charger_pos
         self.battery_guard = battery_guard  # the legal mask keeps the way to a charger (layout.legal_mask)
         self.robot_guard = robot_guard  # the legal mask keeps out of a robot's next reach (layout.legal_mask)
+        self.unseen_slack = unseen_slack  # the battery guard's spare over a route not yet seen (layout.guarded_moves)
         size = GRID_SIZE + 2 * PAD
         self._maps = np.zeros((5, size, size), dtype=np.float32)  # padded [z, x] layers: ROAD .. VISITS
         self._maps[SEEN] = 1.0  # off the map counts as seen and blocked

@@ -43,10 +43,14 @@ class FeatureConfig:
     charger_pos: str = "either"
     # the legal mask keeps the way home: while the battery would not last the episode, only moves
     # after which the battery still reaches the nearest charger (over road seen, around the robots
-    # while it can, else over cells never seen with UNSEEN_SLACK; those that bring it nearest when
+    # while it can, else over cells never seen with unseen_slack; those that bring it nearest when
     # none does: layout.guarded_moves); the platform runs a package's own features, so this is
     # legal there
     battery_guard: bool = True
+    # while no route over road seen reaches a charger, the battery guard keeps this many times the
+    # path over cells never seen to spare (walls not yet seen lengthen it): 20 holds the hero to
+    # that path's way until a route is seen, as a full battery can afford; 3 lets it roam longer
+    unseen_slack: float = 20.0
     # the legal mask keeps out of contact: only the moves whose cell no official robot known this
     # step can reach with its next move (any of 8 directions; then any of 4; then the farthest)
     robot_guard: bool = True
@@ -55,6 +59,9 @@ class FeatureConfig:
         for key in ("global_info", "battery_guard", "robot_guard"):
             if not isinstance(getattr(self, key), bool):
                 raise ValueError(f"[features_vacuum] {key} must be true or false, got {getattr(self, key)!r}")
+        if isinstance(self.unseen_slack, bool) or not isinstance(self.unseen_slack, (int, float)) \
+                or not 0 <= self.unseen_slack <= 1000:
+            raise ValueError(f"[features_vacuum] unseen_slack must be a number from 0 to 1000, got {self.unseen_slack!r}")
         if self.charger_pos not in CHARGER_READINGS:
             raise ValueError(f"[features_vacuum] charger_pos must be one of {' | '.join(CHARGER_READINGS)}, got "
                              f"{self.charger_pos!r}")
@@ -62,7 +69,7 @@ class FeatureConfig:
     def view_options(self) -> dict:
         """VacuumView's keyword arguments."""
         return {"global_info": self.global_info, "charger_pos": self.charger_pos, "battery_guard": self.battery_guard,
-                "robot_guard": self.robot_guard}
+                "robot_guard": self.robot_guard, "unseen_slack": float(self.unseen_slack)}
 
 
 class VacuumView:
