@@ -27,7 +27,7 @@ SCRIPT = textwrap.dedent("""
     writer.flush()
     writer.close()
     client.insert([np.int64(7), np.zeros(4, np.float32)], {"t": 4.0})
-    samples = list(client.sample("t", 20))
+    samples = list(client.sample("t", 200))  # each item at least 0.1 likely: all four drawn but once in 10^9
     out["sampled_n"] = sorted({int(s.data[0]) for s in samples})
     out["probabilities"] = sorted({round(s.info.probability, 4) for s in samples})
     out["table_size"] = {s.info.table_size for s in samples} == {4}
