@@ -32,7 +32,8 @@ SCRIPT = textwrap.dedent("""
     out["probabilities"] = sorted({round(s.info.probability, 4) for s in samples})
     out["table_size"] = {s.info.table_size for s in samples} == {4}
     key = samples[0].info.key
-    client.mutate_priorities("t", updates={key: 0.0})
+    client.mutate_priorities("t", updates={key: 0.0})  # priority 0: never drawn again
+    out["zeroed_drawn"] = key in {s.info.key for s in client.sample("t", 100)}
 
     mine = client.server_info(timeout=5)["t"]
     import reverb  # reverb's own Python, in the same process, on the same native module
@@ -62,6 +63,7 @@ def test_the_core_loads_without_tensorflow_and_serves_what_reverbs_own_client_re
     assert out["sampled_n"] == [0, 1, 2, 7]
     assert out["probabilities"] == [0.1, 0.2, 0.3, 0.4]  # priority / 10, as Prioritized(1.0) draws them
     assert out["table_size"]
+    assert out["zeroed_drawn"] is False
     assert out["same_info"] and out["same_limiter"]
     assert (out["current_size"], out["inserts"], out["min_size"]) == (4, 4, 2)
     assert out["deadline"] == "DeadlineExceededError"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 
 import numpy as np
+import pytest
 
 from feature.robot_vacuum.constants import DIRECTIONS, NUM_MOVES
 from feature.robot_vacuum.layout import GUARD_MARGIN, legal_mask
@@ -144,8 +145,6 @@ def test_unseen_slack_decides_when_an_unknown_route_holds_the_hero_to_its_way():
     """While no route over road seen reaches a charger, the guard keeps unseen_slack times the
     path over cells never seen to spare: with 3 a battery of 11 + 4 × that path leaves every move
     open, with 20 only the moves that bring the hero no farther along it."""
-    import pytest
-
     from feature.robot_vacuum.observation import FeatureConfig
 
     checked = 0

@@ -125,9 +125,6 @@ class Client:
         self._server_address = server_address
         self._client = _native.Client(server_address)
 
-    def __reduce__(self):
-        return self.__class__, (self._server_address,)
-
     def __repr__(self) -> str:
         return f"Client, server_address={self._server_address}"
 
@@ -222,6 +219,3 @@ class Server:
 
     def __del__(self):
         self.stop()
-
-    def localhost_client(self) -> Client:
-        return Client(f"localhost:{self._port}")
