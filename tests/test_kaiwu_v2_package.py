@@ -157,3 +157,18 @@ def test_the_diy_template_stops_naming_the_missing_checkpoint(tmp_path, version)
 def test_a_bad_env_conf_stops_before_anything_starts_naming_file_and_key(package28, tmp_path, key, value, named):
     set_conf_line(package28 / "agent_dqn" / "conf" / "train_env_conf.toml", key, value)
     check_a_bad_env_conf_stops_the_run(package28, tmp_path / "runs", named)
+
+
+@pytest.mark.parametrize("first_line, said", [
+    ("import no_such_module_here", "failed at agent_ppo/agent.py:1 in <module>: ModuleNotFoundError"),
+    ("import os; os._exit(3)", "ended its process (exit code 3) without an answer"),
+])
+def test_a_package_that_fails_to_import_stops_before_anything_starts_naming_where(package24, tmp_path, first_line,
+                                                                                  said):
+    """The launcher imports the package in a child of its fork server (so the launcher never imports
+    torch); what the child raises, or its dying, reaches the terminal and nothing is started."""
+    agent_py = package24 / "agent_ppo" / "agent.py"
+    agent_py.write_text(first_line + "\n" + agent_py.read_text())
+    result = train(package24, tmp_path / "runs", "--train-test", "--set", 'app.algo="ppo"', timeout_s=120)
+    assert result.returncode == 2 and said in result.stderr, result.stderr
+    assert not (tmp_path / "runs").exists()

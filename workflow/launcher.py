@@ -73,15 +73,16 @@ TRAIN_TEST_OVERRIDES = ("app.replay_buffer_capacity=10", "app.preload_ratio=10",
 TRAIN_TEST_CHECKPOINT = "model.ckpt-1.pkl"
 
 
-def load_run_config(args: argparse.Namespace) -> AppConfig:
+def load_run_config(args: argparse.Namespace, forked_check: bool = False) -> AppConfig:
     """The run's config: the file (or the package's own) with --set applied; a package is checked
-    by importing it, so a broken one fails here naming its file and line."""
+    by importing it (`forked_check`: in a child, check_package_code), so a broken one fails here
+    naming its file and line."""
     if not args.package:
         if args.train_test:
             raise ConfigError("--train-test checks a Kaiwu code package: add --package DIR")
         return load_config(args.config, args.overrides)
     from workflow import platforms
-    from workflow.host.kaiwu_package import KaiwuPackage, PackageError, config_file, package_layout, platform_config
+    from workflow.host.kaiwu_package import config_file, package_layout
 
     root = Path(args.package).resolve()
     if not root.is_dir():
@@ -100,12 +101,26 @@ def load_run_config(args: argparse.Namespace) -> AppConfig:
     env_conf = platform.env_conf_file(root, layout)
     if env_conf is not None:  # on the platform a bad one only shows as a reset that times out
         platform.check_env_conf_file(env_conf, cfg.env)
+    check_package_code(cfg, locate_run(cfg.app, args.resume), in_fork=forked_check)
+    return cfg
+
+
+def check_package_code(cfg: AppConfig, paths: RunPaths, in_fork: bool) -> None:
+    """Import the run's package as its processes will, so that a broken one stops the run before
+    anything starts, naming its file and line. `in_fork`: in a child of the fork server the run's
+    processes come from, which has imported torch; the launcher itself imports none of it."""
+    from workflow.host.kaiwu_package import PackageError, check_imports
+    from workflow.supervision.processes import ForkedCallError, call_in_fork
+
     try:
-        KaiwuPackage.load(root, cfg.app.algo, platform_config(cfg, "launcher", locate_run(cfg.app, args.resume)),
-                          platform=platform)
+        if in_fork:
+            call_in_fork(check_imports, cfg, paths)
+        else:
+            check_imports(cfg, paths)
     except PackageError as e:
         raise ConfigError(str(e)) from e
-    return cfg
+    except ForkedCallError as e:
+        raise ConfigError(f"importing package {cfg.app.package} ({cfg.app.algo}): {e}") from e
 
 
 def check_preload(cfg: AppConfig, root: Path, layout) -> None:
@@ -252,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     lock = None
     try:
         check_arguments(args)
-        cfg = load_run_config(args)
+        cfg = load_run_config(args, forked_check=args.ray is None)  # on Ray no process forks from here
         if cfg.app.aisrv_num == "auto" and args.ray is None:
             raise ConfigError('app.aisrv_num = "auto" fills the realm_aisrv slots of a Ray cluster: add --ray '
                               'local|auto|HOST:PORT, or give a number')

@@ -228,6 +228,12 @@ class KaiwuPackage:
                                + (f"at {failure}" if failure else f": {type(e).__name__}: {e}")) from e
 
 
+def check_imports(cfg, paths) -> None:
+    """Import the run's package as a process of the run would (KaiwuPackage.of_run): a PackageError
+    names what is broken and where."""
+    KaiwuPackage.of_run(cfg, "launcher", paths)
+
+
 def preload_dir(app, root: str | Path, layout: Layout) -> Path:
     """Where `app.preload_model_dir` points. A hosted package's (`app.package`) is read inside
     the package, as the platform reads it: `{agent_name}` is the algorithm's folder (agent_ppo)

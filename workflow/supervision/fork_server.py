@@ -21,7 +21,12 @@ signal.signal(signal.SIGINT, signal.SIG_IGN)
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # its stderr is the launcher's terminal, not a child's log
 
-for module in ROLE_MODULES.values():
+#: Imported here too: torch imports torch._dynamo (about a second of CPU) the first time an
+#: optimizer adds a parameter group (torch.optim.Optimizer.add_param_group is wrapped in
+#: torch._disable_dynamo), and every learner, aisrv and evaluator builds its agent's optimizer.
+LAZY_IMPORTS = ("torch._dynamo",)
+
+for module in (*ROLE_MODULES.values(), *LAZY_IMPORTS):
     try:
         importlib.import_module(module)
     except BaseException:  # a module that fails to import fails again in the child, which logs and reports it

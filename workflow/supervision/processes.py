@@ -98,6 +98,55 @@ class ChildContext:
             pass
 
 
+def fork_context():
+    """The launcher's multiprocessing context: its children fork from one fork server (per
+    launcher) that imported their modules (FORK_SERVER_PRELOAD) before the first of them."""
+    context = mp.get_context("forkserver")
+    context.set_forkserver_preload(FORK_SERVER_PRELOAD)
+    return context
+
+
+class ForkedCallError(RuntimeError):
+    """A call_in_fork child that ended without an answer (a package that exits or crashes on import)."""
+
+
+def call_in_fork(function, *args):
+    """`function(*args)` in a short-lived child forked from the launcher's fork server: its
+    result, or its exception raised here. A check that imports what the children will import
+    (torch, a package) costs the launcher none of those imports, and starts the fork server the
+    run's children come from."""
+    context = fork_context()
+    receive, send = context.Pipe(duplex=False)
+    process = context.Process(target=_call_and_send, args=(send, function, args), name="check", daemon=True)
+    process.start()
+    send.close()
+    try:
+        kind, value = receive.recv()
+    except EOFError:
+        process.join()
+        raise ForkedCallError(f"{getattr(function, '__qualname__', function)} ended its process "
+                              f"(exit code {process.exitcode}) without an answer") from None
+    finally:
+        receive.close()
+    process.join()
+    if kind == "raised":
+        raise value
+    return value
+
+
+def _call_and_send(send, function, args) -> None:
+    try:
+        answer = ("returned", function(*args))
+    except Exception as e:
+        answer = ("raised", e)
+    try:
+        send.send(answer)
+    except Exception as e:  # an answer that does not pickle: said as text
+        send.send(("raised", RuntimeError(f"{type(answer[1]).__name__}: {answer[1]}" if answer[0] == "raised"
+                                          else f"the answer does not pickle: {e}")))
+    send.close()
+
+
 def _redirect_std_streams(path) -> None:
     """Native libraries (reverb, TensorFlow) print to fds 1 and 2; keep that in the run's log dir
     instead of on top of the launcher's progress bar."""

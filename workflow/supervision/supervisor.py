@@ -24,7 +24,7 @@ from loguru import logger
 
 from workflow.config import AppConfig
 from workflow.supervision.console import Progress, console, status_fields
-from workflow.supervision.processes import FORK_SERVER_PRELOAD, ChildContext, run_child
+from workflow.supervision.processes import ChildContext, fork_context, run_child
 from workflow.checkpoints.runs import RunPaths
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_CONFIG = 0, 1, 2
@@ -95,8 +95,7 @@ class Supervisor:
         self.app = cfg.app
         self.paths = paths
         self.args = args
-        self.mp = mp.get_context("forkserver")  # children start from a server that imported their modules
-        self.mp.set_forkserver_preload(FORK_SERVER_PRELOAD)
+        self.mp = fork_context()  # children start from a server that imported their modules
         self.stop_aisrv = self.mp.Value("b", 0, lock=False)
         self.stop_learner = self.mp.Value("b", 0, lock=False)
         self.stop_evaluator = self.mp.Value("b", 0, lock=False)
