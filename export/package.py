@@ -11,6 +11,7 @@ import json
 import re
 import shutil
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import toml
@@ -59,11 +60,18 @@ def platform_app(run_app: dict, algo: str, ckpt_id: int, sample_dim: int, target
     return app
 
 
-def export(ckpt: Path, out: Path, algo: str | None, config, kaiwu_version: str = platforms.PROJECT.name) -> list[Path]:
+@dataclass(frozen=True)
+class Exported:
+    files: list[Path]  # every file written
+    #: what the agent reads of the information the platform may withhold (games.Game.information_needed),
+    #: None when it plays from what every observation holds; also the head of its configure_app.toml
+    information: str | None
+
+
+def export(ckpt: Path, out: Path, algo: str | None, config, kaiwu_version: str = platforms.PROJECT.name) -> Exported:
     """Write the package for the platform version named `kaiwu_version` (workflow.platforms.NAMES);
     `algo` names its algorithm (default: the project algorithm's name); `config` (a file or a
-    workflow.config.ConfigSource) is the run's, else the checkpoint's run's effective config.
-    Returns the files written."""
+    workflow.config.ConfigSource) is the run's, else the checkpoint's run's effective config."""
     try:
         project = find_project_algorithm(*project_algo(ckpt, config))
     except CheckpointError as e:
@@ -113,8 +121,10 @@ def export(ckpt: Path, out: Path, algo: str | None, config, kaiwu_version: str =
         (staging / "conf").mkdir()
         (staging / "conf" / "__init__.py").write_text("")
         header = "# Exported by tools/export_kaiwu.py from " + ckpt.name + "\n"
+        information = games.of_platform(platform).information_needed(settings)
+        app_header = header + (f"# The agent {information}.\n" if information else "")
         (staging / "conf" / "configure_app.toml").write_text(
-            header + toml.dumps({"app": platform_app(run_app, algo, ckpt_id, config_module.Config.SAMPLE_DIM, target)}))
+            app_header + toml.dumps({"app": platform_app(run_app, algo, ckpt_id, config_module.Config.SAMPLE_DIM, target)}))
         version = target.kaiwu_json_version or toolkit_version()
         if target.registers_algorithm:
             write_registration_files(staging, algo, folder, settings, header, games.of_platform(platform))
@@ -130,7 +140,7 @@ def export(ckpt: Path, out: Path, algo: str | None, config, kaiwu_version: str =
     finally:
         if staging.exists():
             shutil.rmtree(staging)
-    return sorted(p for p in out.rglob("*") if p.is_file())
+    return Exported(sorted(p for p in out.rglob("*") if p.is_file()), information)
 
 
 def write_registration_files(staging: Path, algo: str, folder: str, settings, header: str, game) -> None:

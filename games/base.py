@@ -64,6 +64,11 @@ class Game:
     #: a package is handed, as an evaluation might ("" when the game's env has none): its values
     #: are what tools/evaluate.py --extra-info scores side by side
     info_rule: str = ""
+    #: the project's ppo Settings' section of what its features read ("features_gorge"), whose
+    #: `global_info` turns on reading what `info_rule` withholds; "" when the game has none
+    features_section: str = ""
+    #: what that withheld information tells the agent, for the export's statement
+    global_info_holds: str = ""
     #: the actions by index, as every Kaiwu grid game numbers them: 8 moves (counter-clockwise from
     #: East), then a flash in each of those directions
     action_names: tuple[str, ...] = COMPASS + tuple(f"flash {d}" for d in COMPASS)
@@ -187,6 +192,17 @@ class Game:
         if mode not in self.policy_modes:
             raise ValueError(f"policy mode {mode!r}: a {self.name} agent is evaluated with "
                              f"{' | '.join(self.policy_modes)}")
+
+    def information_needed(self, settings) -> str | None:
+        """What an agent with `settings` (its algorithm's Settings) reads of the information the
+        platform may withhold (`info_rule`): a sentence for the export to state, None when it
+        reads none (it plays from what every observation holds)."""
+        features = getattr(settings, self.features_section, None) if self.features_section else None
+        if not getattr(features, "global_info", False):
+            return None
+        return (f"reads env_obs's extra_info.frame_state ([{self.features_section}] global_info = true: "
+                f"{self.global_info_holds}), which the platform may withhold; without it the agent plays "
+                f"from its view alone (score both: tools/evaluate.py --extra-info full,withheld)")
 
     # --- export: what a registering platform version's package has beside its code --------------
 

@@ -56,6 +56,8 @@ class GorgeChase(EngineGame):
     maps_dir_holds = "official map files by map id: gorge_chase_map_<id>.json or map_<id>.txt"
     renamed_env_keys = {"gorge_maps": "maps_dir"}
     info_rule = "gorge_extra_info"  # "full" | "withheld": extra_info with or without frame_state
+    features_section = "features_gorge"
+    global_info_holds = "every chest and buff, the monsters' true cells"
     curriculum_section = "curriculum_gorge"
 
 

@@ -67,6 +67,8 @@ class RobotVacuum(EngineGame):
     maps_dir_holds = ("official map files by map id: room_grid_map_<id>.json, robot_vacuum_map_<id>.json, "
                       "map<id>.json or map_<id>.txt")
     info_rule = "vacuum_extra_info"  # "full" | "withheld": extra_info with or without frame_state
+    features_section = "features_vacuum"
+    global_info_holds = "every official robot's true cell"
     action_names = COMPASS  # 8 moves, no flash
     curriculum_section = "curriculum_vacuum"
 

@@ -123,3 +123,26 @@ def test_an_unknown_preset_or_game_is_named_with_what_is_allowed():
         games.get("tetris")
     assert games.of_preset("v2-28-fixed") is games.BACK_TO_THE_REALM_V2
     assert games.of_preset("nope") is None
+
+
+def test_an_agent_that_reads_withheld_information_is_said_to_and_one_that_does_not_is_not():
+    """games.Game.information_needed, what an export states: the engine games' project agents read
+    env_obs's extra_info.frame_state while their features' global_info is on; the others read
+    nothing the platform withholds."""
+    import dataclasses
+    import importlib
+
+    for name, section in (("gorge_chase", "features_gorge"), ("robot_vacuum", "features_vacuum")):
+        game = games.get(name)
+        settings = importlib.import_module(game.project_agents["ppo"]["config"]).Settings()
+        assert game.info_rule and getattr(settings, section).global_info  # the default reads it
+        said = game.information_needed(settings)
+        assert said.startswith(f"reads env_obs's extra_info.frame_state ([{section}] global_info = true: ")
+        assert "--extra-info full,withheld" in said
+        alone = dataclasses.replace(settings, **{section: dataclasses.replace(getattr(settings, section),
+                                                                              global_info=False)})
+        assert game.information_needed(alone) is None
+    for name in ("back_to_the_realm", "back_to_the_realm_v2"):
+        game = games.get(name)
+        settings = importlib.import_module(game.project_agents["ppo"]["config"]).Settings()
+        assert game.information_needed(settings) is None

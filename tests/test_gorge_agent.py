@@ -239,6 +239,10 @@ def test_train_evaluate_export_train_test_and_score_the_export(trained):
     result = _run(sys.executable, "tools/export_kaiwu.py", "--ckpt", str(ckpt), "--out", str(package),
                   "--kaiwu-version", "15", "--algo", "diy")
     assert result.returncode == 0, result.stderr
+    # its features read extra_info.frame_state (global_info, the conf's default): the export says so
+    said = "reads env_obs's extra_info.frame_state ([features_gorge] global_info = true"
+    assert f"information: the agent {said}" in result.stdout
+    assert f"# The agent {said}" in (package / "conf" / "configure_app.toml").read_text().splitlines()[1]
     assert json.loads((package / "kaiwu.json").read_text())["project_code"] == "gorge_chase"
     assert platforms.detect(package).name == "15"
     text = (package / "agent_diy" / "conf" / "train_env_conf.toml").read_text()

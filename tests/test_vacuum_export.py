@@ -57,6 +57,7 @@ def test_train_evaluate_export_train_test_and_score_the_export(trained):
     result = _run(sys.executable, "tools/export_kaiwu.py", "--ckpt", str(ckpt), "--out", str(package),
                   "--kaiwu-version", "13")
     assert result.returncode == 0, result.stderr
+    assert "information: the agent reads env_obs's extra_info.frame_state ([features_vacuum] global_info" in result.stdout
     assert json.loads((package / "kaiwu.json").read_text()) == {"version": "13.0.1-comp-normal-lite.26comp",
                                                                  "project_code": "robot_vacuum"}
     assert platforms.detect(package).name == "13"

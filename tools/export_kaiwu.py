@@ -36,7 +36,9 @@ imports only the platform's modules (kaiwu_agent, kaiwudrl), numpy, torch and th
 library, which the export checks before it writes anything (export/: export.code, export.package;
 this tool is its command line). `./train.sh --package DIR` trains it and `tools/evaluate.py
 --package DIR` scores its checkpoint. An existing non-empty --out is never overwritten. Bad input
-exits with code 2.
+exits with code 2. An agent whose features read what the platform may withhold (gorge_chase's and
+robot_vacuum's `global_info`: env_obs's extra_info.frame_state) says so on the terminal
+("information: ...") and at the head of conf/configure_app.toml.
 """
 from __future__ import annotations
 
@@ -76,8 +78,10 @@ def main(argv: list[str] | None = None) -> int:
             ckpt, described = best_checkpoint(ckpt)
             print(f"best by the run's evaluations: {described}")
         config = config_source(args.config, args.overrides, run_config_file(ckpt) if ckpt.is_file() else None)
-        files = export(ckpt, args.out, args.algo, config, args.kaiwu_version)
-        print(f"wrote {len(files)} files to {args.out}")
+        exported = export(ckpt, args.out, args.algo, config, args.kaiwu_version)
+        print(f"wrote {len(exported.files)} files to {args.out}")
+        if exported.information:
+            print(f"information: the agent {exported.information}")
         print(f"train it:  ./train.sh --package {args.out}")
         print(f"score it:  python tools/evaluate.py --package {args.out}")
         return 0
