@@ -9,7 +9,9 @@ that are not counters) raises CheckpointError and leaves the agent as it was. Wh
 depends on what is there: the weights always; the counters from the progress record (an actor
 picking a model from the pool gets these two); the training state when it is beside them. A
 learner refuses a training state without the counters: it would train on with its schedules and
-curriculum progress started again from 0.
+curriculum progress started again from 0. An agent that only acts (ACTING_TYPES: an aisrv, an
+actor, an evaluation) neither checks nor applies a training state: it never trains, and building
+an optimizer to try one costs a process torch's compiler stack (~1 CPU-second).
 
 The progress record also names the model options a checkpoint was trained with beyond its
 tensors' shapes (`_model_options`: the PPO package's core and action head), so loading it
@@ -29,6 +31,8 @@ from kaiwu_agent.agent.base_agent import BaseAgent
 
 COUNTERS = ("train_step", "samples_learned", "model_version")
 MODEL_OPTIONS = "model"  # the progress record's entry of the model options
+#: The platform's agent types that act and never train (the default "player" may do either)
+ACTING_TYPES = ("aisrv", "actor", "eval")
 
 
 class CheckpointedAgent(BaseAgent, abc.ABC):
@@ -103,7 +107,8 @@ class CheckpointedAgent(BaseAgent, abc.ABC):
         train_file = io.train_state_file(path, ckpt_id)
         # on the CPU: the optimizer's load_state_dict moves its moments to each parameter's device
         train = io.read_torch(train_file, "cpu") if train_file.is_file() else None
-        if train is not None:
+        trains = self.agent_type not in ACTING_TYPES
+        if train is not None and trains:
             self._check_train_state(train, train_file)
         counters = read_counters(path, ckpt_id, train)
         if counters is None and train is not None and self.agent_type == "learner":
@@ -111,7 +116,7 @@ class CheckpointedAgent(BaseAgent, abc.ABC):
                                   f"{train_file.name} the agent's counters ({', '.join(COUNTERS)}) would start again "
                                   f"from 0, and its schedules and curriculum progress with them")
         self.model.load_state_dict(weights)
-        self._apply_train_state(train, weights)
+        self._apply_train_state(train if trains else None, weights)
         if counters is None:
             self.model_version += 1
             return

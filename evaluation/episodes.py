@@ -185,11 +185,13 @@ def package_eval_config(package_dir: Path, algo: str, platform) -> dict:
 
 
 def load_agent(ckpt_file: str | Path, config_file_path=None,
-               package_dir: str | Path | None = None) -> LoadedAgent:
+               package_dir: str | Path | None = None, agent_type: str = "eval") -> LoadedAgent:
     """The agent of `ckpt_file` with that checkpoint loaded by its package's own load_model:
     the project's agent (settings from `config_file_path` or the run's effective config), or
     the Kaiwu package at `package_dir` (its algorithm: `app.algo` of `config_file_path` when
-    given, else of the run the checkpoint belongs to, else the package's own conf/configure_app.toml). Raises CheckpointError naming what is wrong."""
+    given, else of the run the checkpoint belongs to, else the package's own conf/configure_app.toml).
+    `agent_type` "learner" also checks the checkpoint's training state, which playing does not
+    read (agent.checkpointed.ACTING_TYPES). Raises CheckpointError naming what is wrong."""
     ckpt_file = Path(ckpt_file)
     ckpt_id = parse_ckpt_id(ckpt_file)
     if ckpt_id is None or not ckpt_file.is_file():
@@ -212,7 +214,7 @@ def load_agent(ckpt_file: str | Path, config_file_path=None,
                 raise CheckpointError(f"{_source(config_file_path, ckpt_file) or ckpt_file}: {e}") from e
             values = {"app": app, "algo": algo, "svr_name": "eval", "package_settings": settings}
             package = KaiwuPackage.project(app, algo, values)
-        agent = package.make_agent("eval", logging.getLogger("eval"), None)  # platform agents log as they load
+        agent = package.make_agent(agent_type, logging.getLogger("eval"), None)  # platform agents log as they load
         agent.load_model(path=str(ckpt_file.parent), id=ckpt_id)
     except CheckpointError:
         raise

@@ -93,7 +93,7 @@ def export(ckpt: Path, out: Path, algo: str | None, config, kaiwu_version: str =
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise InputError(f"--out {out}: exists and is not empty; give a new directory")
     try:
-        load_agent(ckpt, config)  # the checkpoint must load into the agent it is exported with
+        load_agent(ckpt, config, agent_type="learner")  # it must load, training state too, into the agent exported
         config_module = importlib.import_module(project.layout.config)
         settings = config_module.Settings.from_dict(project_settings(ckpt, config))
     except (CheckpointError, ValueError) as e:

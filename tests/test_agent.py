@@ -356,6 +356,44 @@ def test_a_bad_training_state_leaves_the_agent_as_it_was(tmp_path, corrupt, mess
     assert not other.optimizer.state_dict()["state"]
 
 
+def test_an_acting_agent_loads_the_weights_and_counters_and_leaves_the_training_state(tmp_path):
+    """A checkpoint whose optimizer state a learner refuses still plays: an aisrv, actor or
+    evaluation agent never trains, so it neither checks nor applies the training state, and in a
+    fresh process its load imports no torch._dynamo (which any optimizer imports, ~1 CPU-second)."""
+    import subprocess
+    import sys
+
+    from agent.checkpointed import ACTING_TYPES
+    from tests.conftest import REPO_ROOT
+
+    agent = make(seed=0)
+    agent.learn(samples(agent))
+    agent.save_model(tmp_path, 1)
+    _no_param_groups(tmp_path)
+    with pytest.raises(CheckpointError, match="optimizer state does not fit"):
+        make(seed=5).load_model(tmp_path, 1)
+    for kind in ACTING_TYPES:
+        actor = Agent(agent_type=kind, settings=Settings(model=TINY, ppo=PPO), seed=5)
+        actor.load_model(tmp_path, 1)
+        assert all(torch.equal(v, actor.model.state_dict()[k]) for k, v in agent.model.state_dict().items())
+        assert (actor.train_step, actor.samples_learned) == (agent.train_step, agent.samples_learned)
+        assert actor._optimizer is None
+    code = f"""
+import sys
+from agent.back_to_the_realm.ppo_agent import Agent
+from agent.back_to_the_realm.ppo_config import Settings
+from agent.model import ModelConfig
+from agent.ppo import PPOConfig
+settings = Settings(model=ModelConfig(**{dataclasses.asdict(TINY)!r}), ppo=PPOConfig(**{dataclasses.asdict(PPO)!r}))
+actor = Agent(agent_type="eval", settings=settings, seed=5)
+actor.load_model({str(tmp_path)!r}, 1)
+print(actor.train_step, "torch._dynamo" in sys.modules)
+"""
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [str(agent.train_step), "False"]
+
+
 def test_corrupt_checkpoint_names_the_file(tmp_path):
     agent = make(seed=0)
     file = agent.save_model(tmp_path, 1)
