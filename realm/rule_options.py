@@ -8,6 +8,11 @@ from __future__ import annotations
 
 from numbers import Integral
 
+#: A reading some options allow beside their fixed ones (what extra_info hands a package): each
+#: episode plays one of the option's other readings, drawn from the env's rule RNG, so one agent
+#: trains for all of them.
+MIXED = "mixed"
+
 
 class RuleOptions:
     """`options`: name -> (default, allowed values, why); `candidates`: name -> the readings drawn
@@ -33,6 +38,12 @@ class RuleOptions:
                      else shown_values(allowed, " | "))
             raise ValueError(f"option {name} = {value!r} is invalid: allowed {shown} ({why})")
         return value if isinstance(default, str) else int(value)
+
+    def episode_value(self, name: str, value, rng):
+        """`value`, or for MIXED one of the option's other readings drawn from `rng` for an episode."""
+        if value != MIXED:
+            return value
+        return rng.choice([reading for reading in self.options[name][1] if reading != MIXED])
 
     def defaults(self) -> dict:
         return {name: spec[0] for name, spec in self.options.items()}

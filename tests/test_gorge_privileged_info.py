@@ -68,6 +68,33 @@ def test_what_an_evaluation_hands_the_package_follows_gorge_extra_info(extra_inf
         assert all("frame_state" in info and "map_id" in info for info in handed)
 
 
+@pytest.mark.parametrize("protocol, key", [("gorge", "gorge_extra_info"), ("vacuum", "vacuum_extra_info")])
+def test_mixed_hands_each_episode_one_of_the_two_drawn_by_seed(protocol, key):
+    """`mixed` (a recipe that trains one agent for both ways): every step of an episode hands the
+    same kind of extra_info, full or withheld, drawn per episode from the rule RNG: both come up,
+    the same seed draws the same sequence, and the episode itself (spawns, map) is the one the
+    fixed readings play from that seed."""
+    def kinds(extra_info, seed=5, episodes=16):
+        env = make_env(protocol=protocol, seed=seed, **{key: extra_info})
+        drawn, first_obs = [], []
+        for _ in range(episodes):
+            env_obs = env.reset(usr_conf={"env_conf": {"max_step": 6}})
+            first_obs.append(json.dumps(env_obs["observation"], sort_keys=True, default=str))
+            seen = {"frame_state" in env_obs["extra_info"]}
+            for _ in range(3):
+                _, env_obs = env.step(0)[:2]
+                seen.add("frame_state" in env_obs["extra_info"])
+            assert len(seen) == 1, "one kind of extra_info for a whole episode"
+            drawn.append("full" if seen.pop() else "withheld")
+        return drawn, first_obs
+
+    mixed, mixed_obs = kinds("mixed")
+    assert set(mixed) == {"full", "withheld"} and kinds("mixed")[0] == mixed  # both, reproducibly
+    assert kinds("mixed", seed=6)[0] != mixed
+    full, full_obs = kinds("full")
+    assert set(full) == {"full"} and full_obs == mixed_obs  # the episodes are the same ones
+
+
 def test_an_error_answer_withholds_as_every_frame_does():
     from workflow.config import load_config
 

@@ -66,7 +66,7 @@ from realm.gorge_chase.constants import (
 )
 from realm.gorge_chase.generator import GeneratedMaps
 from realm.gorge_chase.maps import UNREACHABLE, GorgeMap, MapFolder, SingleMap
-from realm.gorge_chase.options import CANDIDATES, OPTIONS, check_option
+from realm.gorge_chase.options import CANDIDATES, OPTIONS, check_option, episode_value
 from realm.gorge_chase.errors import STEP_AFTER_END, check_error_mode, error_env_obs, say
 from realm.gorge_chase.usr_conf import GorgeUsrConfError, validate_usr_conf
 
@@ -271,6 +271,7 @@ class GorgeChaseEnv:
         self._random = random.Random(seed)
         self.randomize_rules = bool(randomize_rules)
         self._rules_random = _rules_rng(seed)
+        self._extra_info = episode_value("gorge_extra_info", self.gorge_extra_info, self._rules_random)
         self.env_id = str(random.Random(f"env-id-{seed}").randrange(10_000_000, 100_000_000)) if seed is not None \
             else str(random.randrange(10_000_000, 100_000_000))
         self._episodes = 0
@@ -303,7 +304,7 @@ class GorgeChaseEnv:
         self.answered_error = error
         say(call, code, str(error))
         env_obs = error_env_obs(self.env_id, frame_no, map_id, code, str(error))
-        if self.gorge_extra_info != "full":
+        if self._extra_info != "full":
             env_obs["extra_info"] = {"result_code": code, "result_message": str(error)}
         return env_obs
 
@@ -315,6 +316,8 @@ class GorgeChaseEnv:
             self._random = random.Random(seed)
             self._rules_random = _rules_rng(seed)
             self._episodes = 0
+        # what this episode's extra_info holds (gorge_extra_info "mixed": drawn for each episode)
+        self._extra_info = episode_value("gorge_extra_info", self.gorge_extra_info, self._rules_random)
         if self.randomize_rules:
             self._draw_rules()
         try:
@@ -798,7 +801,7 @@ class GorgeChaseEnv:
                 "map_id": self.map_id,
                 "result_code": 0,
                 "result_message": message,
-            } if self.gorge_extra_info == "full" else {"result_code": 0, "result_message": message},
+            } if self._extra_info == "full" else {"result_code": 0, "result_message": message},
             "terminated": terminated,
             "truncated": truncated,
         }

@@ -8,7 +8,7 @@ randomize_unknown_rules) draws for each episode, so a policy learns what holds u
 """
 from __future__ import annotations
 
-from realm.rule_options import RuleOptions
+from realm.rule_options import MIXED, RuleOptions
 
 OPTIONS = {
     "monster_distance": (
@@ -43,11 +43,12 @@ OPTIONS = {
         "robot-profile monster_speed_bonus added to the monsters' base speed 1 (clamped 0..3 by the script; "
         "value not public)"),
     "gorge_extra_info": (
-        "full", ("full", "withheld"),
+        "full", ("full", "withheld", MIXED),
         "what env_obs's extra_info holds: 'full' = frame_state (every chest and buff, the monsters' true "
         "cells), map_id, result_code and result_message, as the 15.0.1 env returns them; 'withheld' = "
         "result_code and result_message only (frame_state and map_id gone), as an evaluation that hands "
-        "the package no global information would"),
+        "the package no global information would; 'mixed' = each episode one of the "
+        "two, drawn from the rule RNG (one agent trained for both)"),
 }
 
 #: The readings drawn per episode with `randomize_rules`. Not drawn: map_order (which map an
@@ -81,3 +82,8 @@ def defaults() -> dict:
 def options_table() -> str:
     """The options as a markdown table (name, default, allowed, drawn by randomize_unknown_rules, why)."""
     return RULES.table()
+
+
+def episode_value(name: str, value, rng):
+    """What an episode plays of option `name` set to `value` (a MIXED reading drawn from `rng`)."""
+    return RULES.episode_value(name, value, rng)

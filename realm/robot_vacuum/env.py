@@ -56,7 +56,7 @@ from realm.robot_vacuum.constants import (
 from realm.robot_vacuum.errors import STEP_AFTER_END, check_error_mode, error_env_obs, say
 from realm.robot_vacuum.generator import GeneratedMaps
 from realm.robot_vacuum.maps import CELL_PAD, CELL_X, CELL_Z, PADDED, MapFolder, SingleMap, VacuumMap
-from realm.robot_vacuum.options import CANDIDATES, OPTIONS, check_option
+from realm.robot_vacuum.options import CANDIDATES, OPTIONS, check_option, episode_value
 from realm.robot_vacuum.usr_conf import VacuumUsrConfError, validate_usr_conf
 
 __all__ = ["EpisodeOverError", "RobotVacuumEnv"]
@@ -134,6 +134,7 @@ class RobotVacuumEnv:
         self._random = random.Random(seed)
         self.randomize_rules = bool(randomize_rules)
         self._rules_random = _rules_rng(seed)
+        self._extra_info = episode_value("vacuum_extra_info", self.vacuum_extra_info, self._rules_random)
         self.env_id = str(random.Random(f"env-id-{seed}").randrange(10_000_000, 100_000_000)) if seed is not None \
             else str(random.randrange(10_000_000, 100_000_000))
         self._episodes = 0
@@ -164,7 +165,7 @@ class RobotVacuumEnv:
         self.answered_error = error
         say(call, code, str(error))
         env_obs = error_env_obs(self.env_id, frame_no, map_id, code, str(error))
-        if self.vacuum_extra_info != "full":
+        if self._extra_info != "full":
             env_obs["extra_info"] = {"result_code": code, "result_message": str(error)}
         return env_obs
 
@@ -176,6 +177,8 @@ class RobotVacuumEnv:
             self._random = random.Random(seed)
             self._rules_random = _rules_rng(seed)
             self._episodes = 0
+        # what this episode's extra_info holds (vacuum_extra_info "mixed": drawn for each episode)
+        self._extra_info = episode_value("vacuum_extra_info", self.vacuum_extra_info, self._rules_random)
         if self.randomize_rules:
             for name, readings in CANDIDATES.items():
                 setattr(self, name, self._rules_random.choice(readings))
@@ -464,7 +467,7 @@ class RobotVacuumEnv:
             observation["legal_act"] = legal[:]
         else:
             observation[key] = legal
-        if self.vacuum_extra_info == "full":
+        if self._extra_info == "full":
             extra_info = {
                 "frame_state": {
                     "frame_no": step,

@@ -8,7 +8,7 @@ policy learns what holds under all of them.
 """
 from __future__ import annotations
 
-from realm.rule_options import RuleOptions
+from realm.rule_options import MIXED, RuleOptions
 
 OPTIONS = {
     "npc_moves": (
@@ -80,10 +80,11 @@ OPTIONS = {
         "'one_free' = one of the two orthogonal cells walkable (the guide's wording), 'both_free' = both, "
         "'target_only' = no corner rule"),
     "vacuum_extra_info": (
-        "full", ("full", "withheld"),
+        "full", ("full", "withheld", MIXED),
         "what env_obs's extra_info holds: 'full' = frame_state (the robots' true cells), map_id, result_code and "
         "result_message, as the guide lists them; 'withheld' = result_code and result_message only, as an "
-        "evaluation that hands the package no global information would"),
+        "evaluation that hands the package no global information would; 'mixed' = each episode one of the "
+        "two, drawn from the rule RNG (one agent trained for both)"),
 }
 
 #: The readings drawn per episode with `randomize_rules`: the rules a step meets. Not drawn: what
@@ -119,3 +120,8 @@ def defaults() -> dict:
 def options_table() -> str:
     """The options as a markdown table (docs/games/robot_vacuum.md holds it verbatim)."""
     return RULES.table()
+
+
+def episode_value(name: str, value, rng):
+    """What an episode plays of option `name` set to `value` (a MIXED reading drawn from `rng`)."""
+    return RULES.episode_value(name, value, rng)
