@@ -22,8 +22,8 @@ signal.signal(signal.SIGTERM, signal.SIG_IGN)
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # its stderr is the launcher's terminal, not a child's log
 
 #: Imported here too: torch imports torch._dynamo (about a second of CPU) the first time an
-#: optimizer adds a parameter group (torch.optim.Optimizer.add_param_group is wrapped in
-#: torch._disable_dynamo), and every learner, aisrv and evaluator builds its agent's optimizer.
+#: optimizer adds a parameter group or steps (torch.optim wraps both for torch.compile): every
+#: learner steps one, and an official package's Agent builds its Adam in every role.
 LAZY_IMPORTS = ("torch._dynamo",)
 
 for module in (*ROLE_MODULES.values(), *LAZY_IMPORTS):
