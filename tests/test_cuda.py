@@ -14,6 +14,7 @@ import torch
 from agent.checkpoint_io import checkpoint_file, train_state_file
 from agent.back_to_the_realm.ppo_agent import Agent
 from fake_obs import rows_from
+from games import GAMES
 from feature.back_to_the_realm.ppo_definition import NumpyData2SampleData
 from workflow.config import load_config
 from workflow.precision import autocast, resolve_precision
@@ -86,10 +87,11 @@ def test_a_gpu_checkpoint_is_cpu_tensors_and_acts_alike_on_the_cpu(tmp_path):
     for file in (checkpoint_file(tmp_path, 1), train_state_file(tmp_path, 1)):  # weights, optimizer state
         tensors = list(tensors_in(torch.load(file, map_location=None, weights_only=True)))
         assert tensors and all(t.device.type == "cpu" for t in tensors), file.name
-    cpu = Agent(settings=cfg, seed=4)
-    cpu.load_model(str(tmp_path), id=1)
     obs = obs_batch(32, seed=7)
-    assert [a.action for a in cpu.exploit(obs)] == [a.action for a in gpu.exploit(obs)]
+    for agent_type in ("player", "aisrv"):  # an aisrv leaves the training state; a player reads it
+        cpu = Agent(agent_type=agent_type, settings=cfg, seed=4)
+        cpu.load_model(str(tmp_path), id=1)
+        assert [a.action for a in cpu.exploit(obs)] == [a.action for a in gpu.exploit(obs)], agent_type
     resumed = Agent(settings=cfg, seed=4, device="cuda")  # the learner resuming on the GPU: optimizer state too
     resumed.load_model(str(tmp_path), id=1)
     batch = samples(cfg, seed=1)
@@ -131,7 +133,7 @@ def test_the_dqn_update_on_the_gpu_matches_the_cpus():
         assert np.allclose(np.asarray(on_gpu["priority"]), np.asarray(on_cpu["priority"]), rtol=1e-3, atol=1e-5)
 
 
-@pytest.mark.parametrize("game", ["back_to_the_realm", "back_to_the_realm_v2", "gorge_chase"])
+@pytest.mark.parametrize("game", list(GAMES))
 def test_local_mode_trains_each_games_package_on_the_gpu(game, monkeypatch):
     """Local mode on the GPU for each game's package; then its batch as the distributed learner
     hands it over (the platform version's learn_rows: CUDA tensors for the 2025 versions) trains
