@@ -240,6 +240,25 @@ def test_whatever_save_model_raises_is_a_write_failure_and_what_it_leaves_goes_w
     assert ids(ckpt) == [1, 4] and not ckpt_files.checkpoint_files(ckpt, 2) and sorted(run_state(ckpt)) == ["1", "4"]
 
 
+def test_a_directory_taken_away_while_save_model_writes_is_a_write_failure_not_the_packages(tmp_path):
+    """The checkpoint directory moves away (a disk unmounted, a folder renamed) after save_model
+    wrote into it: no file is there to find, and that is the disk's fault (retried), not a
+    package that ignored the platform's naming rule."""
+    ckpt = tmp_path / "ckpt"
+    trainee = make_trainee(tmp_path, keep=5)
+    learn_and_checkpoint(trainee, rows_from(trainee.agent), 2)
+    save = trainee.agent.save_model
+
+    def save_then_lose_the_directory(path=None, id="1"):
+        save(path=path, id=id)
+        ckpt.rename(tmp_path / "moved")
+        ckpt.write_text("not a directory")
+
+    trainee.agent.save_model = save_then_lose_the_directory
+    with pytest.raises(WriteFailed, match=r"cannot write model.ckpt-3: .*ckpt is no longer a directory"):
+        checkpoint_at(trainee, 3, extra={"counters": {"env_steps": 3}})
+
+
 def test_a_rewrite_that_fails_before_any_file_keeps_the_checkpoint_whole(tmp_path):
     """Writing checkpoint 2 again (the final one at the same step) fails while the flag is being
     written (its copy: here a directory; on a disk, ENOSPC): no file was touched, so checkpoint 2

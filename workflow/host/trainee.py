@@ -207,7 +207,12 @@ class Trainee:
                               + (f", raised at {where}" if where else "") + ")") from e
 
     def _written(self, directory: Path, step: int) -> list[Path]:
+        """The files save_model wrote; none is the package's fault, unless the directory itself was
+        taken away or replaced meanwhile (a disk's fault: retried as a failed write)."""
         files = ckpt_files.checkpoint_files(directory, step)
+        if not files and not directory.is_dir():
+            raise WriteFailed(f"cannot write model.ckpt-{step}: {directory} is no longer a directory "
+                              "(removed or replaced while the checkpoint was written)")
         if not files:
             raise PackageError(f"{self.package.algo} Agent.save_model(path={str(directory)!r}, id={step}) wrote no "
                                f"file named model.ckpt-{step}... (the platform's rule for checkpoint files)")
