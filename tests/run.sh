@@ -3,7 +3,9 @@
 # Exit 0 only when tests ran and passed (pytest's "no tests collected", exit 5, is a failure).
 # The suite runs on REALM_TEST_WORKERS pytest-xdist processes (default 2; 0 runs it in this
 # process), a test module to a worker: a module's fixtures are built once, and the end-to-end
-# tests, which wait on their launcher's processes much of the time, overlap on two cores.
+# tests, which wait on their launcher's processes much of the time, overlap on two cores. Modules
+# go out in tests/conftest.py's order (the long end-to-end ones first, the quick ones last to even
+# out the end): xdist's own reordering, by test count, would start the longest modules last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export REALM_WITH_RAY=1  # the suite covers the optional Ray path too (tests/test_ray_cluster.py)
@@ -15,7 +17,7 @@ if ! [[ "$workers" =~ ^[0-9]+$ ]]; then
 fi
 parallel=()
 if [[ "$workers" -gt 0 ]]; then
-    parallel=(-n "$workers" --dist loadscope)
+    parallel=(-n "$workers" --dist loadscope --no-loadscope-reorder)
 fi
 "$REALM_VENV_PYTHON" -m pytest "${parallel[@]}" "$@"
 rc=$?
