@@ -18,13 +18,12 @@ _realm_pip_install() {
 # The project's own modules, compiled ahead into their __pycache__: where PYTHONDONTWRITEBYTECODE
 # is set (container images often set it) nothing imported would ever be cached, and every process
 # of a run (the launcher, its fork server, each tool) would compile each module it imports again.
-# Up to date, this only compares each file's time with its compiled copy's.
+# The files are the checkout's tracked Python outside tests/ (pytest compiles those its own way);
+# up to date, this only compares each file's time with its compiled copy's. Without git, nothing.
 _realm_compile_project() {
-    local root="$1" dir dirs=()
-    for dir in realm games feature agent episodes workflow evaluation tasks tuning export cli kaiwu_platform; do
-        [[ -d "$root/$dir" ]] && dirs+=("$root/$dir")
-    done
-    "$root/.venv/bin/python" -m compileall -q -j 0 "${dirs[@]}" >/dev/null 2>&1 || true
+    local root="$1"
+    git -C "$root" ls-files -- '*.py' ':!tests' 2>/dev/null | (cd "$root" && "$root/.venv/bin/python" -m compileall \
+        -q -j 0 -i - >/dev/null 2>&1) || true
 }
 
 _realm_venv_setup() {
