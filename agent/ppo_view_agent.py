@@ -26,6 +26,9 @@ class GameFeatures:
     to_action: Callable  # ActData -> the int action
     visits_before: Callable  # an ObsData's state -> the visits of the hero's cell before this step
     view_options: Callable = lambda settings: {}  # the package's settings -> view_class's keyword arguments
+    #: (memory, legal mask, the package's settings) -> the mask exploit acts within (a search in the
+    #: act, which the platform runs as the package's code); None: the features' mask
+    exploit_legal: Callable | None = None
 
 
 class ViewAgent(PPOAgent):
@@ -42,6 +45,7 @@ class ViewAgent(PPOAgent):
                  seed: int | None = None):
         super().__init__(agent_type, device, logger, monitor, settings=settings, seed=seed)
         self._view = None  # the episode exploit / observation_process are handed
+        self._memory = None  # its memory after the latest observation
         self._core_state = None
 
     def _load_settings(self):
@@ -63,6 +67,7 @@ class ViewAgent(PPOAgent):
             self._core_state = None
         else:
             memory, extra = self._view.step(*raw)
+        self._memory = memory
         obs_data = self.game.features(memory, extra)
         obs_data.core_state = self._core_state
         return obs_data
@@ -90,11 +95,14 @@ class EnvObsAgent(ViewAgent):
 
     @exploit_wrapper
     def exploit(self, observation):
-        """The raw env_obs (the platform's evaluation) -> the int action; an ObsData (what the
+        """The raw env_obs (the platform's evaluation) -> the int action, within the game's
+        `exploit_legal` mask where it has one; an ObsData (what the
         evaluation's observation_process made) -> the int action; a list of ObsData -> the list
         of ActData (PPOAgent.exploit)."""
         if isinstance(observation, dict) and "observation" in observation:
             observation, _ = self.observation_process(observation)
+            if self.game.exploit_legal is not None:  # this episode's memory is the agent's own
+                observation.legal = self.game.exploit_legal(self._memory, observation.legal, self.settings)
         if isinstance(observation, (list, tuple)):
             return PPOAgent.exploit.__wrapped__(self, observation)
         return self.action_process(PPOAgent.exploit.__wrapped__(self, [observation])[0])

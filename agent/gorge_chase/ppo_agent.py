@@ -10,12 +10,12 @@ from agent.gorge_chase.ppo_config import load_settings
 from agent.ppo_view_agent import EnvObsAgent, GameFeatures
 from feature.gorge_chase.ppo_definition import SAMPLE_ROWS
 from feature.gorge_chase.layout import MAP_SHAPE, STATE_DIM, earlier_visits
-from feature.gorge_chase.observation import GorgeView, action_process, observation_process
+from feature.gorge_chase.observation import GorgeView, action_process, exploit_legal, observation_process
 from kaiwu_agent.utils.common_func import attached
 
 
 @attached
 class Agent(EnvObsAgent):
     game = GameFeatures(SAMPLE_ROWS, MAP_SHAPE, STATE_DIM, GorgeView, observation_process, action_process,
-                        earlier_visits, lambda settings: settings.features_gorge.view_options())
+                        earlier_visits, lambda settings: settings.features_gorge.view_options(), exploit_legal)
     settings_loader = staticmethod(load_settings)

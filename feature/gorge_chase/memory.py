@@ -30,8 +30,11 @@ from feature.gorge_chase.paths import (UNREACHED, RoomParts, path_field, path_fi
 COARSE = 3  # cells per side of a coarse crop's cell
 COARSE_RADIUS = COARSE * VIEW_SIZE // 2  # 31: the coarse crops cover 63 × 63 cells around the hero
 PAD = COARSE_RADIUS
+TRAIL_STEPS = 12  # the hero's cells kept: monster 2 appears on its cell of 10 steps before
 VISIT = 0.2  # a visit's weight on the visits map (capped at 1)
 VIEW_GRID = bit_grid(VIEW_SIZE, VIEW_SIZE)  # the view as an int (feature.bitgrid)
+INSIDE = np.zeros((GRID_SIZE + 2 * PAD, GRID_SIZE + 2 * PAD), dtype=bool)  # padded: the map's own cells
+INSIDE[PAD:PAD + GRID_SIZE, PAD:PAD + GRID_SIZE] = True
 WINDOW_GRID = bit_grid(2 * COARSE_RADIUS + 1, 2 * COARSE_RADIUS + 1)  # the coarse crops' cells as an int
 #: per direction, the cells a flash may land on, farthest first: (k, column, row, bit in the view's int)
 #: (a cell off the view counts as blocked, as `road` says)
@@ -78,6 +81,7 @@ class GorgeMemory:
     def __init__(self, global_info: bool = False, danger_guard: bool = False):
         self.global_info = global_info  # read extra_info.frame_state's chests, buffs and monsters
         self.danger_guard = danger_guard  # the legal mask keeps moves out of a monster's reach (layout.legal_mask)
+        self.trail: dict[int, tuple[int, int]] = {}  # step -> the hero's cell, the last TRAIL_STEPS (the look-ahead's)
         size = GRID_SIZE + 2 * PAD
         self._maps = np.zeros((3, size, size), dtype=np.float32)  # one array: their coarse crops are one pass
         self.passable, self.seen, self.visits = self._maps  # padded [z, x]: 1 road seen; 1 seen; visits
@@ -116,6 +120,8 @@ class GorgeMemory:
         hero = frame["heroes"]
         self.hero = (int(hero["pos"]["x"]), int(hero["pos"]["z"]))
         self.step_no = int(obs.get("step_no", 0))
+        self.trail[self.step_no] = self.hero
+        self.trail.pop(self.step_no - TRAIL_STEPS, None)
         self.flash_cooldown = int(hero.get("flash_cooldown", 0))
         self.buff_remaining = int(hero.get("buff_remaining_time", 0))
         self.env_info = obs.get("env_info") or {}
@@ -136,6 +142,12 @@ class GorgeMemory:
         """A (2 radius + 1)² view of a padded map around the hero (a view, not a copy)."""
         x, z = self.hero[0] + PAD, self.hero[1] + PAD
         return array[z - radius:z + radius + 1, x - radius:x + radius + 1]
+
+    def search_window(self, radius: int) -> tuple[np.ndarray, np.ndarray]:
+        """(road seen, cells of the map never seen) of the (2 radius + 1)² window round the hero,
+        bool [row z, column x] (radius <= PAD): the look-ahead's ground."""
+        inside = self._window(INSIDE, radius)
+        return self._window(self.passable, radius) > 0, (self._window(self.seen, radius) == 0) & inside
 
     def _remember_map(self) -> None:
         seen = self._window(self.seen, VIEW_RADIUS)

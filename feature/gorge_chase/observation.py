@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
+from feature.gorge_chase.lookahead import guarded
+from feature.gorge_chase.constants import NUM_MOVES
 from feature.gorge_chase.layout import MAP_LAYOUT, MAP_SHAPE, STATE_DIM, STATE_LAYOUT, STATE_SLICES, legal_mask
 from feature.gorge_chase.memory import GorgeMemory
 from feature.segments import ObsData, action_process  # noqa: F401 (the protocol's names)
@@ -28,9 +32,13 @@ class FeatureConfig:
     # the legal mask keeps the moves whose cell no monster in view reaches this step (its path
     # cells to it more than its speed + 1) while one such move exists; flashes stay as they are
     danger_guard: bool = False
+    # exploit (not training) keeps to the moves and flashes that a look-ahead over the explored map,
+    # against the monsters' chase rule, finds best while a known monster is near
+    # (feature.gorge_chase.lookahead): a search in the act, which the platform runs as the package's code
+    lookahead_guard: bool = True
 
     def validate(self) -> None:
-        for key in ("global_info", "danger_guard"):
+        for key in ("global_info", "danger_guard", "lookahead_guard"):
             if not isinstance(getattr(self, key), bool):
                 raise ValueError(f"[features_gorge] {key} must be true or false, got {getattr(self, key)!r}")
 
@@ -57,3 +65,17 @@ class GorgeView:
         self.memory.update(env_obs)
         self.memory.env_obs = env_obs
         return self.memory, None
+
+
+def exploit_legal(memory: GorgeMemory, legal: np.ndarray, settings) -> np.ndarray:
+    """exploit's legal mask: with `[features_gorge] lookahead_guard`, the open moves and flashes
+    narrowed to those the look-ahead finds best (feature.gorge_chase.lookahead); `legal` as it is
+    otherwise. Training's samples keep the mask the features made."""
+    if not settings.features_gorge.lookahead_guard:
+        return legal
+    moves, flashes = guarded(memory, [float(v) for v in legal[:NUM_MOVES]],
+                             [float(v) for v in legal[NUM_MOVES:2 * NUM_MOVES]])
+    narrowed = legal.copy()
+    narrowed[:2 * NUM_MOVES] = moves + flashes
+    return narrowed
+

@@ -1,0 +1,294 @@
+"""A look-ahead for the moments a monster is close: each open move and flash is played out a
+few steps on the map the hero has explored, against the monsters' chase rule, and the actions
+that survive longest are the ones the legal mask keeps (`[features_gorge] lookahead_guard`).
+
+Why: the trained policy's deaths are mostly a wrong turn with a monster a few cells away (into
+a pocket, between the two monsters, along a wall the speed-up closes); a veto of those turns by
+a search with the true state lifted a 60-minute checkpoint from 0.75× to 1.01× the reference
+(docs/BENCHMARKS.md 24). This is that search on what the package knows: the platform runs a
+package's own code in `exploit`, so it is legal there, and it reads only the observation.
+
+The model, each simulated step (docs/games/gorge_chase.md, "The look-ahead guard"):
+- the hero: the candidate action first (a move of one cell, two while a buff lasts, a diagonal
+  needing one of its two sides open; a flash to its landing), then the move that leaves the
+  nearest monster farthest (4-connected path length), on road it has seen;
+- the monsters whose cell is known (in view, or extra_info's true cells): `speed` sub-steps each
+  to the orthogonal neighbour with the least path length to the hero (+0.25 onto the cell it
+  came from, +0.05 along its last move's axis; of exact ties, which the env draws at random, the
+  one nearer the hero), on road seen or never
+  seen (a monster may know a short cut the hero has not explored); monster 2 appears at its step
+  on the hero's cell of 10 steps before, and every monster gains a cell at the speed-up
+  (env_info's monster_interval and monster_speed_boost_step);
+- caught: a monster within one cell (Chebyshev) after the monsters' moves.
+"""
+from __future__ import annotations
+
+from feature.bitgrid import bit_grid, moves_from
+from feature.gorge_chase.constants import CAPTURE_RADIUS, DIRECTIONS, NUM_MOVES, VIEW_RADIUS
+
+WINDOW_RADIUS = 31  # the searched window: 63 × 63 cells round the hero (the memory's coarse crops' reach)
+WINDOW = 2 * WINDOW_RADIUS + 1
+GRID = bit_grid(WINDOW, WINDOW)
+STRIDE = GRID.stride
+BACK_STEP_PENALTY, SAME_AXIS_PENALTY = 0.25, 0.05  # the monsters' rule (docs/games/gorge_chase.md)
+SPAWN_DELAY = 10  # monster 2 appears on the hero's cell of this many steps before its step
+FAR_LIMIT = 2 * WINDOW  # a path length beyond any in the window
+#: per direction, the bit offset of one move and of its two straight sides
+MOVE_OFFSETS = tuple((dz * STRIDE + dx, dx * (dx != 0 and dz != 0), dz * STRIDE * (dx != 0 and dz != 0))
+                     for dx, dz in DIRECTIONS)
+#: the 4 straight neighbours as (bit offset, axis: 0 along x, 1 along z)
+ORTHOGONAL = ((1, 0), (-1, 0), (STRIDE, 1), (-STRIDE, 1))
+
+
+class Search:
+    """One step's look-ahead state: the window's road (the hero's) and ground (the monsters')
+    as bit grids, the monsters known, the timers."""
+
+    def __init__(self, road: int, ground: int, monsters: list[list], step: int, interval: int, speedup: int,
+                 buff_left: int, history: dict[int, int]):
+        self.road, self.ground = road, ground
+        self.monsters = monsters  # [bit index, speed, previous bit index or -1, last axis or -1]
+        self.step, self.interval, self.speedup = step, interval, speedup
+        self.buff_left = buff_left
+        self.history = history  # step -> the hero's bit index at its end (the steps before this one that matter)
+
+    # --- the hero ---------------------------------------------------------------------------
+
+    def walk(self, at: int, direction: int, cells: int) -> int:
+        """The hero's cell after a move of `cells` cells (stopping where the road ends)."""
+        step, side_x, side_z = MOVE_OFFSETS[direction]
+        road = self.road
+        for _ in range(cells):
+            to = at + step
+            if to < 0 or not road >> to & 1:
+                break
+            if side_x and not (road >> (at + side_x) & 1 or road >> (at + side_z) & 1):
+                break
+            at = to
+        return at
+
+    def flee(self, at: int, cells: int, monsters: list[list]) -> int:
+        """The move whose landing is farthest (4-connected) from the nearest monster."""
+        landings = {self.walk(at, d, cells) for d in range(NUM_MOVES)}
+        sources = 0
+        for m in monsters:
+            sources |= 1 << m[0]
+        distance = distances_at(self.ground | sources, sources, landings, FAR_LIMIT)
+        return max(landings, key=lambda cell: (distance[cell], -abs(cell - at)))
+
+    # --- the play-out -----------------------------------------------------------------------
+
+    def survives(self, first: int, depth: int) -> int:
+        """Steps (up to `depth`) the hero lives after landing on bit index `first` this step."""
+        monsters = [list(m) for m in self.monsters]
+        history = dict(self.history)
+        hero = first
+        for t in range(1, depth + 1):
+            step = self.step + t
+            if t > 1:
+                boosted = self.buff_left - (t - 1) > 0
+                hero = self.flee(hero, 2 if boosted else 1, monsters)
+            history[step] = hero
+            self._move_monsters(monsters, hero)
+            if step == self.interval > self.step:  # monster 2 was still to come
+                spawn = history.get(step - SPAWN_DELAY, hero)
+                monsters.append([spawn, 1 + (step > self.speedup), -1, -1])
+            if step == self.speedup > self.step:
+                for m in monsters:
+                    m[1] += 1
+            if caught(hero, monsters):
+                return t - 1
+        return depth
+
+    def _move_monsters(self, monsters: list[list], hero: int) -> None:
+        levels = Levels(self.ground | 1 << hero, hero)
+        held = {m[0] for m in monsters}
+        for m in monsters:
+            cur, prev, axis = m[0], m[2], m[3]
+            held.discard(cur)
+            for _ in range(m[1]):
+                best, best_score = None, None
+                for offset, ax in ORTHOGONAL:
+                    n = cur + offset
+                    if n < 0 or n in held:
+                        continue
+                    d = levels.distance(n)
+                    if d is None:
+                        continue
+                    score = (d + (BACK_STEP_PENALTY if n == prev else 0.0) + (SAME_AXIS_PENALTY if ax == axis else 0.0),
+                             chebyshev(n, hero))  # the env draws among exact ties: the one nearer the hero
+                    if best_score is None or score[0] < best_score[0] - 1e-9 or (
+                            abs(score[0] - best_score[0]) < 1e-9 and score[1] < best_score[1]):
+                        best, best_score = (n, ax), score
+                if best is None:
+                    break
+                prev, (cur, axis) = cur, best
+            held.add(cur)
+            m[0], m[2], m[3] = cur, prev, axis
+
+
+class Levels:
+    """A 4-connected search from one cell over `ground`, grown only as far as asked."""
+
+    def __init__(self, ground: int, source: int):
+        self.ground = ground
+        self.source = 1 << source
+        self.frontier = self.source
+        self.unvisited = ground & ~self.source
+        self.levels = [self.source]
+
+    def distance(self, cell: int) -> int | None:
+        bit = 1 << cell
+        if not self.ground & bit:
+            return None
+        for i, level in enumerate(self.levels):
+            if level & bit:
+                return i
+        while len(self.levels) < FAR_LIMIT:
+            f = self.frontier
+            f = (f << 1 | f >> 1 | f << STRIDE | f >> STRIDE) & self.unvisited
+            if not f:
+                return None
+            self.unvisited ^= f
+            self.frontier = f
+            self.levels.append(f)
+            if f & bit:
+                return len(self.levels) - 1
+        return None
+
+
+def distances_at(ground: int, sources: int, cells: set[int], limit: int) -> dict[int, int]:
+    """4-connected path length from the nearest source to each of `cells` (limit + 1 beyond)."""
+    out = {cell: limit + 1 for cell in cells}
+    wanted = 0
+    for cell in cells:
+        wanted |= 1 << cell
+    frontier, unvisited = sources, ground & ~sources
+    for step in range(limit + 1):
+        hit = frontier & wanted
+        if hit:
+            for cell in cells:
+                if hit >> cell & 1:
+                    out[cell] = step
+            wanted &= ~hit
+            if not wanted:
+                break
+        frontier = (frontier << 1 | frontier >> 1 | frontier << STRIDE | frontier >> STRIDE) & unvisited
+        if not frontier:
+            break
+        unvisited ^= frontier
+    return out
+
+
+def chebyshev(a: int, b: int) -> int:
+    (ar, ac), (br, bc) = divmod(a, STRIDE), divmod(b, STRIDE)
+    return max(abs(ar - br), abs(ac - bc))
+
+
+def caught(hero: int, monsters: list[list]) -> bool:
+    hr, hc = divmod(hero, STRIDE)
+    return any(abs(m[0] // STRIDE - hr) <= CAPTURE_RADIUS and abs(m[0] % STRIDE - hc) <= CAPTURE_RADIUS
+               for m in monsters)
+
+
+def bit_of(column: int, row: int) -> int:
+    """The window's bit index of (column, row)."""
+    return row * STRIDE + column
+
+
+def view_to_window(c: int, r: int) -> int:
+    """A view cell's bit index in the window (both centred on the hero)."""
+    return bit_of(c - VIEW_RADIUS + WINDOW_RADIUS, r - VIEW_RADIUS + WINDOW_RADIUS)
+
+TRIGGER = 8  # the play-outs run while a known monster's path length to the hero is at most this
+RACE_TRIGGER = 24  # the race runs while one is within this
+DEPTH = 20  # steps each candidate is played out
+SAFE = 40  # a margin (steps) that leaves the policy free to choose
+REACH = 2  # a monster within this 4-connected path length of a cell threatens it (the 3x3 capture)
+
+
+def safe_sets(ground: int, monsters: list[tuple[int, int]], horizon: int) -> list[int]:
+    """[k] = the cells of `ground` no known monster can threaten within k steps (k = 0..horizon),
+    each monster (bit index, speed) taken as moving `speed` cells a step along its shortest path."""
+    reached = [0] * (horizon + 1)
+    for cell, speed in monsters:
+        source = 1 << cell
+        frontier, unvisited, seen = source, ground & ~source, source
+        levels = [source]
+        for _ in range(REACH + horizon * speed):
+            frontier = (frontier << 1 | frontier >> 1 | frontier << STRIDE | frontier >> STRIDE) & unvisited
+            if not frontier:
+                break
+            unvisited ^= frontier
+            levels.append(frontier)
+        for k in range(horizon + 1):
+            for level in levels[:REACH + k * speed + 1]:
+                seen |= level
+            reached[k] |= seen
+    return [ground & ~r for r in reached]
+
+
+def margin(ground: int, landing: int, safe: list[int]) -> int:
+    """The race: the steps the hero can stay out of reach from `landing` (its refuge: the cells
+    it reaches, 8-connected, before any monster threatens them; the latest threat over them),
+    the horizon where the refuge runs off the searched window."""
+    horizon = len(safe) - 1
+    frontier = 1 << landing
+    if not frontier & safe[0]:
+        return 0
+    refuge, unvisited = frontier, ground & ~frontier
+    for h in range(1, horizon + 1):
+        frontier = moves_from(frontier, ground, STRIDE) & unvisited & safe[h]
+        if not frontier:
+            break
+        unvisited &= ~frontier
+        refuge |= frontier
+        if frontier & GRID.border:
+            return horizon
+    best = 0
+    for k in range(horizon + 1):
+        if refuge & safe[k]:
+            best = k
+    return best
+
+
+def guarded(m, moves: list[float], flashes: list[float]) -> tuple[list[float], list[float]]:
+    """The open `moves` and `flashes` (1.0 = open) a look-ahead finds best while a known monster
+    is near: those that survive the play-outs longest, and of those the ones that keep SAFE steps
+    of margin in the race (or the largest margin where none does); all of them otherwise.
+    `m`: the episode's GorgeMemory."""
+    hx, hz = m.hero
+    known = [s for s in m.monsters if s.known and s.last_step == m.step_no
+             and abs(s.last_x - hx) <= WINDOW_RADIUS and abs(s.last_z - hz) <= WINDOW_RADIUS]
+    if not known or not (any(moves) or any(flashes)):
+        return moves, flashes
+    road_mask, unseen_mask = m.search_window(WINDOW_RADIUS)
+    road = GRID.of_mask(road_mask)
+    ground = road | GRID.of_mask(unseen_mask)
+    centre = bit_of(WINDOW_RADIUS, WINDOW_RADIUS)
+    cells = [bit_of(s.last_x - hx + WINDOW_RADIUS, s.last_z - hz + WINDOW_RADIUS) for s in known]
+    sources = sum(1 << c for c in set(cells))
+    near = distances_at(ground | sources | 1 << centre, sources, {centre}, RACE_TRIGGER)[centre]
+    if near > RACE_TRIGGER:
+        return moves, flashes
+    info = m.env_info
+    history = {step: bit_of(x - hx + WINDOW_RADIUS, z - hz + WINDOW_RADIUS) for step, (x, z) in m.trail.items()
+               if abs(x - hx) <= WINDOW_RADIUS and abs(z - hz) <= WINDOW_RADIUS}
+    search = Search(road | 1 << centre, ground | 1 << centre, [[c, s.speed, -1, -1] for c, s in zip(cells, known)],
+                    m.step_no, int(info.get("monster_interval", 0)), int(info.get("monster_speed_boost_step", 0)),
+                    m.buff_remaining, history)
+    step_cells = 2 if m.buff_remaining > 0 else 1
+    landings = [search.walk(centre, d, step_cells) if ok else None for d, ok in enumerate(moves)]
+    landings += [view_to_window(c, r) if ok else None for ok, (c, r, _) in zip(flashes, m.flash_cells())]
+    options = {cell for cell in landings if cell is not None}
+    lived = {cell: 0 for cell in options}
+    if near <= TRIGGER:
+        depth = max(1, min(DEPTH, int(info.get("max_step", m.step_no + DEPTH)) - m.step_no))
+        lived = {cell: search.survives(cell, depth) for cell in options}
+    best = max(lived.values())
+    options = {cell for cell in options if lived[cell] == best}
+    safe = safe_sets(ground | 1 << centre, [(c, s.speed) for c, s in zip(cells, known)], SAFE)
+    margins = {cell: margin(ground | 1 << centre, cell, safe) for cell in options}
+    enough = min(SAFE, max(margins.values()))
+    keep = [float(cell in margins and margins[cell] >= enough) for cell in landings]
+    return keep[:NUM_MOVES], keep[NUM_MOVES:]
