@@ -203,6 +203,7 @@ def view_to_window(c: int, r: int) -> int:
 TRIGGER = 8  # the play-outs run while a known monster's path length to the hero is at most this
 RACE_TRIGGER = 24  # the race runs while one is within this
 DEPTH = 20  # steps each candidate is played out
+SPAWN_FORESIGHT = 12  # the play-outs also run this many steps before monster 2 appears
 SAFE = 40  # a margin (steps) that leaves the policy free to choose
 REACH = 2  # a monster within this 4-connected path length of a cell threatens it (the 3x3 capture)
 
@@ -254,13 +255,17 @@ def margin(ground: int, landing: int, safe: list[int]) -> int:
 
 def guarded(m, moves: list[float], flashes: list[float]) -> tuple[list[float], list[float]]:
     """The open `moves` and `flashes` (1.0 = open) a look-ahead finds best while a known monster
-    is near: those that survive the play-outs longest, and of those the ones that keep SAFE steps
-    of margin in the race (or the largest margin where none does); all of them otherwise.
+    is near (or monster 2 is due): those that survive the play-outs longest, and of those the ones
+    that keep SAFE steps of margin in the race (or the largest margin where none does); all of
+    them otherwise.
     `m`: the episode's GorgeMemory."""
     hx, hz = m.hero
     known = [s for s in m.monsters if s.known and s.last_step == m.step_no
              and abs(s.last_x - hx) <= WINDOW_RADIUS and abs(s.last_z - hz) <= WINDOW_RADIUS]
-    if not known or not (any(moves) or any(flashes)):
+    info = m.env_info
+    interval = int(info.get("monster_interval", 0))
+    spawn_soon = 0 < interval - m.step_no <= SPAWN_FORESIGHT  # monster 2 appears on a cell of the hero's trail
+    if not (known or spawn_soon) or not (any(moves) or any(flashes)):
         return moves, flashes
     road_mask, unseen_mask = m.search_window(WINDOW_RADIUS)
     road = GRID.of_mask(road_mask)
@@ -268,21 +273,20 @@ def guarded(m, moves: list[float], flashes: list[float]) -> tuple[list[float], l
     centre = bit_of(WINDOW_RADIUS, WINDOW_RADIUS)
     cells = [bit_of(s.last_x - hx + WINDOW_RADIUS, s.last_z - hz + WINDOW_RADIUS) for s in known]
     sources = sum(1 << c for c in set(cells))
-    near = distances_at(ground | sources | 1 << centre, sources, {centre}, RACE_TRIGGER)[centre]
-    if near > RACE_TRIGGER:
+    near = distances_at(ground | sources | 1 << centre, sources, {centre}, RACE_TRIGGER)[centre] if known \
+        else RACE_TRIGGER + 1
+    if near > RACE_TRIGGER and not spawn_soon:
         return moves, flashes
-    info = m.env_info
     history = {step: bit_of(x - hx + WINDOW_RADIUS, z - hz + WINDOW_RADIUS) for step, (x, z) in m.trail.items()
                if abs(x - hx) <= WINDOW_RADIUS and abs(z - hz) <= WINDOW_RADIUS}
     search = Search(road | 1 << centre, ground | 1 << centre, [[c, s.speed, -1, -1] for c, s in zip(cells, known)],
-                    m.step_no, int(info.get("monster_interval", 0)), int(info.get("monster_speed_boost_step", 0)),
-                    m.buff_remaining, history)
+                    m.step_no, interval, int(info.get("monster_speed_boost_step", 0)), m.buff_remaining, history)
     step_cells = 2 if m.buff_remaining > 0 else 1
     landings = [search.walk(centre, d, step_cells) if ok else None for d, ok in enumerate(moves)]
     landings += [view_to_window(c, r) if ok else None for ok, (c, r, _) in zip(flashes, m.flash_cells())]
     options = {cell for cell in landings if cell is not None}
     lived = {cell: 0 for cell in options}
-    if near <= TRIGGER:
+    if near <= TRIGGER or spawn_soon:
         depth = max(1, min(DEPTH, int(info.get("max_step", m.step_no + DEPTH)) - m.step_no))
         lived = {cell: search.survives(cell, depth) for cell in options}
     best = max(lived.values())
