@@ -204,26 +204,28 @@ TRIGGER = 8  # the play-outs run while a known monster's path length to the hero
 RACE_TRIGGER = 24  # the race runs while one is within this
 DEPTH = 20  # steps each candidate is played out
 SPAWN_FORESIGHT = 12  # the play-outs also run this many steps before monster 2 appears
+STALE_STEPS = 30  # a monster seen within this many steps still counts in the race
 SAFE = 40  # a margin (steps) that leaves the policy free to choose
 REACH = 2  # a monster within this 4-connected path length of a cell threatens it (the 3x3 capture)
 
 
-def safe_sets(ground: int, monsters: list[tuple[int, int]], horizon: int) -> list[int]:
-    """[k] = the cells of `ground` no known monster can threaten within k steps (k = 0..horizon),
-    each monster (bit index, speed) taken as moving `speed` cells a step along its shortest path."""
+def safe_sets(ground: int, monsters: list[tuple[int, int, int]], horizon: int) -> list[int]:
+    """[k] = the cells of `ground` no monster can threaten within k steps (k = 0..horizon), each
+    monster (bit index, speed, head start in cells) taken as moving `speed` cells a step along
+    its shortest path, `head start` cells ahead of its cell (a monster last seen steps ago)."""
     reached = [0] * (horizon + 1)
-    for cell, speed in monsters:
+    for cell, speed, head in monsters:
         source = 1 << cell
         frontier, unvisited, seen = source, ground & ~source, source
         levels = [source]
-        for _ in range(REACH + horizon * speed):
+        for _ in range(REACH + head + horizon * speed):
             frontier = (frontier << 1 | frontier >> 1 | frontier << STRIDE | frontier >> STRIDE) & unvisited
             if not frontier:
                 break
             unvisited ^= frontier
             levels.append(frontier)
         for k in range(horizon + 1):
-            for level in levels[:REACH + k * speed + 1]:
+            for level in levels[:REACH + head + k * speed + 1]:
                 seen |= level
             reached[k] |= seen
     return [ground & ~r for r in reached]
@@ -260,21 +262,30 @@ def guarded(m, moves: list[float], flashes: list[float]) -> tuple[list[float], l
     them otherwise.
     `m`: the episode's GorgeMemory."""
     hx, hz = m.hero
-    known = [s for s in m.monsters if s.known and s.last_step == m.step_no
-             and abs(s.last_x - hx) <= WINDOW_RADIUS and abs(s.last_z - hz) <= WINDOW_RADIUS]
+    in_window = [s for s in m.monsters if s.present and s.last_step >= 0
+                 and abs(s.last_x - hx) <= WINDOW_RADIUS and abs(s.last_z - hz) <= WINDOW_RADIUS]
+    known = [s for s in in_window if s.known and s.last_step == m.step_no]
+    # seen lately but not now (extra_info withheld, out of view): the race counts them from their
+    # last cell with a head start of the cells they may have come since
+    lately = [s for s in in_window if all(s is not k for k in known) and m.step_no - s.last_step <= STALE_STEPS]
     info = m.env_info
     interval = int(info.get("monster_interval", 0))
     spawn_soon = 0 < interval - m.step_no <= SPAWN_FORESIGHT  # monster 2 appears on a cell of the hero's trail
-    if not (known or spawn_soon) or not (any(moves) or any(flashes)):
+    if not (known or lately or spawn_soon) or not (any(moves) or any(flashes)):
         return moves, flashes
     road_mask, unseen_mask = m.search_window(WINDOW_RADIUS)
     road = GRID.of_mask(road_mask)
     ground = road | GRID.of_mask(unseen_mask)
     centre = bit_of(WINDOW_RADIUS, WINDOW_RADIUS)
     cells = [bit_of(s.last_x - hx + WINDOW_RADIUS, s.last_z - hz + WINDOW_RADIUS) for s in known]
-    sources = sum(1 << c for c in set(cells))
-    near = distances_at(ground | sources | 1 << centre, sources, {centre}, RACE_TRIGGER)[centre] if known \
-        else RACE_TRIGGER + 1
+    threats = [(c, s.speed, 0) for c, s in zip(cells, known)]
+    threats += [(bit_of(s.last_x - hx + WINDOW_RADIUS, s.last_z - hz + WINDOW_RADIUS), s.speed,
+                 s.speed * (m.step_no - s.last_step)) for s in lately]
+    near = RACE_TRIGGER + 1
+    for cell, _, head in threats:
+        source = 1 << cell
+        reach = distances_at(ground | source | 1 << centre, source, {centre}, RACE_TRIGGER + head)[centre]
+        near = min(near, reach - head)
     if near > RACE_TRIGGER and not spawn_soon:
         return moves, flashes
     history = {step: bit_of(x - hx + WINDOW_RADIUS, z - hz + WINDOW_RADIUS) for step, (x, z) in m.trail.items()
@@ -291,7 +302,7 @@ def guarded(m, moves: list[float], flashes: list[float]) -> tuple[list[float], l
         lived = {cell: search.survives(cell, depth) for cell in options}
     best = max(lived.values())
     options = {cell for cell in options if lived[cell] == best}
-    safe = safe_sets(ground | 1 << centre, [(c, s.speed) for c, s in zip(cells, known)], SAFE)
+    safe = safe_sets(ground | 1 << centre, threats, SAFE)
     margins = {cell: margin(ground | 1 << centre, cell, safe) for cell in options}
     enough = min(SAFE, max(margins.values()))
     keep = [float(cell in margins and margins[cell] >= enough) for cell in landings]
