@@ -1,6 +1,7 @@
-"""A look-ahead for the moments a monster is close: each open move and flash is played out a
-few steps on the map the hero has explored, against the monsters' chase rule, and the actions
-that survive longest are the ones the legal mask keeps (`[features_gorge] lookahead_guard`).
+"""Exploit's look-ahead for the moments a monster is near (`[features_gorge] lookahead_guard`):
+each open move and flash is played out a few steps on the map the hero has explored, against the
+monsters' chase rule, then raced for a refuge; exploit acts within the actions that come out
+best (feature.gorge_chase.observation.exploit_legal). Training's samples keep the features' mask.
 
 Why: the trained policy's deaths are mostly a wrong turn with a monster a few cells away (into
 a pocket, between the two monsters, along a wall the speed-up closes); a veto of those turns by
@@ -15,10 +16,9 @@ The model, each simulated step (docs/games/gorge_chase.md, "The look-ahead guard
 - the monsters whose cell is known (in view, or extra_info's true cells): `speed` sub-steps each
   to the orthogonal neighbour with the least path length to the hero (+0.25 onto the cell it
   came from, +0.05 along its last move's axis; of exact ties, which the env draws at random, the
-  one nearer the hero), on road seen or never
-  seen (a monster may know a short cut the hero has not explored); monster 2 appears at its step
-  on the hero's cell of 10 steps before, and every monster gains a cell at the speed-up
-  (env_info's monster_interval and monster_speed_boost_step);
+  one nearer the hero), on road seen or never seen (a monster may know a short cut the hero has
+  not explored); monster 2 appears at its step on the hero's cell of 10 steps before, and every
+  monster gains a cell at the speed-up (env_info's monster_interval and monster_speed_boost_step);
 - caught: a monster within one cell (Chebyshev) after the monsters' moves.
 """
 from __future__ import annotations
