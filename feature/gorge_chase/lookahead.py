@@ -234,13 +234,14 @@ def safe_sets(ground: int, monsters: list[tuple[int, int, int]], horizon: int) -
 def margin(ground: int, landing: int, safe: list[int]) -> int:
     """The race: the steps the hero can stay out of reach from `landing` (its refuge: the cells
     it reaches, 8-connected, before any monster threatens them; the latest threat over them),
-    the horizon where the refuge runs off the searched window."""
+    the horizon where the refuge runs off the searched window. The hero stands on `landing`
+    after this step's moves, the monsters' included: a cell h moves on is reached at step h + 1."""
     horizon = len(safe) - 1
     frontier = 1 << landing
-    if not frontier & safe[0]:
+    if not frontier & safe[1]:
         return 0
     refuge, unvisited = frontier, ground & ~frontier
-    for h in range(1, horizon + 1):
+    for h in range(2, horizon + 1):
         frontier = moves_from(frontier, ground, STRIDE) & unvisited & safe[h]
         if not frontier:
             break
