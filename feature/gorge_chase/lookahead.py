@@ -132,10 +132,9 @@ class Levels:
 
     def __init__(self, ground: int, source: int):
         self.ground = ground
-        self.source = 1 << source
-        self.frontier = self.source
-        self.unvisited = ground & ~self.source
-        self.levels = [self.source]
+        self.frontier = 1 << source
+        self.unvisited = ground & ~self.frontier
+        self.levels = [self.frontier]
 
     def distance(self, cell: int) -> int | None:
         bit = 1 << cell
@@ -224,9 +223,11 @@ def safe_sets(ground: int, monsters: list[tuple[int, int, int]], horizon: int) -
                 break
             unvisited ^= frontier
             levels.append(frontier)
+        taken = 0  # levels already in `seen`
         for k in range(horizon + 1):
-            for level in levels[:REACH + head + k * speed + 1]:
+            for level in levels[taken:REACH + head + k * speed + 1]:
                 seen |= level
+            taken = max(taken, min(len(levels), REACH + head + k * speed + 1))
             reached[k] |= seen
     return [ground & ~r for r in reached]
 
