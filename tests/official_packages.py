@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO_ROOT
+from tool_runs import run_tool
 
 SHARED = REPO_ROOT.parent / "shared"
 KAIWU_2024 = SHARED / "kaiwu"
@@ -35,8 +36,8 @@ def train(package: Path, run_dir: Path, *args: str, timeout_s: float = 300) -> s
 
 
 def tool(*args: str) -> subprocess.CompletedProcess:
-    """A script under tools/ (or any python arguments) run from the repository root."""
-    return subprocess.run([sys.executable, *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    """A script under tools/ (or any python arguments) run from the repository root (tests/tool_runs.py)."""
+    return run_tool(*args)
 
 
 def small_replay(batch: int) -> list[str]:

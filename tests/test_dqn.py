@@ -1,7 +1,6 @@
 """The DQN package (dqn_plus): n-step samples, Double-DQN targets against hand arithmetic,
 exploration and masking, checkpoints, hosting by the training system, and a learning test."""
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +20,7 @@ from workflow.config import load_config
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 from tasks import back_to_the_realm as near_end  # noqa: E402
+from tool_runs import run_tool
 
 TINY = ModelConfig(channels=[4], kernel_sizes=[5], strides=[4], hidden_size=16)
 
@@ -247,8 +247,8 @@ def test_a_short_distributed_run_trains_checkpoints_and_evaluates(tmp_path):
     assert (ckpt_dir / "model.ckpt-12.pkl").is_file() and (ckpt_dir / "model.ckpt-12.train.pt").is_file()
     metrics = (tmp_path / "r" / "metrics.csv").read_text()
     assert "replay/priority_mean" in metrics and "loss/q" in metrics and "dqn/epsilon" in metrics
-    ev = subprocess.run([sys.executable, "tools/evaluate.py", "--ckpt", str(ckpt_dir / "model.ckpt-12.pkl"),
-                         "--episodes", "2", "--workers", "1"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    ev = run_tool("tools/evaluate.py", "--ckpt", str(ckpt_dir / "model.ckpt-12.pkl"),
+                  "--episodes", "2", "--workers", "1")
     assert ev.returncode == 0, ev.stderr[-3000:]
     summary = (tmp_path / "r" / "eval" / "leaderboard-2024" / "summary.csv").read_text().splitlines()
     assert any(",12,2," in line for line in summary[1:])  # the checkpoint, 2 episodes

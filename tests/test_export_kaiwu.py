@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from agent.algorithms import PACKAGE_FOLDERS
 from agent.back_to_the_realm.ppo_config import Settings
 from agent.model import ActorCritic, ModelConfig
 from tests.conftest import REPO_ROOT
+from tool_runs import run_tool
 
 TINY_CONFIG = """
 include = ["{repo}/conf/configure_app.toml"]
@@ -67,10 +67,6 @@ inside = [m.__file__ for m in list(sys.modules.values())
 print(json.dumps({"sample_dim": config.Config.SAMPLE_DIM, "win": agent.settings.reward.win,
                   "hidden": agent.settings.model.hidden_size, "toolkit_modules": inside}))
 """
-
-
-def run_tool(*args: str, timeout_s: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout_s)
 
 
 @pytest.fixture(scope="module")

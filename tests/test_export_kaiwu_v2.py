@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import pytest
 import toml
 
-from agent.model import ModelConfig
 from agent.back_to_the_realm_v2.ppo_agent import Agent
 from agent.back_to_the_realm_v2.ppo_config import Settings
 from feature.back_to_the_realm_v2.layout import STATE_SLICES
 from tests.conftest import REPO_ROOT
+from tool_runs import run_tool
 from workflow import platforms
 
 TINY = {"model": {"channels": [4], "kernel_sizes": [3], "strides": [2], "hidden_size": 16},
@@ -27,9 +26,9 @@ def export(tmp_path, kaiwu_version: str, config_text: str, algo: str = "diy") ->
     config.write_text(config_text)
     settings = Settings.from_dict({k: v for k, v in toml.loads(config_text).items() if k in Settings.sections()})
     ckpt = Agent(agent_type="learner", settings=settings, seed=0).save_model(tmp_path / "ckpt", 5)
-    return subprocess.run([sys.executable, "tools/export_kaiwu.py", "--ckpt", str(ckpt), "--out",
-                           str(tmp_path / "package"), "--config", str(config), "--kaiwu-version", kaiwu_version,
-                           "--algo", algo], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    return run_tool("tools/export_kaiwu.py", "--ckpt", str(ckpt), "--out",
+                    str(tmp_path / "package"), "--config", str(config), "--kaiwu-version", kaiwu_version,
+                    "--algo", algo)
 
 
 def v2_config() -> str:
@@ -84,9 +83,9 @@ def test_the_v2_export_trains_through_train_sh_and_is_scored_by_evaluate(tmp_pat
     assert trained, "the train test wrote no checkpoint"
     from tests.test_kaiwu_v2_package import short_episode
 
-    scored = subprocess.run([sys.executable, "tools/evaluate.py", "--package", str(package), "--ckpt", str(trained[-1]),
-                             "--usr-conf", short_episode(), "--episodes", "2", "--workers", "1", "--quiet", "--out",
-                             str(tmp_path / "eval")], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    scored = run_tool("tools/evaluate.py", "--package", str(package), "--ckpt", str(trained[-1]),
+                      "--usr-conf", short_episode(), "--episodes", "2", "--workers", "1", "--quiet", "--out",
+                      str(tmp_path / "eval"))
     assert scored.returncode == 0, scored.stderr
     assert "back_to_the_realm_v2" in scored.stdout
     rows = csv_rows(tmp_path / "eval" / "episodes.csv")
@@ -111,9 +110,9 @@ def test_evaluate_and_render_play_a_run_checkpoint_of_the_v2_agent_on_v2_episode
         "start": [111, 83], "end": [84, 95], "buff": [57, 68], "start_random": False, "end_random": False,
         "buff_random": False, "treasure_random": False, "treasure_count": 0, "treasure_pos": [],
         "obstacle_random": False, "obstacle_id": [], "max_step": 30, "buff_cooldown": 100, "talent_cooldown": 100}}}
-    result = subprocess.run([sys.executable, "tools/evaluate.py", "--ckpt", str(ckpt), "--config", str(config),
-                             "--usr-conf", json.dumps(episode), "--episodes", "2", "--workers", "1", "--quiet", "--out",
-                             str(tmp_path / "eval")], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    result = run_tool("tools/evaluate.py", "--ckpt", str(ckpt), "--config", str(config),
+                      "--usr-conf", json.dumps(episode), "--episodes", "2", "--workers", "1", "--quiet", "--out",
+                      str(tmp_path / "eval"))
     assert result.returncode == 0, result.stderr
     assert "back_to_the_realm_v2" in result.stdout
     rows = {row["policy"]: row for row in csv_rows(tmp_path / "eval" / "summary.csv")}
@@ -121,10 +120,9 @@ def test_evaluate_and_render_play_a_run_checkpoint_of_the_v2_agent_on_v2_episode
     assert float(rows["planner"]["win_rate"]) == 1.0  # the end is 30 moves away: the planner reaches it
     assert float(rows[str(ckpt)]["steps_mean"]) <= 30
     picture, animation = tmp_path / "episode.png", tmp_path / "map.gif"
-    drawn = subprocess.run([sys.executable, "tools/render.py", "--ckpt", str(ckpt), "--config", str(config),
-                            "--usr-conf", json.dumps(episode), "--png", str(picture), "--no-gif", "--map-gif",
-                            str(animation), "--frame-stride", "10", "--scale", "2"], cwd=REPO_ROOT,
-                           capture_output=True, text=True, timeout=300)
+    drawn = run_tool("tools/render.py", "--ckpt", str(ckpt), "--config", str(config),
+                     "--usr-conf", json.dumps(episode), "--png", str(picture), "--no-gif", "--map-gif",
+                     str(animation), "--frame-stride", "10", "--scale", "2")
     assert drawn.returncode == 0, drawn.stderr
     assert picture.stat().st_size > 0 and "chests 0/0" in drawn.stdout
     from PIL import Image
@@ -133,9 +131,8 @@ def test_evaluate_and_render_play_a_run_checkpoint_of_the_v2_agent_on_v2_episode
     with Image.open(animation) as gif:  # every 10th step and the last frame
         assert gif.size == (256, 256) and gif.n_frames == len(range(0, steps, 10)) + 1
 
-    planner = subprocess.run([sys.executable, "tools/evaluate.py", "--agent", "planner", "--preset", "v2-24-random",
-                              "--episodes", "1", "--quiet", "--out", str(tmp_path / "planner")], cwd=REPO_ROOT,
-                             capture_output=True, text=True, timeout=300)
+    planner = run_tool("tools/evaluate.py", "--agent", "planner", "--preset", "v2-24-random",
+                       "--episodes", "1", "--quiet", "--out", str(tmp_path / "planner"))
     assert planner.returncode == 0, planner.stderr
     header = next(line for line in planner.stdout.splitlines() if line.startswith("policy"))
     assert "v2-24-random" in planner.stdout and "chests" not in header  # the table leaves out a column of nothing
@@ -164,17 +161,15 @@ def test_evaluating_a_v2_run_directory_scores_each_checkpoint_and_clean_ckpt_kee
         "start": [111, 83], "end": [84, 95], "buff": [57, 68], "start_random": False, "end_random": False,
         "buff_random": False, "treasure_random": True, "treasure_count": 2, "treasure_pos": [],
         "obstacle_random": False, "obstacle_id": [], "max_step": 40, "buff_cooldown": 100, "talent_cooldown": 100}}}
-    result = subprocess.run([sys.executable, "tools/evaluate.py", "--ckpt", str(ckpt_dir), "--config", str(config),
-                             "--usr-conf", json.dumps(episode), "--episodes", "2", "--workers", "1", "--quiet",
-                             "--no-planner", "--out", str(tmp_path / "eval")], cwd=REPO_ROOT, capture_output=True,
-                            text=True, timeout=300)
+    result = run_tool("tools/evaluate.py", "--ckpt", str(ckpt_dir), "--config", str(config),
+                      "--usr-conf", json.dumps(episode), "--episodes", "2", "--workers", "1", "--quiet",
+                      "--no-planner", "--out", str(tmp_path / "eval"))
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "eval" / "score_vs_step.png").stat().st_size > 0
     scores = json.loads((ckpt_dir / "ckpt_scores.json").read_text())["scores"]
     assert sorted(int(k) for k in scores) == [2, 4, 6]
     best = max(scores, key=lambda k: (scores[k], int(k)))
-    kept = subprocess.run([sys.executable, "tools/clean_ckpt.py", str(ckpt_dir), "--keep", "0", "--keep-best"],
-                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    kept = run_tool("tools/clean_ckpt.py", str(ckpt_dir), "--keep", "0", "--keep-best")
     assert kept.returncode == 0, kept.stderr
     assert f"keeping [{int(best)}] (best {int(best)}:" in kept.stdout and "ckpt_scores.json" in kept.stdout
 

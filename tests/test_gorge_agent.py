@@ -26,6 +26,7 @@ from realm import make_env
 from realm.gorge_chase import constants as theirs
 from realm.gorge_chase.env import flash_target, walk_path
 from tests.conftest import REPO_ROOT, needs_gorge_maps
+from tool_runs import run_tool
 from workflow import platforms
 
 CONF = REPO_ROOT / "conf" / "gorge_chase.toml"
@@ -231,13 +232,13 @@ def test_an_evaluated_episode_scores_the_same_in_any_process_and_order(trained):
 def test_train_evaluate_export_train_test_and_score_the_export(trained):
     root, ckpt = trained
     out = root / "eval"
-    result = _run(sys.executable, "tools/evaluate.py", "--ckpt", str(ckpt), "--preset", "gorge-generated-heldout",
-                  "--episodes", "1", "--no-planner", "--workers", "1", "--out", str(out))
+    result = run_tool("tools/evaluate.py", "--ckpt", str(ckpt), "--preset", "gorge-generated-heldout",
+                      "--episodes", "1", "--no-planner", "--workers", "1", "--out", str(out))
     assert result.returncode == 0, result.stderr
     assert json.loads((out / "results.json").read_text())
     package = root / "package"
-    result = _run(sys.executable, "tools/export_kaiwu.py", "--ckpt", str(ckpt), "--out", str(package),
-                  "--kaiwu-version", "15", "--algo", "diy")
+    result = run_tool("tools/export_kaiwu.py", "--ckpt", str(ckpt), "--out", str(package),
+                      "--kaiwu-version", "15", "--algo", "diy")
     assert result.returncode == 0, result.stderr
     # its features read extra_info.frame_state (global_info, the conf's default): the export says so
     said = "reads env_obs's extra_info.frame_state ([features_gorge] global_info = true"
@@ -264,8 +265,8 @@ def test_train_evaluate_export_train_test_and_score_the_export(trained):
                   "--set", "app.train_batch_size=4")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "train test passed" in result.stderr
-    result = _run(sys.executable, "tools/evaluate.py", "--package", str(package), "--preset", "gorge-generated-heldout",
-                  "--episodes", "1", "--no-planner", "--workers", "1", "--out", str(root / "eval_package"))
+    result = run_tool("tools/evaluate.py", "--package", str(package), "--preset", "gorge-generated-heldout",
+                      "--episodes", "1", "--no-planner", "--workers", "1", "--out", str(root / "eval_package"))
     assert result.returncode == 0, result.stderr
 
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import pytest
 import toml
 
 from tests.conftest import REPO_ROOT
+from tool_runs import run_tool
 from workflow import platforms
 
 CONF = REPO_ROOT / "conf" / "robot_vacuum.toml"
@@ -48,14 +48,14 @@ def trained(tmp_path_factory):
 @pytest.mark.slow
 def test_train_evaluate_export_train_test_and_score_the_export(trained):
     root, ckpt = trained
-    result = _run(sys.executable, "tools/evaluate.py", "--ckpt", str(ckpt), *PRESET, "--out", str(root / "eval"))
+    result = run_tool("tools/evaluate.py", "--ckpt", str(ckpt), *PRESET, "--out", str(root / "eval"))
     assert result.returncode == 0, result.stderr
     project_scores = _scores(root / "eval")
     assert [seed for seed, _ in project_scores] == [0, 1] and all(score > 0 for _, score in project_scores)
 
     package = root / "package"
-    result = _run(sys.executable, "tools/export_kaiwu.py", "--ckpt", str(ckpt), "--out", str(package),
-                  "--kaiwu-version", "13")
+    result = run_tool("tools/export_kaiwu.py", "--ckpt", str(ckpt), "--out", str(package),
+                      "--kaiwu-version", "13")
     assert result.returncode == 0, result.stderr
     assert "information: the agent reads env_obs's extra_info.frame_state ([features_vacuum] global_info" in result.stdout
     assert json.loads((package / "kaiwu.json").read_text()) == {"version": "13.0.1-comp-normal-lite.26comp",
@@ -92,16 +92,16 @@ def test_train_evaluate_export_train_test_and_score_the_export(trained):
     assert "train test passed" in result.stderr
     assert f"package {package}, algorithm ppo" in result.stderr
 
-    result = _run(sys.executable, "tools/evaluate.py", "--package", str(package), *PRESET, "--out",
-                  str(root / "eval_package"))
+    result = run_tool("tools/evaluate.py", "--package", str(package), *PRESET, "--out",
+                      str(root / "eval_package"))
     assert result.returncode == 0, result.stderr
     assert _scores(root / "eval_package") == project_scores  # the package's own exploit acts as the project's agent
 
 
 def test_a_robot_vacuum_checkpoint_exports_to_its_own_platform_version_only(trained, tmp_path):
     _, ckpt = trained
-    result = _run(sys.executable, "tools/export_kaiwu.py", "--ckpt", str(ckpt), "--out", str(tmp_path / "p"),
-                  "--kaiwu-version", "15")
+    result = run_tool("tools/export_kaiwu.py", "--ckpt", str(ckpt), "--out", str(tmp_path / "p"),
+                      "--kaiwu-version", "15")
     assert result.returncode == 2
     assert "--kaiwu-version 15: a gorge_chase package; the checkpoint is of the project's robot_vacuum ppo" in \
         result.stderr

@@ -6,12 +6,13 @@
 # resolved together with requirements.txt, under a stamp of its own.
 # pip compiles every installed module's bytecode on one core (about 30 s of the first setup);
 # compiling them afterwards on all cores takes about 19 s on two. Files that do not compile are
-# skipped, as pip skips them.
+# skipped, as pip skips them, and so are the packages' own test folders (tests/, test/: about
+# 1,500 of the 16,000 files, never imported by a run).
 _realm_pip_install() {
     local venv="$1"
     shift
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-compile "$@" >&2 || return 1
-    "$venv/bin/python" -m compileall -q -j 0 \
+    "$venv/bin/python" -m compileall -q -j 0 -x '/tests?/' \
         "$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" >/dev/null 2>&1 || true
 }
 
