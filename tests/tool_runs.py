@@ -15,38 +15,45 @@ traceback on stderr and returncode 1; `sys.exit(n)` (argparse's refusals among t
 from __future__ import annotations
 
 import contextlib
-import importlib
+import importlib.util
 import io
 import os
 import subprocess
 import sys
 import traceback
 from pathlib import Path
+from typing import Any, Callable
 from unittest import mock
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
-def tool_module(script: str) -> str | None:
-    """`tools/x.py` or `tools/<game>/x.py` as an importable module name; None for anything else."""
-    path = Path(script)
-    if path.is_absolute():
-        try:
-            path = path.relative_to(REPO_ROOT)
-        except ValueError:
-            return None
-    if path.suffix != ".py" or not path.parts or path.parts[0] != "tools":
+_LOADED: dict[Path, Any] = {}
+
+
+def tool_main(script: str) -> Callable[[list[str]], int] | None:
+    """The `main` of `tools/x.py` or `tools/<game>/x.py`; None for anything else. Loaded from its
+    file under a name of its own: a test may have put another `tools` package first on sys.path
+    (a platform's), or a tool's folder itself."""
+    path = (REPO_ROOT / script).resolve()
+    if path.suffix != ".py" or not path.is_relative_to(REPO_ROOT / "tools") or not path.is_file():
         return None
-    return ".".join(path.with_suffix("").parts)
+    if path not in _LOADED:
+        name = "tool_runs__" + "__".join(path.relative_to(REPO_ROOT).with_suffix("").parts)
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses and pickling look a module up by its name
+        spec.loader.exec_module(module)
+        _LOADED[path] = module
+    return _LOADED[path].main
 
 
 def run_tool(script: str, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """`python <script> <args>` from the repository root, in this process when the script is a tool."""
-    module_name = tool_module(script)
-    if module_name is None or "--package" in args:
+    main = tool_main(script)
+    if main is None or "--package" in args:
         return subprocess.run([sys.executable, script, *args], cwd=REPO_ROOT, capture_output=True, text=True,
                               timeout=300, env=env)
-    main = importlib.import_module(module_name).main
     out, err = io.StringIO(), io.StringIO()
     environ = mock.patch.dict(os.environ, env, clear=True) if env is not None else contextlib.nullcontext()
     with environ, contextlib.chdir(REPO_ROOT), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
