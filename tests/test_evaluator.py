@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -233,8 +234,12 @@ def test_the_official_dqn_package_is_evaluated_with_its_own_exploit_and_stops_at
                    "--set", "eval.every_train_steps=2", "--set", 'eval.stop_metric="score"', "--set", "eval.stop_value=0.0",
                    *SHORT)
     assert result.returncode == 0, result.stderr
-    assert "reached the evaluation target score 0 at train step 0" in result.stderr
+    # the first checkpoint the evaluator plays meets the target (any score is >= 0): step 0, or a
+    # later one where the learner's first steps came before the evaluator's first pick (a busy machine)
+    reached = re.search(r"reached the evaluation target score 0 at train step (\d+)", result.stderr)
+    assert reached, result.stderr
+    step = int(reached.group(1))
     run = tmp_path / "r"
     records = read_evaluations(run / "ckpt" / "back_to_the_realm_dqn")
-    assert records.settings["platform"] == "2024" and 0 in records.checkpoints
-    assert 0 in eval_rows(run / "metrics.csv")
+    assert records.settings["platform"] == "2024" and step in records.checkpoints
+    assert records.target["train_step"] == step and step in eval_rows(run / "metrics.csv")
