@@ -4,21 +4,19 @@ curves written, the worst seed's final ratio printed last."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
-from tests.conftest import REPO_ROOT
+from tool_runs import run_tool
 
 
 @pytest.mark.slow
 def test_trains_seeds_scores_the_curves_and_prints_the_worst_final_ratio_last(tmp_path):
     short = json.dumps({"diy": {"start": 2, "end": 1, "treasure_random": 1, "treasure_num": 4, "max_step": 300,
                                 "talent_type": 1}})  # an agent trained for seconds rarely finishes: cap the episodes
-    cmd = [sys.executable, "tools/bench_learn.py", "--config", "conf/smoke.toml", "--minutes", "0.1", "--seeds", "2",
-           "--first-seed", "3", "--out", str(tmp_path), "--usr-conf", short, "--episodes", "2", "--points", "2", "--workers", "1"]
-    result = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
+    result = run_tool("tools/bench_learn.py", "--config", "conf/smoke.toml", "--minutes", "0.1", "--seeds", "2",
+                      "--first-seed", "3", "--out", str(tmp_path), "--usr-conf", short, "--episodes", "2", "--points",
+                      "2", "--workers", "1")
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     last = result.stdout.strip().splitlines()[-1]
     assert last.startswith("worst seed's final ratio (exploit, 2 runs): ")
@@ -41,8 +39,7 @@ def test_trains_seeds_scores_the_curves_and_prints_the_worst_final_ratio_last(tm
     assert (both / "curves.png").stat().st_size > 1000
     assert "median" in result.stdout and "0.97:" in result.stdout
 
-    again = subprocess.run([sys.executable, "tools/bench_learn.py", "--run", str(tmp_path / "bench_learn-seed3"),
-                            "--preset", "nope"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    again = run_tool("tools/bench_learn.py", "--run", str(tmp_path / "bench_learn-seed3"), "--preset", "nope")
     assert again.returncode == 2 and "nope" in again.stderr
 
 
@@ -51,8 +48,7 @@ def test_trains_seeds_scores_the_curves_and_prints_the_worst_final_ratio_last(tm
     (["--usr-conf", '{"diy": {"max_stepz": 300}}'], "max_stepz"),
 ])
 def test_bad_episodes_stop_before_any_training(tmp_path, episodes, message):
-    result = subprocess.run([sys.executable, "tools/bench_learn.py", "--config", "conf/smoke.toml", "--minutes", "5",
-                             "--out", str(tmp_path), *episodes],
-                            cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    result = run_tool("tools/bench_learn.py", "--config", "conf/smoke.toml", "--minutes", "5", "--out", str(tmp_path),
+                      *episodes)
     assert result.returncode == 2 and message in result.stderr, result.stderr
     assert list(tmp_path.iterdir()) == []  # no run was started

@@ -16,6 +16,7 @@ import time
 import pytest
 
 from tests.conftest import REPO_ROOT
+from tool_runs import run_tool
 from tuning.curves import ready_steps, reduce
 from tuning.study import counted, recover
 
@@ -137,8 +138,7 @@ def test_a_sweep_without_an_evaluator_scores_each_runs_final_checkpoint_one_seed
 
 def test_the_command_line_exit_code_of_a_bad_sweep_is_2(tmp_path):
     path = write(tmp_path, TINY.replace('"ppo.learning_rate" = {', '"ppo.lr" = {'))
-    result = subprocess.run([sys.executable, "tools/sweep.py", str(path), "--out", str(tmp_path / "out")],
-                            cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    result = run_tool("tools/sweep.py", str(path), "--out", str(tmp_path / "out"))
     assert result.returncode == 2 and "ppo.lr" in result.stderr and "unknown key" in result.stderr
     assert not (tmp_path / "out").exists()
 
