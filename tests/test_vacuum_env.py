@@ -738,11 +738,9 @@ def test_charger_footprints_and_dirt_start_as_the_rules_say():
 
 
 def test_the_speed_bench_prints_its_figure_last():
-    import subprocess
-    import sys
+    from tool_runs import run_tool
 
-    done = subprocess.run([sys.executable, str(REPO / "tools" / "robot_vacuum" / "bench_env.py"), "--maps", "1", "--steps", "500",
-                           "--cpu"], capture_output=True, text=True, cwd=REPO, timeout=120)
+    done = run_tool("tools/robot_vacuum/bench_env.py", "--maps", "1", "--steps", "500", "--cpu")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()
     assert lines[0].startswith("map  1 (generated_1):") and lines[-1].startswith("steps_per_second: ")

@@ -158,7 +158,7 @@ def bench_matmul(seconds: float, bf16_native: bool, device: str = "cpu") -> dict
     return {name: flops[name] * rate for name, rate in _rates(fns, seconds, sync=device_sync(device)).items()}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: the config's "
                                                                     "app.torch_num_threads, the learner's)")
@@ -167,7 +167,7 @@ def main() -> None:
                                                        "(default conf/configure_app.toml)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE")
     parser.add_argument("--device", default=None, help="where the update runs (default: the config's app.device)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     overrides = args.overrides + ([f"app.device={args.device!r}"] if args.device else [])
     cfg = load_config(args.config, overrides)
     device = cfg.app.device

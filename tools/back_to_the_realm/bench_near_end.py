@@ -53,7 +53,7 @@ def overrides_of(pairs: list[str]) -> dict[str, dict]:
     return out
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", type=int, default=10, help="seeds 0..N-1 (default 10)")
     parser.add_argument("--seed-list", default=None, help="comma-separated seeds instead of 0..N-1, e.g. 0,5,8")
@@ -64,7 +64,7 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=2, help="seeds trained at once, one torch thread each")
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                         help="change the task's config, e.g. ppo.learning_rate=0 or reward.scale=0")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     overrides = overrides_of(args.set)
     seeds = [int(s) for s in args.seed_list.split(",")] if args.seed_list else list(range(args.seeds))
     budget = args.budget or (near_end.DQN_BUDGET_ENV_STEPS if args.algo == "dqn_plus" else near_end.BUDGET_ENV_STEPS)

@@ -51,7 +51,7 @@ def line(name: str, results: list, spent: float, steps: int) -> str:
     return text
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--map-dir", default=str(DEFAULT_MAP_DIR))
     parser.add_argument("--sets", default="open,generated")
@@ -60,7 +60,7 @@ def main() -> None:
     parser.add_argument("--verbose", action="store_true", help="one line per episode")
     parser.add_argument("--warm", action="store_true",
                         help="play the reference's episodes of each map twice and time the second pass (distance rows cached)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     conf = default_usr_conf()
     survived = played = 0
     for set_name in args.sets.split(","):

@@ -35,14 +35,14 @@ def run(env, conf, steps: int, rnd: random.Random, clock=time.perf_counter) -> t
     return spent, done_steps, episodes
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--map-dir", default=None, help="official maps (robot_vacuum_map_<id>.json or map_<id>.txt)")
     parser.add_argument("--maps", default="1,2,3,4,5")
     parser.add_argument("--steps", type=int, default=20000, help="steps per map")
     parser.add_argument("--cpu", action="store_true",
                         help="count the process's CPU time instead of wall time (a machine shared with other work)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     clock = time.process_time if args.cpu else time.perf_counter
     total_time = total_steps = 0
     for map_id in [int(m) for m in args.maps.split(",")]:
