@@ -35,9 +35,8 @@ def train(package: Path, run_dir: Path, *args: str, timeout_s: float = 300) -> s
     return subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout_s)
 
 
-def tool(*args: str) -> subprocess.CompletedProcess:
-    """A script under tools/ (or any python arguments) run from the repository root (tests/tool_runs.py)."""
-    return run_tool(*args)
+#: A script under tools/ (or any python arguments) run from the repository root (tests/tool_runs.py).
+tool = run_tool
 
 
 def small_replay(batch: int) -> list[str]:
