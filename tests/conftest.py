@@ -18,6 +18,30 @@ GORGE_MAPS = REPO_ROOT.parent / "shared" / "kaiwu_gorge" / "map" / "grids"
 needs_gorge_maps = pytest.mark.skipif(not GORGE_MAPS.is_dir(), reason=f"the official gorge_chase maps are not at {GORGE_MAPS}")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def warm_fork_server(tmp_path_factory):
+    """One fork server per test process for the runs its tests launch (workflow/supervision/
+    warm_fork_server.py): each launcher forks its learner and aisrv from it instead of starting a
+    server that imports torch and reverb again (about 3 CPU-seconds a run). A launcher whose
+    environment or session differs starts its own, as without it. REALM_TEST_FORK_SERVER=0 turns
+    it off."""
+    from workflow.supervision import warm_fork_server as warm
+
+    if os.environ.get("REALM_TEST_FORK_SERVER", "1") == "0":
+        yield None
+        return
+    before = os.environ.get(warm.ENV_VAR)
+    with warm.start(tmp_path_factory.mktemp("fork_server")) as server:
+        os.environ[warm.ENV_VAR] = str(server.path)
+        try:
+            yield server
+        finally:
+            if before is None:
+                os.environ.pop(warm.ENV_VAR, None)
+            else:
+                os.environ[warm.ENV_VAR] = before
+
+
 @pytest.fixture(scope="session")
 def official_map_paths() -> tuple[Path, Path]:
     """(map_file, positions_file) of the official map 1; skips the test when they are absent."""

@@ -89,7 +89,7 @@ def test_stop_limit_and_group_sigterm_stop_cleanly_with_exact_counters(tmp_path)
     rows_before = episode_rows(run)
     out = open(tmp_path / "resume.out", "w")
     proc = subprocess.Popen(launcher(tmp_path / "runs", "--resume"), cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT,
-                            start_new_session=True)
+                            process_group=0)
     try:
         deadline = time.monotonic() + 180
         while counters_while_training(run)["env_steps"] < steps + 1000 and time.monotonic() < deadline:

@@ -36,13 +36,13 @@ def launcher(runs: Path, name: str, *extra: str) -> list[str]:
 
 def start(cmd: list[str], out: Path, env: dict | None = None) -> subprocess.Popen:
     return subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=open(out, "w"), stderr=subprocess.STDOUT,
-                            start_new_session=True, env=env)  # its own process group, killed as a whole
+                            process_group=0, env=env)  # its own process group, killed as a whole
 
 
 def finish(cmd: list[str], timeout_s: float = 120) -> subprocess.CompletedProcess:
     """Run a launcher to its end; one still running after timeout_s is killed with its children."""
     proc = subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            process_group=0)
     try:
         out, err = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:

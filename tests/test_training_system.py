@@ -38,7 +38,7 @@ def launcher_cmd(run_dir: Path, *extra: str) -> list[str]:
 def start_launcher(run_dir: Path, *extra: str, log_name: str) -> subprocess.Popen:
     out = open(run_dir.parent / log_name, "w")
     return subprocess.Popen(launcher_cmd(run_dir, *extra), cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT,
-                            start_new_session=True)  # its own process group, killed as a whole below
+                            process_group=0)  # its own process group, killed as a whole below
 
 
 def kill_group(proc: subprocess.Popen) -> None:

@@ -14,6 +14,7 @@ a lock held that would freeze the others.
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import multiprocessing as mp
 import os
@@ -24,8 +25,11 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from loguru import logger
+
 from workflow.config import AppConfig
 from workflow.checkpoints.runs import RunPaths
+from workflow.supervision import warm_fork_server
 
 #: Each role's module, imported by name inside its own process (its `main(ctx)` runs there). The
 #: evaluator's stands on the evaluation floor, above the training system (tests/test_layering.py):
@@ -100,10 +104,24 @@ class ChildContext:
 
 def fork_context():
     """The launcher's multiprocessing context: its children fork from one fork server (per
-    launcher) that imported their modules (FORK_SERVER_PRELOAD) before the first of them."""
+    launcher) that imported their modules (FORK_SERVER_PRELOAD) before the first of them, or
+    from a warm one that REALM_FORK_SERVER names, when they would come out the same
+    (workflow/supervision/warm_fork_server.py)."""
+    warm = _warm_context(os.environ.get(warm_fork_server.ENV_VAR, ""))
+    if warm is not None:
+        return warm
     context = mp.get_context("forkserver")
     context.set_forkserver_preload(FORK_SERVER_PRELOAD)
     return context
+
+
+@functools.lru_cache(maxsize=None)
+def _warm_context(named: str):
+    """The warm server's context, decided once per process (for the value REALM_FORK_SERVER had)."""
+    description, why_not = warm_fork_server.offered_server()
+    if why_not:
+        logger.info(f"{why_not}; this run starts its own fork server")
+    return warm_fork_server.WarmContext(description) if description else None
 
 
 class ForkedCallError(RuntimeError):
