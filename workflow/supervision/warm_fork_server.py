@@ -25,6 +25,7 @@ import hashlib
 import io
 import json
 import os
+import select
 import sys
 from dataclasses import asdict, dataclass
 from multiprocessing import forkserver, popen_forkserver, reduction, resource_tracker, spawn, util
@@ -41,6 +42,9 @@ DESCRIPTION_FILE = "fork_server.json"
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 #: Top-level folders of the project never imported by a run's processes.
 NOT_RUN_CODE = {"tests", "docs", "conf", "runs", "out", "deploy"}
+#: How long `start()` waits for a child to join the launcher's process group (it unpickles its
+#: process object first: milliseconds, more on a loaded machine).
+JOIN_TIMEOUT_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -183,20 +187,30 @@ class _Popen(popen_forkserver.Popen):
         super().__init__(process_obj)
 
     def _launch(self, process_obj):
-        prep_data = spawn.get_preparation_data(process_obj._name)
-        buf = io.BytesIO()
-        set_spawning_popen(self)
+        # The child says when it has joined this process's group (WarmProcess.run): until then a
+        # signal to the group would miss it, so `start()` returns only after.
+        joined_r, process_obj._joined_w = os.pipe()
         try:
-            reduction.dump(prep_data, buf)
-            reduction.dump(process_obj, buf)
+            prep_data = spawn.get_preparation_data(process_obj._name)
+            buf = io.BytesIO()
+            set_spawning_popen(self)
+            try:
+                reduction.dump(prep_data, buf)
+                reduction.dump(process_obj, buf)
+            finally:
+                set_spawning_popen(None)
+            self.sentinel, w = self._client.connect_to_new_process(self._fds)
+            _parent_w = os.dup(w)
+            self.finalizer = util.Finalize(self, util.close_fds, (_parent_w, self.sentinel))
+            with open(w, "wb", closefd=True) as f:
+                f.write(buf.getbuffer())
+            self.pid = forkserver.read_signed(self.sentinel)
         finally:
-            set_spawning_popen(None)
-        self.sentinel, w = self._client.connect_to_new_process(self._fds)
-        _parent_w = os.dup(w)
-        self.finalizer = util.Finalize(self, util.close_fds, (_parent_w, self.sentinel))
-        with open(w, "wb", closefd=True) as f:
-            f.write(buf.getbuffer())
-        self.pid = forkserver.read_signed(self.sentinel)
+            os.close(process_obj._joined_w)
+        try:  # a byte once it has joined; end of file if it died first
+            select.select([joined_r], [], [], JOIN_TIMEOUT_S)
+        finally:
+            os.close(joined_r)
 
 
 class WarmProcess(ForkServerProcess):
@@ -218,13 +232,17 @@ class WarmProcess(ForkServerProcess):
         state = self.__dict__.copy()
         state.pop("_client", None)
         state["_launcher_streams"] = [(fd, reduction.DupFd(fd)) for fd in (1, 2) if _is_open(fd)]
+        state["_joined"] = reduction.DupFd(state.pop("_joined_w"))
         return state
 
     def run(self):
-        os.environ.clear()
-        os.environ.update(self._launcher_env)
         if os.getpgrp() != self._launcher_group:
             os.setpgid(0, self._launcher_group)
+        joined = self._joined.detach()
+        os.write(joined, b"j")
+        os.close(joined)
+        os.environ.clear()
+        os.environ.update(self._launcher_env)
         for target, stream in self._launcher_streams:
             fd = stream.detach()
             os.dup2(fd, target)
