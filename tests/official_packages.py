@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO_ROOT
-from tool_runs import run_tool
+from tool_runs import forked_run, run_tool
 
 SHARED = REPO_ROOT.parent / "shared"
 KAIWU_2024 = SHARED / "kaiwu"
@@ -120,9 +120,9 @@ print(json.dumps(sums))
 def weight_sums(package: Path, app: str, algo: str, ckpt_dir: Path, *ids: int, platform_root: Path | None = None,
                 agent_module: str = "agent_{algo}.agent") -> dict[str, float]:
     """A weight checksum per checkpoint id, each loaded by the package's own Agent.load_model in a
-    fresh process (`platform_root`: the version's root modules, put on the path after the package)."""
-    out = subprocess.run([sys.executable, "-c", LOAD_SCRIPT, str(package), str(platform_root or ""), app, algo,
-                          agent_module.format(algo=algo), str(ckpt_dir), *map(str, ids)],
-                         cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    process that never imported the package (tool_runs.forked_run; `platform_root`: the version's
+    root modules, put on the path after the package)."""
+    out = forked_run(["-c", LOAD_SCRIPT, str(package), str(platform_root or ""), app, algo,
+                      agent_module.format(algo=algo), str(ckpt_dir), *map(str, ids)], timeout_s=120)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])

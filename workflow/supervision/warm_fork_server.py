@@ -26,6 +26,7 @@ import io
 import json
 import os
 import select
+import signal
 import sys
 from dataclasses import asdict, dataclass
 from multiprocessing import forkserver, popen_forkserver, reduction, resource_tracker, spawn, util
@@ -224,6 +225,7 @@ class WarmProcess(ForkServerProcess):
         self._client = client
         self._launcher_env = dict(os.environ)
         self._launcher_group = os.getpgrp()
+        self._launcher_pid = os.getpid()
 
     def _Popen(self, process_obj):  # noqa: N802 (multiprocessing's name)
         return _Popen(process_obj, self._client)
@@ -238,6 +240,8 @@ class WarmProcess(ForkServerProcess):
     def run(self):
         if os.getpgrp() != self._launcher_group:
             os.setpgid(0, self._launcher_group)
+            if _stopped(self._launcher_pid):  # the group was stopped (SIGSTOP, SIGTSTP) before we joined it
+                os.kill(os.getpid(), signal.SIGSTOP)
         joined = self._joined.detach()
         os.write(joined, b"j")
         os.close(joined)
@@ -248,6 +252,15 @@ class WarmProcess(ForkServerProcess):
             os.dup2(fd, target)
             os.close(fd)
         super().run()
+
+
+def _stopped(pid: int) -> bool:
+    """Whether process `pid` is stopped by a signal (Linux's /proc state T)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("T", "t")
+    except (OSError, IndexError):
+        return False
 
 
 def _is_open(fd: int) -> bool:
