@@ -91,7 +91,7 @@ def test_aisrv_come_back_after_a_kill_and_a_lost_node_and_grow_with_a_new_one(cl
     out = open(tmp_path / "launcher.out", "w")
     proc = subprocess.Popen(launcher(tmp_path / "runs", cluster.address, "--set", 'app.aisrv_num="auto"',
                                      "--set", "app.max_minutes=5", "--set", "app.heartbeat_timeout_seconds=12"),
-                            cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                            cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT, process_group=0,
                             env={**os.environ, **LOOPBACK_ENV})
     try:
         wait_until(lambda: running(run, "aisrv-0") and running(run, "aisrv-1") and stats(run).get("pids", {}).get(

@@ -46,7 +46,7 @@ class Run:
         self.log.parent.mkdir(parents=True, exist_ok=True)
         with self.log.open("w") as out:
             self.proc = subprocess.Popen([sys.executable, "-m", "workflow.launcher", *argv], cwd=REPO_ROOT,
-                                         stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                                         stdout=out, stderr=subprocess.STDOUT, process_group=0,
                                          preexec_fn=_die_with_parent)
 
     def poll(self) -> bool:
