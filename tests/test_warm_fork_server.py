@@ -87,6 +87,8 @@ def test_a_launcher_whose_import_time_environment_differs_starts_its_own_and_say
     env = {**os.environ, "OMP_NUM_THREADS": str(int(os.environ.get("OMP_NUM_THREADS", "1")) + 1)}
     description, why = warm.offered_server(env)
     assert description is None and "OMP_NUM_THREADS" in why
+    # one read when used, not when a library loads (Ray's driver sets it), does not count
+    assert warm.offered_server({**os.environ, "PYTHONBREAKPOINT": "ray.util.rpdb.set_trace"}) == (server.description, None)
 
 
 def test_a_launcher_in_another_session_starts_its_own(server):

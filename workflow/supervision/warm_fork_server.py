@@ -39,6 +39,8 @@ ENV_VAR = "REALM_FORK_SERVER"
 #: launcher asks): a launcher whose values differ forks from a server of its own.
 IMPORT_TIME_ENV_PREFIXES = ("OMP_", "GOMP_", "KMP_", "MKL_", "ONEDNN_", "DNNL_", "OPENBLAS_", "TF_", "CUDA_",
                             "TORCH_", "PYTHON", "LD_", "MALLOC_", "GRPC_")
+#: Of those, read each time they are used (Ray's driver sets PYTHONBREAKPOINT in its process).
+READ_WHEN_USED = {"PYTHONBREAKPOINT"}
 DESCRIPTION_FILE = "fork_server.json"
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 #: Top-level folders of the project never imported by a run's processes.
@@ -66,7 +68,8 @@ class ServerDescription:
 
 
 def import_time_env(environ=os.environ) -> dict[str, str]:
-    return {k: v for k, v in sorted(environ.items()) if k.startswith(IMPORT_TIME_ENV_PREFIXES) and k != ENV_VAR}
+    return {k: v for k, v in sorted(environ.items())
+            if k.startswith(IMPORT_TIME_ENV_PREFIXES) and k != ENV_VAR and k not in READ_WHEN_USED}
 
 
 def source_stamp(root: Path = PROJECT_ROOT) -> str:
