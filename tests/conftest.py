@@ -26,12 +26,13 @@ def warm_fork_server(tmp_path_factory):
     environment or session differs starts its own, as without it. REALM_TEST_FORK_SERVER=0 turns
     it off."""
     from workflow.supervision import warm_fork_server as warm
+    from workflow.supervision.processes import start_warm_fork_server
 
     if os.environ.get("REALM_TEST_FORK_SERVER", "1") == "0":
         yield None
         return
     before = os.environ.get(warm.ENV_VAR)
-    with warm.start(tmp_path_factory.mktemp("fork_server")) as server:
+    with start_warm_fork_server(tmp_path_factory.mktemp("fork_server")) as server:
         os.environ[warm.ENV_VAR] = str(server.path)
         try:
             yield server

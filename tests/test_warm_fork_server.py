@@ -15,7 +15,7 @@ import psutil
 import pytest
 
 from workflow.supervision import warm_fork_server as warm
-from workflow.supervision.processes import ForkedCallError, call_in_fork
+from workflow.supervision.processes import ForkedCallError, call_in_fork, start_warm_fork_server
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -26,7 +26,7 @@ def server(warm_fork_server, tmp_path_factory):
     if warm_fork_server is not None:
         yield warm_fork_server
         return
-    with warm.start(tmp_path_factory.mktemp("server")) as started:
+    with start_warm_fork_server(tmp_path_factory.mktemp("server")) as started:
         os.environ[warm.ENV_VAR] = str(started.path)
         try:
             yield started

@@ -23,6 +23,7 @@ import signal
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from loguru import logger
@@ -113,6 +114,12 @@ def fork_context():
     context = mp.get_context("forkserver")
     context.set_forkserver_preload(FORK_SERVER_PRELOAD)
     return context
+
+
+def start_warm_fork_server(directory) -> warm_fork_server.WarmForkServer:
+    """A warm fork server that imports what a launcher's own would (FORK_SERVER_PRELOAD), for the
+    launchers this process starts with REALM_FORK_SERVER set to its `path`."""
+    return warm_fork_server.WarmForkServer(Path(directory), list(FORK_SERVER_PRELOAD))
 
 
 @functools.lru_cache(maxsize=None)

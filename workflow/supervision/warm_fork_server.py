@@ -4,7 +4,7 @@ Each launcher starts its own fork server (workflow/supervision/fork_server.py), 
 torch, torch._dynamo, reverb and the roles' modules: about 3 CPU-seconds before a run's first
 process. A program that starts many short runs one after another (the test suite, a script of
 smoke runs) can start one warm fork server instead, and name it to the launchers it starts in
-REALM_FORK_SERVER (the path of the file `start` writes). A launcher forks from it only when its
+REALM_FORK_SERVER (the path of the file it writes: workflow.supervision.processes.start_warm_fork_server). A launcher forks from it only when its
 children would come out as they would from its own server:
 
 - the same Python executable and the same project checkout, with no project source file changed
@@ -89,8 +89,10 @@ def source_stamp(root: Path = PROJECT_ROOT) -> str:
 
 
 class WarmForkServer:
-    """A fork server started here (`start`) that launchers started from here can fork from.
-    It ends when this object is closed or this process ends."""
+    """A fork server started here that imports `preload` (as a launcher's own does: see
+    workflow.supervision.processes.start_warm_fork_server), which launchers started from here can
+    fork from when REALM_FORK_SERVER names its `path`. It ends when this object is closed or this
+    process ends."""
 
     def __init__(self, directory: Path, preload: list[str]):
         directory.mkdir(parents=True, exist_ok=True)
@@ -114,14 +116,6 @@ class WarmForkServer:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-def start(directory: Path) -> WarmForkServer:
-    """A warm fork server that imports what a launcher's own would; name `server.path` to the
-    launchers in REALM_FORK_SERVER."""
-    from workflow.supervision.processes import FORK_SERVER_PRELOAD
-
-    return WarmForkServer(Path(directory), list(FORK_SERVER_PRELOAD))
 
 
 def why_not(description: ServerDescription, environ=os.environ) -> str | None:
