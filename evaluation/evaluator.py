@@ -24,7 +24,6 @@ import time
 from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, ProcessPoolExecutor, wait
 from pathlib import Path
 
-import multiprocessing as mp
 import numpy as np
 import torch
 from loguru import logger
@@ -73,7 +72,7 @@ class Players:
         self.local = None
         self.executor = None
         if workers > 1:
-            self.executor = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"),
+            self.executor = ProcessPoolExecutor(max_workers=workers, mp_context=pool.worker_context(),
                                                 initializer=pool._init_worker,
                                                 initargs=(setting.env_kwargs, setting.config_file, "greedy",
                                                           setting.package_dir))

@@ -1,20 +1,28 @@
 """Evaluation episodes spread over worker processes.
 
-Each worker (spawned, one torch thread) builds its env once and keeps the policies it has
+Each worker (forked from a fork server: `worker_context`; one torch thread) builds its env once and keeps the policies it has
 loaded, so a task is just "play episode e with policy p". Tasks are (policy key, Episode)
 pairs: the key is "planner" or a checkpoint path (of the project's agent, or of one Kaiwu package), so one pool evaluates many checkpoints and
 the planner on the same episodes. `workers <= 1` runs the same code in this process.
 """
 from __future__ import annotations
 
-import multiprocessing as mp
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Callable, Iterable
 
 from evaluation.worker import PLANNER, EvalWorker  # noqa: F401 (PLANNER: the tools' key for the planner)
 from evaluation.episodes import Episode, EpisodeRecord
+from workflow.supervision.processes import fork_context
 
 _worker: EvalWorker | None = None
+
+
+def worker_context():
+    """The workers' multiprocessing context: forked from a fork server that imported torch and the
+    training system once (a warm one when REALM_FORK_SERVER names one that fits), not spawned
+    each importing them again (~3–4 CPU-seconds a worker). Like a spawned one, a worker starts
+    from modules only imported: no thread pool, no env, no package."""
+    return fork_context()
 
 
 def _init_worker(env_kwargs: dict, config_file: str | None, agent_mode: str, package_dir: str | None) -> None:
@@ -59,8 +67,7 @@ def play_all(tasks: Iterable[tuple[str, Episode]], env_kwargs: dict, workers: in
         for key, episode in tasks:
             collect(key, episode.index, worker.play(key, episode))
         return results
-    ctx = mp.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=ctx, initializer=_init_worker,
+    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=worker_context(), initializer=_init_worker,
                              initargs=(env_kwargs, config_file, agent_mode, package_dir)) as pool:
         futures = [pool.submit(_play, key, episode) for key, episode in tasks]
         try:
