@@ -3,9 +3,10 @@
 Each launcher starts its own fork server (workflow/supervision/fork_server.py), which imports
 torch, torch._dynamo, reverb and the roles' modules: about 3 CPU-seconds before a run's first
 process. A program that starts many short runs one after another (the test suite, a script of
-smoke runs) can start one warm fork server instead, and name it to the launchers it starts in
-REALM_FORK_SERVER (the path of the file it writes: workflow.supervision.processes.start_warm_fork_server). A launcher forks from it only when its
-children would come out as they would from its own server:
+smoke runs) can start one warm fork server instead
+(workflow.supervision.processes.start_warm_fork_server) and name the file it writes to the
+launchers it starts in REALM_FORK_SERVER. A launcher forks from it only when its children would
+come out as they would from its own server:
 
 - the same Python executable and the same project checkout, with no project source file changed
   since the server imported it;
@@ -14,10 +15,11 @@ children would come out as they would from its own server:
 - the same terminal session, so that its children can join the launcher's process group (a
   signal to the launcher's group reaches them as it reaches children of its own server).
 
-Otherwise it says why, once, and starts its own server. A child forked from the warm server takes
-the launcher's environment, process group and standard output and error before its target runs
-(`WarmProcess.run`); its exit code reaches the launcher through the server, as multiprocessing's
-own fork server reports it.
+Otherwise it says why, once, and starts its own server. A child forked from the warm server joins
+the launcher's process group before the launcher's `start()` returns (and stops itself if that
+group was stopped before it joined), then takes the launcher's environment and standard output and
+error before its target runs (`WarmProcess.run`); its exit code reaches the launcher through the
+server, as multiprocessing's own fork server reports it.
 """
 from __future__ import annotations
 
@@ -45,7 +47,7 @@ DESCRIPTION_FILE = "fork_server.json"
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 #: Top-level folders of the project never imported by a run's processes.
 NOT_RUN_CODE = {"tests", "docs", "conf", "runs", "out", "deploy"}
-#: How long `start()` waits for a child to join the launcher's process group (it unpickles its
+#: How long a child's `start()` waits for it to join the launcher's process group (it unpickles its
 #: process object first: milliseconds, more on a loaded machine).
 JOIN_TIMEOUT_S = 60.0
 
