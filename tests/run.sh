@@ -6,6 +6,8 @@
 # tests, which wait on their launcher's processes much of the time, overlap on two cores. Modules
 # go out in tests/conftest.py's order (the long end-to-end ones first, the quick ones last to even
 # out the end): xdist's own reordering, by test count, would start the longest modules last.
+# Each worker starts a warm fork server that the runs its tests launch fork their processes from
+# (tests/conftest.py; REALM_TEST_FORK_SERVER=0 turns it off, and each run starts its own).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export REALM_WITH_RAY=1  # the suite covers the optional Ray path too (tests/test_ray_cluster.py)
