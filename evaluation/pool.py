@@ -1,7 +1,7 @@
 """Evaluation episodes spread over worker processes.
 
-Each worker (forked from a fork server: `worker_context`; one torch thread) builds its env once and keeps the policies it has
-loaded, so a task is just "play episode e with policy p". Tasks are (policy key, Episode)
+Each worker (forked from a fork server: `worker_context`; one torch thread) builds its env once
+and keeps the policies it has loaded, so a task is just "play episode e with policy p". Tasks are (policy key, Episode)
 pairs: the key is "planner" or a checkpoint path (of the project's agent, or of one Kaiwu package), so one pool evaluates many checkpoints and
 the planner on the same episodes. `workers <= 1` runs the same code in this process.
 """
@@ -67,7 +67,8 @@ def play_all(tasks: Iterable[tuple[str, Episode]], env_kwargs: dict, workers: in
         for key, episode in tasks:
             collect(key, episode.index, worker.play(key, episode))
         return results
-    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=worker_context(), initializer=_init_worker,
+    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=worker_context(),
+                             initializer=_init_worker,
                              initargs=(env_kwargs, config_file, agent_mode, package_dir)) as pool:
         futures = [pool.submit(_play, key, episode) for key, episode in tasks]
         try:

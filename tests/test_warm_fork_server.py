@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -62,12 +63,14 @@ def test_a_child_s_exit_code_reaches_this_process_through_the_server(server):
         call_in_fork(exit_three)
 
 
-def test_a_launcher_s_run_forks_from_it_into_the_launcher_s_process_group(server, tmp_path):
+def launch_smoke_run(run_dir: Path, env: dict | None = None) -> tuple[dict, str, int]:
+    """A real launcher's 400-step smoke run in a process group of its own: (its learner's parent
+    and process group, seen while it ran; launcher.log; the launcher's pid)."""
     cmd = [sys.executable, "-m", "workflow.launcher", "--config", "conf/smoke.toml", "--set",
-           f'app.run_dir="{tmp_path}"', "--set", 'app.run_name="r"', "--set", "app.max_env_steps=400"]
+           f'app.run_dir="{run_dir}"', "--set", 'app.run_name="r"', "--set", "app.max_env_steps=400"]
     proc = subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            process_group=0)
-    log = tmp_path / "r" / "log"
+                            process_group=0, env=env)
+    log = run_dir / "r" / "log"
     seen = {}
     deadline = time.monotonic() + 120
     while not seen and proc.poll() is None and time.monotonic() < deadline:
@@ -79,11 +82,24 @@ def test_a_launcher_s_run_forks_from_it_into_the_launcher_s_process_group(server
             time.sleep(0.05)
     out, _ = proc.communicate(timeout=120)
     assert proc.returncode == 0, out
-    assert seen == {"ppid": server.description.pid, "pgid": proc.pid}, (seen, out)
-    assert "fork server" not in out  # it used the warm one without a word
+    return seen, (log / "launcher.log").read_text(), proc.pid
 
 
-def test_a_launcher_whose_import_time_environment_differs_starts_its_own_and_says_why(server):
+def test_a_launcher_s_run_forks_from_it_into_the_launcher_s_process_group(server, tmp_path):
+    seen, launcher_log, launcher = launch_smoke_run(tmp_path)
+    assert seen == {"ppid": server.description.pid, "pgid": launcher}, seen
+    assert warm.ENV_VAR not in launcher_log  # it used the warm one without a word
+
+
+def test_a_launcher_that_differs_starts_its_own_server_and_its_log_says_why(server, tmp_path):
+    env = {**os.environ, "OMP_NUM_THREADS": str(int(os.environ.get("OMP_NUM_THREADS", "1")) + 1)}
+    seen, launcher_log, launcher = launch_smoke_run(tmp_path, env)
+    assert seen["ppid"] != server.description.pid and seen["pgid"] == launcher, seen
+    assert "not used, these environment variables differ from the server's: OMP_NUM_THREADS" in launcher_log
+    assert "this run starts its own fork server" in launcher_log
+
+
+def test_only_the_variables_read_when_a_library_loads_count(server):
     env = {**os.environ, "OMP_NUM_THREADS": str(int(os.environ.get("OMP_NUM_THREADS", "1")) + 1)}
     description, why = warm.offered_server(env)
     assert description is None and "OMP_NUM_THREADS" in why
@@ -124,3 +140,24 @@ def test_an_unreadable_description_is_named(tmp_path):
     bad.write_text("{not json")
     description, why = warm.offered_server({warm.ENV_VAR: str(bad)})
     assert description is None and str(bad) in why and "cannot read" in why
+
+
+def test_a_stopped_process_is_seen_stopped():
+    """What a child forked while its launcher's group was being stopped reads (WarmProcess.run)."""
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        assert not warm._stopped(sleeper.pid)
+        os.kill(sleeper.pid, signal.SIGSTOP)
+        deadline = time.monotonic() + 10
+        while not warm._stopped(sleeper.pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert warm._stopped(sleeper.pid)
+        os.kill(sleeper.pid, signal.SIGCONT)
+        deadline = time.monotonic() + 10
+        while warm._stopped(sleeper.pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not warm._stopped(sleeper.pid)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert not warm._stopped(sleeper.pid)  # gone: not stopped

@@ -206,7 +206,7 @@ class _Popen(popen_forkserver.Popen):
                 f.write(buf.getbuffer())
             self.pid = forkserver.read_signed(self.sentinel)
         finally:
-            os.close(process_obj._joined_w)
+            os.close(process_obj.__dict__.pop("_joined_w"))
         try:  # a byte once it has joined; end of file if it died first
             select.select([joined_r], [], [], JOIN_TIMEOUT_S)
         finally:
