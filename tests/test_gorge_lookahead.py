@@ -94,3 +94,30 @@ def test_the_agents_exploit_acts_within_the_look_ahead_and_its_features_keep_the
         _, env_obs = env.step(act)
         memory, _ = twin.step(env_obs)
     assert narrowed > 0
+
+
+def test_with_the_training_switch_the_features_mask_is_the_look_aheads_and_exploit_adds_nothing():
+    """[features_gorge] lookahead_guard_training: the episode loops' view (view_options) narrows
+    the mask observation_process makes, so training's samples hold what the policy sampled
+    within; it is the mask exploit would have made of the features' own, and exploit leaves it."""
+    from feature.gorge_chase.observation import FeatureConfig, observation_process
+
+    options = FeatureConfig(lookahead_guard_training=True).view_options()
+    assert options["lookahead_guard"] is True and FeatureConfig().view_options()["lookahead_guard"] is False
+    env = make_env(protocol="gorge", seed=3)
+    env_obs = env.reset(CONF)
+    trained, plain = GorgeView(**options), GorgeView(global_info=True)
+    memory, _ = trained.reset(env_obs)
+    twin, _ = plain.reset(env_obs)
+    rnd, narrowed, steps = np.random.default_rng(3), 0, 0
+    while not (env_obs["terminated"] or env_obs["truncated"]) and steps < 200:
+        mask = observation_process(memory).legal
+        unguarded = legal_mask(twin)
+        assert np.array_equal(mask, exploit_legal(twin, unguarded, GUARD)), memory.step_no
+        assert exploit_legal(memory, mask, GUARD) is mask
+        narrowed += int(mask.sum() < unguarded.sum())
+        _, env_obs = env.step(int(rnd.choice(np.flatnonzero(mask[:2 * NUM_MOVES]))))
+        memory, _ = trained.step(env_obs)
+        twin, _ = plain.step(env_obs)
+        steps += 1
+    assert narrowed > 0

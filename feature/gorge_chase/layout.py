@@ -14,6 +14,7 @@ import numpy as np
 from feature.gorge_chase.constants import (BUFF_DURATION, DIRECTIONS, DISTANCE_BUCKETS, FAR, FLASH_RANGE, GRID_SIZE,
                                            MAX_CHESTS, MAX_MONSTERS, NUM_ACTIONS, NUM_MOVES, RELATIVE_DIRECTIONS,
                                            SPAWN_NORM, SPEEDUP_NORM, STEP_NORM, VIEW_RADIUS, VIEW_SIZE)
+from feature.gorge_chase.lookahead import guarded
 from feature.gorge_chase.memory import UNREACHED, GorgeMemory
 from feature.gorge_chase.paths import UNKNOWN_STEPS
 from feature.tables import MapChannel, StateBlock, state_slices
@@ -195,7 +196,10 @@ def earlier_visits(state: np.ndarray) -> int:
 
 def legal_mask(m: GorgeMemory) -> np.ndarray:
     """(NUM_ACTIONS,) float32, 1 = allowed: legal_action's 16, a move also needing its first
-    cell open in the view (a hero boxed in keeps its moves), a flash also needing a landing."""
+    cell open in the view (a hero boxed in keeps its moves), a flash also needing a landing; with
+    the memory's `lookahead_guard` (`[features_gorge] lookahead_guard_training`), narrowed to what
+    the look-ahead finds best (feature.gorge_chase.lookahead), so training's samples hold the mask
+    the policy acted within."""
     legal = m.legal_action
     moves = [float(bool(legal[d]) and cell is not None) for d, cell in enumerate(m.move_cells())]
     if not any(moves):
@@ -203,6 +207,8 @@ def legal_mask(m: GorgeMemory) -> np.ndarray:
     elif m.danger_guard:
         moves = guarded_moves(m, moves)
     flashes = [float(bool(legal[NUM_MOVES + d]) and k != 0) for d, (_, _, k) in enumerate(m.flash_cells())]
+    if m.lookahead_guard:
+        moves, flashes = guarded(m, moves, flashes)
     return np.array(moves + flashes + [float(bool(v)) for v in legal[2 * NUM_MOVES:]], dtype=np.float32)
 
 

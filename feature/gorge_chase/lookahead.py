@@ -51,6 +51,7 @@ class Search:
         self.step, self.interval, self.speedup = step, interval, speedup
         self.buff_left = buff_left
         self.history = history  # step -> the hero's bit index at its end (the steps before this one that matter)
+        self.outcomes: dict[tuple, int] = {}  # a play-out's state -> the steps lived (Search.survives)
 
     # --- the hero ---------------------------------------------------------------------------
 
@@ -79,13 +80,25 @@ class Search:
     # --- the play-out -----------------------------------------------------------------------
 
     def survives(self, first: int, depth: int) -> int:
-        """Steps (up to `depth`) the hero lives after landing on bit index `first` this step."""
+        """Steps (up to `depth`) the hero lives after landing on bit index `first` this step.
+        Play-outs that meet in one state (the step, the hero's cell, the monsters') go on alike:
+        the first one's answer is kept (`self.outcomes`) for the others, while monster 2's spawn,
+        which reads the hero's cells of the play-out, is not still to come within it."""
         monsters = [list(m) for m in self.monsters]
         history = dict(self.history)
         hero = first
+        shared = not self.step < self.interval <= self.step + depth
+        passed = []
+        lived = depth
         for t in range(1, depth + 1):
             step = self.step + t
             if t > 1:
+                if shared:
+                    key = (t, depth, hero, tuple(map(tuple, monsters)))
+                    if key in self.outcomes:
+                        lived = self.outcomes[key]
+                        break
+                    passed.append(key)
                 boosted = self.buff_left - (t - 1) > 0
                 hero = self.flee(hero, 2 if boosted else 1, monsters)
             history[step] = hero
@@ -97,8 +110,11 @@ class Search:
                 for m in monsters:
                     m[1] += 1
             if caught(hero, monsters):
-                return t - 1
-        return depth
+                lived = t - 1
+                break
+        for key in passed:
+            self.outcomes[key] = lived
+        return lived
 
     def _move_monsters(self, monsters: list[list], hero: int) -> None:
         levels = Levels(self.ground | 1 << hero, hero)
@@ -106,23 +122,28 @@ class Search:
         for m in monsters:
             cur, prev, axis = m[0], m[2], m[3]
             held.discard(cur)
+            here = levels.distance(cur)
             for _ in range(m[1]):
-                best, best_score = None, None
+                best, best_score, best_near = None, 0.0, -1
                 for offset, ax in ORTHOGONAL:
                     n = cur + offset
                     if n < 0 or n in held:
                         continue
-                    d = levels.distance(n)
+                    d = levels.distance(n) if here is None else levels.distance_beside(n, here)
                     if d is None:
                         continue
-                    score = (d + (BACK_STEP_PENALTY if n == prev else 0.0) + (SAME_AXIS_PENALTY if ax == axis else 0.0),
-                             chebyshev(n, hero))  # the env draws among exact ties: the one nearer the hero
-                    if best_score is None or score[0] < best_score[0] - 1e-9 or (
-                            abs(score[0] - best_score[0]) < 1e-9 and score[1] < best_score[1]):
-                        best, best_score = (n, ax), score
+                    score = d + (BACK_STEP_PENALTY if n == prev else 0.0) + (SAME_AXIS_PENALTY if ax == axis else 0.0)
+                    if best is None or score < best_score - 1e-9:
+                        best, best_score, best_near, here_next = (n, ax), score, -1, d
+                    elif abs(score - best_score) < 1e-9:  # the env draws among exact ties: the one nearer the hero
+                        if best_near < 0:
+                            best_near = chebyshev(best[0], hero)
+                        near = chebyshev(n, hero)
+                        if near < best_near:
+                            best, best_score, best_near, here_next = (n, ax), score, near, d
                 if best is None:
                     break
-                prev, (cur, axis) = cur, best
+                prev, (cur, axis), here = cur, best, here_next
             held.add(cur)
             m[0], m[2], m[3] = cur, prev, axis
 
@@ -136,6 +157,19 @@ class Levels:
         self.unvisited = ground & ~self.frontier
         self.levels = [self.frontier]
 
+    def _grow(self) -> bool:
+        """One more level; False where the ground ends (or at FAR_LIMIT)."""
+        if len(self.levels) >= FAR_LIMIT:
+            return False
+        f = self.frontier
+        f = (f << 1 | f >> 1 | f << STRIDE | f >> STRIDE) & self.unvisited
+        if not f:
+            return False
+        self.unvisited ^= f
+        self.frontier = f
+        self.levels.append(f)
+        return True
+
     def distance(self, cell: int) -> int | None:
         bit = 1 << cell
         if not self.ground & bit:
@@ -143,16 +177,21 @@ class Levels:
         for i, level in enumerate(self.levels):
             if level & bit:
                 return i
-        while len(self.levels) < FAR_LIMIT:
-            f = self.frontier
-            f = (f << 1 | f >> 1 | f << STRIDE | f >> STRIDE) & self.unvisited
-            if not f:
-                return None
-            self.unvisited ^= f
-            self.frontier = f
-            self.levels.append(f)
-            if f & bit:
+        while self._grow():
+            if self.frontier & bit:
                 return len(self.levels) - 1
+        return None
+
+    def distance_beside(self, cell: int, level: int) -> int | None:
+        """distance(cell) for a 4-neighbour of a cell at `level`: one of level - 1, level, level + 1."""
+        bit = 1 << cell
+        if not self.ground & bit:
+            return None
+        while len(self.levels) < level + 2 and self._grow():
+            pass
+        for i in range(max(0, level - 1), min(level + 2, len(self.levels))):
+            if self.levels[i] & bit:
+                return i
         return None
 
 

@@ -36,15 +36,19 @@ class FeatureConfig:
     # against the monsters' chase rule, finds best while a known monster is near
     # (feature.gorge_chase.lookahead): a search in the act, which the platform runs as the package's code
     lookahead_guard: bool = True
+    # the look-ahead also narrows training's mask (what the policy samples within and the samples
+    # hold), so the policy learns in the episodes the guard lets it live, past the deaths it vetoes
+    lookahead_guard_training: bool = False
 
     def validate(self) -> None:
-        for key in ("global_info", "danger_guard", "lookahead_guard"):
+        for key in ("global_info", "danger_guard", "lookahead_guard", "lookahead_guard_training"):
             if not isinstance(getattr(self, key), bool):
                 raise ValueError(f"[features_gorge] {key} must be true or false, got {getattr(self, key)!r}")
 
     def view_options(self) -> dict:
         """GorgeView's keyword arguments."""
-        return {"global_info": self.global_info, "danger_guard": self.danger_guard}
+        return {"global_info": self.global_info, "danger_guard": self.danger_guard,
+                "lookahead_guard": self.lookahead_guard_training}
 
 
 class GorgeView:
@@ -52,12 +56,12 @@ class GorgeView:
     `step(env_obs)` return (memory, None); the memory keeps the last env_obs as `.env_obs`.
     `global_info`: GorgeMemory's (FeatureConfig's)."""
 
-    def __init__(self, global_info: bool = False, danger_guard: bool = False):
-        self.global_info, self.danger_guard = global_info, danger_guard
-        self.memory = GorgeMemory(global_info, danger_guard)
+    def __init__(self, global_info: bool = False, danger_guard: bool = False, lookahead_guard: bool = False):
+        self.options = {"global_info": global_info, "danger_guard": danger_guard, "lookahead_guard": lookahead_guard}
+        self.memory = GorgeMemory(**self.options)
 
     def reset(self, env_obs, extra_info=None):
-        self.memory = GorgeMemory(self.global_info, self.danger_guard).update(env_obs)
+        self.memory = GorgeMemory(**self.options).update(env_obs)
         self.memory.env_obs = env_obs
         return self.memory, None
 
@@ -70,8 +74,9 @@ class GorgeView:
 def exploit_legal(memory: GorgeMemory, legal: np.ndarray, settings) -> np.ndarray:
     """exploit's legal mask: with `[features_gorge] lookahead_guard`, the open moves and flashes
     narrowed to those the look-ahead finds best (feature.gorge_chase.lookahead); `legal` as it is
-    otherwise. Training's samples keep the mask the features made."""
-    if not settings.features_gorge.lookahead_guard:
+    otherwise. Training's samples keep the mask the features made (the look-ahead's already where
+    `lookahead_guard_training` is on: then `legal` is returned as it is)."""
+    if not settings.features_gorge.lookahead_guard or memory.lookahead_guard:
         return legal
     moves, flashes = guarded(memory, [float(v) for v in legal[:NUM_MOVES]],
                              [float(v) for v in legal[NUM_MOVES:2 * NUM_MOVES]])
