@@ -25,6 +25,18 @@ def test_the_feature_bench_prints_the_features_cost_in_env_steps_last(capsys):
     assert match and float(match.group(1)) > 0, lines
 
 
+def test_the_feature_bench_measures_trainings_look_ahead_mask_when_asked(capsys):
+    """--lookahead-guard: the features as `[features_gorge] lookahead_guard_training` trains them."""
+    from realm import make_env
+
+    features = bench_gorge_features.Features(lookahead_guard=True)
+    features.reset(make_env(protocol="gorge", seed=2).reset({"env_conf": {"map": [2], **bench_gorge_features.EPISODE}}))
+    assert features.view.memory.lookahead_guard and not bench_gorge_features.Features().options["lookahead_guard"]
+    bench_gorge_features.main(["--steps", "40", "--maps", "2", "--lookahead-guard"])
+    match = re.fullmatch(r"feature_cost_in_env_steps: ([\d.]+)", capsys.readouterr().out.strip().splitlines()[-1])
+    assert match and float(match.group(1)) > 0
+
+
 def test_the_feature_bench_names_a_bad_argument(capsys):
     with pytest.raises(SystemExit) as e:
         bench_gorge_features.main(["--maps", "one"])

@@ -121,3 +121,40 @@ def test_with_the_training_switch_the_features_mask_is_the_look_aheads_and_explo
         twin, _ = plain.step(env_obs)
         steps += 1
     assert narrowed > 0
+
+
+def test_play_outs_that_meet_share_their_answer_and_decide_as_each_alone(monkeypatch):
+    """Search.survives keeps the steps lived from each state a play-out passes; a later play-out
+    reaching one stops there. On an episode of a random player within the mask, the masks are
+    those of play-outs each run alone, and some play-outs did meet."""
+    from feature.gorge_chase import lookahead
+
+    shared_answer = lookahead.Search.survives
+    met = []
+
+    def alone(search, first, depth):
+        search.outcomes = {}
+        return shared_answer(search, first, depth)
+
+    def counting(search, first, depth):
+        before = len(search.outcomes)
+        lived = shared_answer(search, first, depth)
+        # alone, a play-out keeps one state a step from its second on: fewer where it met one kept
+        shared = not search.step < search.interval <= search.step + depth
+        met.append(shared and len(search.outcomes) - before < (lived if lived < depth else depth - 1))
+        return lived
+
+    env = make_env(protocol="gorge", seed=5)
+    env_obs = env.reset(CONF)
+    memory, _ = (view := GorgeView(global_info=True)).reset(env_obs)
+    rnd, steps = np.random.default_rng(5), 0
+    while not (env_obs["terminated"] or env_obs["truncated"]) and steps < 150:
+        mask = legal_mask(memory)
+        monkeypatch.setattr(lookahead.Search, "survives", counting)
+        kept = exploit_legal(memory, mask, GUARD)
+        monkeypatch.setattr(lookahead.Search, "survives", alone)
+        assert np.array_equal(kept, exploit_legal(memory, mask, GUARD)), memory.step_no
+        _, env_obs = env.step(int(rnd.choice(np.flatnonzero(kept[:2 * NUM_MOVES]))))
+        memory, _ = view.step(env_obs)
+        steps += 1
+    assert any(met)

@@ -1,7 +1,8 @@
 """Exploit's look-ahead for the moments a monster is near (`[features_gorge] lookahead_guard`):
 each open move and flash is played out a few steps on the map the hero has explored, against the
 monsters' chase rule, then raced for a refuge; exploit acts within the actions that come out
-best (feature.gorge_chase.observation.exploit_legal). Training's samples keep the features' mask.
+best (feature.gorge_chase.observation.exploit_legal). Training's samples keep the features' mask,
+unless `[features_gorge] lookahead_guard_training` narrows it there too (feature.gorge_chase.layout.legal_mask).
 
 Why: the trained policy's deaths are mostly a wrong turn with a monster a few cells away (into
 a pocket, between the two monsters, along a wall the speed-up closes); a veto of those turns by

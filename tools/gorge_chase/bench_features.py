@@ -3,12 +3,14 @@ the same run (a ratio that holds on a machine shared with other work, where abso
 
     python tools/gorge_chase/bench_features.py [--maps 1,2,3] [--steps 3000] [--map-dir DIR]
     python tools/gorge_chase/bench_features.py --instructions [--steps 500]
+    python tools/gorge_chase/bench_features.py --lookahead-guard   # with training's look-ahead mask
 
 Plays episodes of the hosted simulator (the 15.0.1 protocol the aisrv steps; monster 2 at step 11,
 the speed-up at 500) with tools/gorge_chase/bench_env.py's fleeing rule on the raw observation, and
 after every reset and step runs what an aisrv runs for the features: the episode's memory
 (GorgeView with [features_gorge]'s default global_info), observation_process (the map tensor,
-the state vector, the legal mask) and the reward's view and shaping. Each map gets an unmeasured
+the state vector, the legal mask) and the reward's view and shaping. --lookahead-guard adds the
+look-ahead to the mask, as `[features_gorge] lookahead_guard_training = true` trains. Each map gets an unmeasured
 pass of the env first, so the simulator's distance rows are grown as in a long training run.
 
 Prints per map the CPU time per step of the env and of the features; the last line is
@@ -41,13 +43,13 @@ EPISODE = {"monster_interval": 11, "monster_speedup": 500, "max_step": 1000}
 class Features:
     """What an aisrv computes from each env_obs of one env: the memory, the ObsData, the reward."""
 
-    def __init__(self):
+    def __init__(self, lookahead_guard: bool = False):
         self.weights = RewardConfig()
-        self.global_info = FeatureConfig().global_info
+        self.options = {**FeatureConfig().view_options(), "lookahead_guard": lookahead_guard}
         self.view = self.prev = None
 
     def reset(self, env_obs) -> None:
-        self.view = GorgeView(global_info=self.global_info)
+        self.view = GorgeView(**self.options)
         memory, _ = self.view.reset(env_obs)
         observation_process(memory)
         self.prev = step_view(memory)
@@ -97,7 +99,7 @@ def timed(args) -> None:
         env = make_env(protocol="gorge", maps_folder=args.map_dir, seed=map_id)
         conf = {"env_conf": {"map": [map_id], **EPISODE}}
         play(env, conf, args.steps, random.Random(map_id), None)  # grows the distance rows
-        env_s, feature_s = play(env, conf, args.steps, random.Random(map_id + 100), Features())
+        env_s, feature_s = play(env, conf, args.steps, random.Random(map_id + 100), Features(args.lookahead_guard))
         env_total, feature_total = env_total + env_s, feature_total + feature_s
         print(f"map {map_id:>2}: env {env_s / args.steps * 1e6:7.1f} us/step, features "
               f"{feature_s / args.steps * 1e6:7.1f} us/step ({feature_s / env_s:.2f} x)", flush=True)
@@ -114,7 +116,7 @@ def replay(args) -> None:
         conf = {"env_conf": {"map": [map_id], **EPISODE}}
         play(env, conf, args.steps, random.Random(map_id), None)  # grows the distance rows
         if args.replay != "none":
-            play(env, conf, args.steps, random.Random(map_id + 100), Features() if args.replay == "features" else None)
+            play(env, conf, args.steps, random.Random(map_id + 100), Features(args.lookahead_guard) if args.replay == "features" else None)
 
 
 def counted(args) -> None:
@@ -123,6 +125,7 @@ def counted(args) -> None:
     for mode in ("none", "env", "features"):
         cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, __file__,
                "--replay", mode, "--steps", str(args.steps), "--maps", ",".join(map(str, args.maps))]
+        cmd += ["--lookahead-guard"] if args.lookahead_guard else []
         cmd += ["--map-dir", args.map_dir] if args.map_dir else []
         print(f"counting {mode} under callgrind ...", flush=True)
         result = subprocess.run(cmd, capture_output=True, text=True)
@@ -143,6 +146,8 @@ def main(argv=None) -> None:
     parser.add_argument("--maps", default="1,2,3", help="map ids, comma-separated")
     parser.add_argument("--steps", type=int, default=3000, help="measured steps per map")
     parser.add_argument("--instructions", action="store_true", help="count instructions with callgrind instead")
+    parser.add_argument("--lookahead-guard", action="store_true",
+                        help="the mask also narrowed by the look-ahead ([features_gorge] lookahead_guard_training)")
     parser.add_argument("--replay", choices=("none", "env", "features"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     try:
