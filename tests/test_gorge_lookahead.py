@@ -76,8 +76,12 @@ def test_the_agents_exploit_acts_within_the_look_ahead_and_its_features_keep_the
     observation_process (what training's samples hold) does not."""
     from agent.gorge_chase.ppo_agent import Agent
 
+    import copy
+
     agent = Agent()
     assert agent.settings.features_gorge.lookahead_guard  # on by default
+    agent.settings = copy.deepcopy(agent.settings)  # training's own mask without the look-ahead (a run's conf may set it)
+    agent.settings.features_gorge.lookahead_guard_training = False
     env = make_env(protocol="gorge", seed=3)
     env_obs, checked, narrowed = env.reset(CONF), 0, 0
     twin = GorgeView(**agent.settings.features_gorge.view_options())  # the same episode's memory, kept apart
