@@ -58,6 +58,8 @@ def test_a_gorge_runs_effective_config_holds_its_games_sections_and_rules_only(t
     (GORGE_CONF, "[curriculum]\nchest_num = 2\n", "[curriculum] is back_to_the_realm's; this run plays gorge_chase"),
     (V2_CONF, "[features_gorge]\nglobal_info = false\n", "[features_gorge] is gorge_chase's; this run plays "
                                                           "back_to_the_realm_v2"),
+    (GORGE_CONF, "[features_gorge]\nlookahead_guard = false\n", "[features_gorge] lookahead_guard = false with "
+                                                                 "lookahead_guard_training = true"),
     (GORGE_CONF, "[env]\nstep_length = 2\n", "[env] step_length is back_to_the_realm_v2's rule; this run plays gorge_chase"),
     (V2_CONF, "[env]\ncapture_radius = 2\n", "[env] capture_radius is gorge_chase's rule; this run plays "
                                              "back_to_the_realm_v2"),

@@ -4,6 +4,7 @@ flashes that a play-out over the explored map against the monsters' rule finds b
 samples keep the features' own mask. On the real simulator."""
 from __future__ import annotations
 
+import copy
 from types import SimpleNamespace
 
 import numpy as np
@@ -51,8 +52,6 @@ def test_a_random_player_within_the_look_aheads_mask_lives_several_times_longer(
 def test_the_mask_is_left_alone_without_the_switch_or_a_monster_known():
     """extra_info withheld and no monster in view (the frame's monsters marked out of view, as a
     far one is served): the look-ahead has nothing to play out."""
-    import copy
-
     env = make_env(protocol="gorge", seed=0)
     env_obs = env.reset(CONF)
     view = GorgeView(global_info=False)
@@ -76,12 +75,14 @@ def test_the_agents_exploit_acts_within_the_look_ahead_and_its_features_keep_the
     observation_process (what training's samples hold) does not."""
     from agent.gorge_chase.ppo_agent import Agent
 
-    import copy
+    from feature.gorge_chase.observation import FeatureConfig
 
+    assert FeatureConfig().lookahead_guard  # on by default
     agent = Agent()
-    assert agent.settings.features_gorge.lookahead_guard  # on by default
-    agent.settings = copy.deepcopy(agent.settings)  # training's own mask without the look-ahead (a run's conf may set it)
-    agent.settings.features_gorge.lookahead_guard_training = False
+    # this process's settings are whatever a run in the same worker left: exploit's look-ahead on,
+    # training's own mask without it, on the agent's own copy
+    agent.settings = copy.deepcopy(agent.settings)
+    agent.settings.features_gorge.lookahead_guard, agent.settings.features_gorge.lookahead_guard_training = True, False
     env = make_env(protocol="gorge", seed=3)
     env_obs, checked, narrowed = env.reset(CONF), 0, 0
     twin = GorgeView(**agent.settings.features_gorge.view_options())  # the same episode's memory, kept apart

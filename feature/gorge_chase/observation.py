@@ -44,6 +44,10 @@ class FeatureConfig:
         for key in ("global_info", "danger_guard", "lookahead_guard", "lookahead_guard_training"):
             if not isinstance(getattr(self, key), bool):
                 raise ValueError(f"[features_gorge] {key} must be true or false, got {getattr(self, key)!r}")
+        if self.lookahead_guard_training and not self.lookahead_guard:
+            raise ValueError("[features_gorge] lookahead_guard = false with lookahead_guard_training = true: exploit "
+                             "acts within the features' mask, which is then the look-ahead's; set both false to play "
+                             "without the look-ahead")
 
     def view_options(self) -> dict:
         """GorgeView's keyword arguments."""
