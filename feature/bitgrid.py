@@ -16,6 +16,7 @@ from functools import lru_cache
 import numpy as np
 
 UNKNOWN_STEPS = -1  # no target within the search's reach
+FEW_GRIDS = 24  # first_index: up to this many ints, their running unions; beyond, their index's digits
 
 
 @lru_cache(maxsize=None)
@@ -61,15 +62,49 @@ class BitGrid:
     def first_index(self, grids: list[int], missing: int) -> np.ndarray:
         """(height, width) int32: per cell the index of the first int in `grids` holding it,
         `missing` where none does (a search's levels -> its distances; disjoint parts -> labels).
-        Counted as how many of the running unions miss the cell: one sum, no per-cell search."""
+        A few ints: how many of their running unions miss the cell (one unpack of them all).
+        Many (a search across a whole map): the index's binary digits, each a grid of the cells
+        whose first int's index has that bit set, so about log2(len(grids)) grids are unpacked."""
         if not grids:
             return np.full((self.height, self.width), missing, dtype=np.int32)
-        unions, union = [], 0
-        for g in grids:
-            union |= g
-            unions.append(union)
-        misses = len(grids) - self.masks(unions).sum(axis=0, dtype=np.int32)
-        return np.where(misses == len(grids), missing, misses).astype(np.int32)
+        if len(grids) <= FEW_GRIDS:
+            unions, union = [], 0
+            for g in grids:
+                union |= g
+                unions.append(union)
+            misses = len(grids) - self.masks(unions).sum(axis=0, dtype=np.int32)
+            return np.where(misses == len(grids), missing, misses).astype(np.int32)
+        digits = [0] * (len(grids) - 1).bit_length()
+        reached = 0
+        for i, g in enumerate(grids):
+            g &= ~reached  # its cells not held by an earlier int
+            reached |= g
+            b = 0
+            while i >> b:
+                if i >> b & 1:
+                    digits[b] |= g
+                b += 1
+        planes = self.masks(digits + [reached])
+        index = np.zeros((self.height, self.width), dtype=np.int32)
+        for b in range(len(digits)):
+            index += planes[b].astype(np.int32) << b
+        return np.where(planes[-1], index, missing).astype(np.int32)
+
+
+def path_levels(walkable: int, sources: int, stride: int, limit: int | None = None) -> list[int]:
+    """A 4-connected breadth-first search from `sources` over `walkable`: its levels, [the sources,
+    the cells one step away, ...], up to `limit` steps (the whole reach by default). A grid's
+    `first_index(levels, missing)` turns them into path lengths."""
+    levels = [sources]
+    unvisited = walkable & ~sources
+    frontier = sources
+    while limit is None or len(levels) <= limit:
+        frontier = (frontier << 1 | frontier >> 1 | frontier << stride | frontier >> stride) & unvisited
+        if not frontier:
+            break
+        unvisited ^= frontier
+        levels.append(frontier)
+    return levels
 
 
 def moves_from(cells: int, walkable: int, stride: int) -> int:

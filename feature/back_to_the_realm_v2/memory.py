@@ -24,11 +24,11 @@ anything the server did not send.
 from __future__ import annotations
 
 import math
-from array import array
 from dataclasses import dataclass
 
 import numpy as np
 
+from feature.bitgrid import bit_grid, path_levels
 from feature.back_to_the_realm_v2.constants import (BAND_CELLS, CELL_BLOCKED, DISTANCE_NORM, DIRECTION_INDEX, DIRECTIONS, DISTANCE_BAND, FLASH_CELLS,
                                   GRID_SIZE, NUM_MOVES, ORGAN_BUFF, ORGAN_CHEST, ORGAN_END,
                                   STATUS_COLLECTABLE, STATUS_NOT_COLLECTABLE, STATUS_OUT_OF_VIEW, UNIT_VECTORS)
@@ -39,12 +39,7 @@ PAD = CROP_RADIUS
 REFRESH_STEPS = 24  # a stale goal field (new walls seen) is recomputed at most this often
 VISIT_INCREMENT = 0.2  # visits: +0.2 per step ended on a cell, capped at 1
 SWITCH_RATIO = 0.7  # the chest target changes when another live chest is this much closer
-_ORTHOGONAL = (1, -1, _W, -_W)
-_UNREACHED = array("h", [-1]) * (_W * _W)
-
-
-def _index(x: int, z: int) -> int:
-    return (z + 1) * _W + x + 1
+_GRID = bit_grid(_W, _W)  # the goal fields' search (feature.bitgrid)
 
 
 def _walk_cell(free: np.ndarray, x: int, z: int, d: int) -> tuple[int, int] | None:
@@ -74,23 +69,9 @@ class GoalField:
 
     def __init__(self, goal: tuple[int, int], free: np.ndarray, version: int, step: int):
         self.goal, self.version, self.step = goal, version, step
-        cells = bytearray(free.tobytes())
-        dist = array("h", _UNREACHED)
-        start = _index(*goal)
-        dist[start], cells[start] = 0, 0
-        frontier, d = [start], 0
-        while frontier:
-            d += 1
-            reached = []
-            for i in frontier:
-                for o in _ORTHOGONAL:
-                    j = i + o
-                    if cells[j]:
-                        cells[j] = 0
-                        dist[j] = d
-                        reached.append(j)
-            frontier = reached
-        self.dist = np.frombuffer(dist, dtype=np.int16).reshape(_W, _W)
+        source = _GRID.bit(goal[0] + 1, goal[1] + 1)  # the goal counts at 0, open or not
+        levels = path_levels(_GRID.of_mask(free > 0), source, _GRID.stride)
+        self.dist = _GRID.first_index(levels, -1).astype(np.int16)
 
     def at(self, x: int, z: int) -> int:
         """Steps from cell (x, z) to the goal; -1: no path over the explored map."""

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from feature.bitgrid import UNKNOWN_STEPS, BitGrid, bit_grid, steps_near  # noqa: F401 (UNKNOWN_STEPS)
+from feature.bitgrid import UNKNOWN_STEPS, BitGrid, bit_grid, path_levels, steps_near  # noqa: F401 (UNKNOWN_STEPS)
 from feature.gorge_chase.constants import FAR
 
 UNREACHED = FAR + 1  # a cell no monster in view reaches within FAR steps
@@ -37,16 +37,7 @@ def path_field_bits(grid: BitGrid, walkable: int, sources: int, limit: int = FAR
     """`path_field` on a BitGrid's ints (the sources' cells count at 0 whether walkable or not)."""
     if not sources:
         return np.full((grid.height, grid.width), UNREACHED, dtype=np.int32)
-    levels = [sources]
-    unvisited = walkable & ~sources
-    frontier, s = sources, grid.stride
-    for _ in range(limit):
-        frontier = (frontier << 1 | frontier >> 1 | frontier << s | frontier >> s) & unvisited  # the 4 neighbours
-        if not frontier:
-            break
-        unvisited ^= frontier
-        levels.append(frontier)
-    return grid.first_index(levels, UNREACHED)
+    return grid.first_index(path_levels(walkable, sources, grid.stride, limit), UNREACHED)
 
 
 def path_length_bits(grid: BitGrid, walkable: int, source: int, target: int, limit: int = FAR) -> int:
