@@ -130,15 +130,17 @@ def test_with_the_training_switch_the_features_mask_is_the_look_aheads_and_explo
 
 def test_play_outs_that_meet_share_their_answer_and_decide_as_each_alone(monkeypatch):
     """Search.survives keeps the steps lived from each state a play-out passes; a later play-out
-    reaching one stops there. On an episode of a random player within the mask, the masks are
-    those of play-outs each run alone, and some play-outs did meet."""
+    reaching one stops there. The path lengths from a hero's cell and the hero's flight from a
+    cell are kept for every play-out of the step too. On an episode of a random player within the
+    mask, the masks are those of play-outs each run alone, with nothing kept; some play-outs did
+    meet, and some searches were read again."""
     from feature.gorge_chase import lookahead
 
     shared_answer = lookahead.Search.survives
-    met = []
+    met, searches = [], {"made": 0, "read": 0}
 
     def alone(search, first, depth):
-        search.outcomes = {}
+        search.outcomes, search.levels, search.flights = {}, {}, {}
         return shared_answer(search, first, depth)
 
     def counting(search, first, depth):
@@ -148,6 +150,14 @@ def test_play_outs_that_meet_share_their_answer_and_decide_as_each_alone(monkeyp
         shared = not search.step < search.interval <= search.step + depth
         met.append(shared and len(search.outcomes) - before < (lived if lived < depth else depth - 1))
         return lived
+
+    move_monsters = lookahead.Search._move_monsters
+
+    def counting_moves(search, monsters, hero):
+        searches["read" if hero in search.levels else "made"] += 1
+        return move_monsters(search, monsters, hero)
+
+    monkeypatch.setattr(lookahead.Search, "_move_monsters", counting_moves)
 
     env = make_env(protocol="gorge", seed=5)
     env_obs = env.reset(CONF)
@@ -162,4 +172,4 @@ def test_play_outs_that_meet_share_their_answer_and_decide_as_each_alone(monkeyp
         _, env_obs = env.step(int(rnd.choice(np.flatnonzero(kept[:2 * NUM_MOVES]))))
         memory, _ = view.step(env_obs)
         steps += 1
-    assert any(met)
+    assert any(met) and searches["read"] > 0 and searches["made"] > 0

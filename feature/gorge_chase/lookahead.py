@@ -53,6 +53,10 @@ class Search:
         self.buff_left = buff_left
         self.history = history  # step -> the hero's bit index at its end (the steps before this one that matter)
         self.outcomes: dict[tuple, int] = {}  # a play-out's state -> the steps lived (Search.survives)
+        # the searches that depend only on cells, shared by every play-out of this step: the path
+        # lengths from the hero's cell (grown as far as asked), and the hero's flight from a cell
+        self.levels: dict[int, Levels] = {}
+        self.flights: dict[tuple, int] = {}
 
     # --- the hero ---------------------------------------------------------------------------
 
@@ -71,12 +75,15 @@ class Search:
 
     def flee(self, at: int, cells: int, monsters: list[list]) -> int:
         """The move whose landing is farthest (4-connected) from the nearest monster."""
-        landings = {self.walk(at, d, cells) for d in range(NUM_MOVES)}
         sources = 0
         for m in monsters:
             sources |= 1 << m[0]
-        distance = distances_at(self.ground | sources, sources, landings, FAR_LIMIT)
-        return max(landings, key=lambda cell: (distance[cell], -abs(cell - at)))
+        key = (at, cells, sources)
+        if key not in self.flights:
+            landings = {self.walk(at, d, cells) for d in range(NUM_MOVES)}
+            distance = distances_at(self.ground | sources, sources, landings, FAR_LIMIT)
+            self.flights[key] = max(landings, key=lambda cell: (distance[cell], -abs(cell - at)))
+        return self.flights[key]
 
     # --- the play-out -----------------------------------------------------------------------
 
@@ -118,7 +125,9 @@ class Search:
         return lived
 
     def _move_monsters(self, monsters: list[list], hero: int) -> None:
-        levels = Levels(self.ground | 1 << hero, hero)
+        levels = self.levels.get(hero)
+        if levels is None:
+            levels = self.levels[hero] = Levels(self.ground | 1 << hero, hero)
         held = {m[0] for m in monsters}
         for m in monsters:
             cur, prev, axis = m[0], m[2], m[3]
