@@ -116,19 +116,20 @@ class TrainingEpisodes:
         self.reset(i)
 
 
-class FixedSettingsEpisodes:
-    """A game's episodes with one usr_conf for the run (its train_env_conf keys), the reward
-    read from step views that keep the episode's memory (`step_view(obs)` at the reset,
-    `step_view(obs, terminated, truncated)` after a step): the v2 and gorge_chase packages'."""
+class SettingsEpisodes:
+    """A game's episodes with its train_env_conf keys' usr_conf (`usr_conf()`: the same for the
+    run, or drawn per episode), the reward read from step views that keep the episode's memory
+    (`step_view(obs)` at the reset, `step_view(obs, terminated, truncated)` after a step): the
+    v2, gorge_chase and robot_vacuum packages'."""
 
-    def __init__(self, kaiwu_version: str, obs_view: type, usr_conf: dict, reward_cfg, step_view, reward_shaping,
-                 report=lambda usr_conf: {}):
+    def __init__(self, kaiwu_version: str, obs_view: type, usr_conf: Callable[[], dict], reward_cfg, step_view,
+                 reward_shaping, report=lambda usr_conf: {}):
         self.kaiwu_version, self.obs_view, self.env_usr_conf = kaiwu_version, obs_view, None
         self._usr_conf, self.reward_cfg = usr_conf, reward_cfg
         self._step_view, self._reward_shaping, self._report = step_view, reward_shaping, report
 
     def usr_conf(self, finished: int, samples_learned: int) -> dict:
-        return self._usr_conf
+        return self._usr_conf()
 
     def view(self, obs, t=None):
         return self._step_view(obs) if t is None else self._step_view(t.obs, t.terminated, t.truncated)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import subprocess
 import sys
 
@@ -152,6 +153,55 @@ def test_the_game_is_hosted_by_the_15_platform():
     assert cfg.curriculum_gorge.map == [*range(1, 9), *range(21, 61)]  # 48 generated maps
 
 
+def test_a_curriculum_draws_its_settings_per_episode_and_the_simulator_plays_each_draw():
+    from episodes.gorge_chase.episodes import game_episodes
+    from workflow.config import load_config
+
+    cfg = load_config(CONF, ["curriculum_gorge.draw={monster_interval = [200, 300], talent_cooldown = [100, 200]}",
+                             "curriculum_gorge.map=[1]", "curriculum_gorge.map_random=false"])
+    np.random.seed(5)  # the host seeds it per aisrv; the episodes' RNG is drawn from it
+    episodes = game_episodes(cfg.settings)
+    env = make_env(protocol="gorge")
+    seen = set()
+    for _ in range(24):
+        usr_conf = episodes.usr_conf(0, 0)
+        conf = usr_conf["env_conf"]
+        assert conf["monster_speedup"] == 500 and conf["max_step"] == 1000 and "draw" not in conf  # not drawn
+        env_obs = env.reset(usr_conf)
+        shown = env_obs["observation"]["env_info"]
+        assert (shown["monster_interval"], shown["flash_cooldown_max"]) == (conf["monster_interval"], conf["talent_cooldown"])
+        seen.add((conf["monster_interval"], conf["talent_cooldown"]))
+    assert seen == {(200, 100), (200, 200), (300, 100), (300, 200)}  # each key on its own
+    draws = []
+    for _ in range(2):
+        np.random.seed(5)
+        again = game_episodes(cfg.settings)
+        draws.append([again.usr_conf(0, 0) for _ in range(8)])
+    assert draws[0] == draws[1]  # the seed fixes them
+    # the host tries each drawn value before the run starts; the export keeps the values not drawn
+    probes = cfg.settings.usr_confs_to_check(0)
+    assert sorted(p[2]["env_conf"]["monster_interval"] for p in probes) == [200, 300, 300, 300, 300]
+    from games.gorge_chase import GAME
+
+    exported, _ = GAME.train_env_conf(cfg)
+    assert exported["env_conf"]["monster_interval"] == 300 and "draw" not in exported["env_conf"]
+    assert type(cfg.settings).from_dict(cfg.settings.to_dict()).curriculum_gorge.draw == {
+        "monster_interval": [200, 300], "talent_cooldown": [100, 200]}  # settings.json carries it
+
+
+@pytest.mark.parametrize("draw, named", [
+    ("{monster_gap = [1]}", "draw.monster_gap: not a key drawn per episode; allowed: treasure_count"),
+    ("{monster_interval = []}", "draw.monster_interval must be a non-empty list"),
+    ("{monster_interval = [300, 5]}", "draw.monster_interval must be an int in 11..2000 or -1, -2, got 5"),
+    ("{max_step = 300}", "curriculum_gorge.draw.max_step: expected a list of int, got 300"),
+])
+def test_a_bad_draw_is_refused_naming_its_key(draw, named):
+    from workflow.config import load_config
+
+    with pytest.raises(Exception, match=re.escape(named)):
+        load_config(CONF, [f"curriculum_gorge.draw={draw}"])
+
+
 def test_an_export_keeps_the_map_ids_the_platform_has_and_falls_back_to_the_official_list():
     from games.gorge_chase import GAME
     from realm.gorge_chase.usr_conf import default_usr_conf
@@ -193,13 +243,13 @@ def _run(*args, timeout: float = 300) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
-    """A run of `./train.sh --config conf/gorge_chase.toml` (two small train steps, short episodes)
-    and its last checkpoint."""
+    """A run of `./train.sh --config conf/gorge_chase.toml` (two small train steps, short episodes,
+    monster 2's step drawn per episode) and its last checkpoint."""
     root = tmp_path_factory.mktemp("gorge_agent")
     result = _run("./train.sh", "--config", str(CONF), "--set", f'app.run_dir="{root}"', "--set", 'app.run_name="r"',
                   "--set", "app.max_train_steps=2", "--set", "app.replay_buffer_capacity=8", "--set",
                   "app.train_batch_size=4", "--set", "app.envs_per_aisrv=2", "--set", "curriculum_gorge.max_step=40",
-                  "--set", "model.hidden_size=32")
+                  "--set", "curriculum_gorge.draw={monster_interval = [300, 200]}", "--set", "model.hidden_size=32")
     assert result.returncode == 0, result.stdout + result.stderr
     ckpts = sorted((root / "r" / "ckpt").glob("*/model.ckpt-*.pkl"), key=lambda p: int(p.name.split("-")[1][:-4]))
     return root, ckpts[-1]
@@ -250,6 +300,9 @@ def test_train_evaluate_export_train_test_and_score_the_export(trained):
     conf = toml.loads(text)
     # the config trains on generated maps 1-8 and 21-60; the platform has maps 1-10: the package keeps 1-8
     assert conf["env_conf"]["max_step"] == 40 and conf["env_conf"]["map"] == list(range(1, 9))
+    assert conf["env_conf"]["monster_interval"] == 300 and "draw" not in conf["env_conf"]  # the value not drawn
+    assert json.loads((package / "agent_diy" / "conf" / "settings.json").read_text())["curriculum_gorge"]["draw"] == {
+        "monster_interval": [300, 200]}  # the package's workflow draws it (its train test below)
     assert "generated maps [21, 22," in text and "exist only in this project's simulator" in text
     assert (package / "agent_diy" / "feature" / "gorge_chase" / "memory.py").is_file()
     assert (package / "agent_diy" / "feature" / "gorge_chase" / "paths.py").is_file()

@@ -6,12 +6,12 @@ is given), which the features and the reward read.
 from __future__ import annotations
 
 from episodes.protocol import V2
-from episodes.training import FixedSettingsEpisodes
+from episodes.training import SettingsEpisodes
 from feature.back_to_the_realm_v2.observation import V2View
 from feature.back_to_the_realm_v2.reward import reward_shaping, step_view
 
 
-def game_episodes(settings) -> FixedSettingsEpisodes:
+def game_episodes(settings) -> SettingsEpisodes:
     """`settings`: the v2 package's (reads .reward_v2, .curriculum_v2)."""
-    return FixedSettingsEpisodes(V2.name, V2View, settings.curriculum_v2.usr_conf(), settings.reward_v2, step_view,
+    return SettingsEpisodes(V2.name, V2View, settings.curriculum_v2.usr_conf, settings.reward_v2, step_view,
                                  reward_shaping)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import partial
 
 from episodes.protocol import VACUUM
-from episodes.training import FixedSettingsEpisodes
+from episodes.training import SettingsEpisodes
 from feature.robot_vacuum.observation import VacuumView
 from feature.robot_vacuum.reward import reward_shaping, step_view
 
@@ -20,8 +20,8 @@ def setting_of(usr_conf: dict) -> dict[str, float]:
     return {"robots": float(conf.get("robot_count", 0)), "chargers": float(conf.get("charger_count", 0))}
 
 
-def game_episodes(settings) -> FixedSettingsEpisodes:
+def game_episodes(settings) -> SettingsEpisodes:
     """`settings`: the robot_vacuum package's (reads .reward_vacuum, .curriculum_vacuum, .features_vacuum)."""
     view = partial(VacuumView, **settings.features_vacuum.view_options())
-    return FixedSettingsEpisodes(VACUUM.name, view, settings.curriculum_vacuum.usr_conf(), settings.reward_vacuum,
+    return SettingsEpisodes(VACUUM.name, view, settings.curriculum_vacuum.usr_conf, settings.reward_vacuum,
                                  step_view, reward_shaping, setting_of)
