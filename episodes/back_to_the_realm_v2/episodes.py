@@ -14,4 +14,4 @@ from feature.back_to_the_realm_v2.reward import reward_shaping, step_view
 def game_episodes(settings) -> SettingsEpisodes:
     """`settings`: the v2 package's (reads .reward_v2, .curriculum_v2)."""
     return SettingsEpisodes(V2.name, V2View, settings.curriculum_v2.usr_conf, settings.reward_v2, step_view,
-                                 reward_shaping)
+                            reward_shaping)

@@ -24,4 +24,4 @@ def game_episodes(settings) -> SettingsEpisodes:
     """`settings`: the robot_vacuum package's (reads .reward_vacuum, .curriculum_vacuum, .features_vacuum)."""
     view = partial(VacuumView, **settings.features_vacuum.view_options())
     return SettingsEpisodes(VACUUM.name, view, settings.curriculum_vacuum.usr_conf, settings.reward_vacuum,
-                                 step_view, reward_shaping, setting_of)
+                            step_view, reward_shaping, setting_of)
