@@ -180,7 +180,8 @@ def test_a_curriculum_draws_its_settings_per_episode_and_the_simulator_plays_eac
     assert draws[0] == draws[1]  # the seed fixes them
     # the host tries each drawn value before the run starts; the export keeps the values not drawn
     probes = cfg.settings.usr_confs_to_check(0)
-    assert sorted(p[2]["env_conf"]["monster_interval"] for p in probes) == [200, 300, 300, 300, 300]
+    assert sorted(p[2]["env_conf"]["monster_interval"] for p in probes) == [200, 300, 300]  # base, 200, the cooldown's 200
+    assert sorted(p[2]["env_conf"]["talent_cooldown"] for p in probes) == [100, 100, 200]
     from games.gorge_chase import GAME
 
     exported, _ = GAME.train_env_conf(cfg)
@@ -198,7 +199,7 @@ def test_a_curriculum_draws_its_settings_per_episode_and_the_simulator_plays_eac
 def test_a_bad_draw_is_refused_naming_its_key(draw, named):
     from workflow.config import load_config
 
-    with pytest.raises(Exception, match=re.escape(named)):
+    with pytest.raises(ValueError, match=re.escape(named)):  # workflow.schema.ConfigError is one
         load_config(CONF, [f"curriculum_gorge.draw={draw}"])
 
 

@@ -80,10 +80,12 @@ class CurriculumConfig:
 
 def probe_usr_confs(cfg: CurriculumConfig) -> list[tuple[str, str, dict]]:
     """(section, when, usr_conf): what a host resets its simulator with before a run starts (each
-    drawn value once, beside the others' values)."""
+    drawn value other than the key's own once, beside the others' values)."""
     probes = [("[curriculum_gorge]", "every episode" if not cfg.draw else "the values not drawn", cfg.usr_conf())]
     for key, values in cfg.draw.items():
-        for value in values:
+        for value in dict.fromkeys(values):
+            if value == getattr(cfg, key):
+                continue
             usr_conf = cfg.usr_conf()
             usr_conf["env_conf"][key] = value
             probes.append(("[curriculum_gorge]", f"an episode drawing {key} = {value}", usr_conf))
