@@ -41,13 +41,19 @@ MASKED_LOGIT = -1e8  # exp() underflows to exactly 0; finite, so no NaN in softm
 
 
 
-def conv_input(map_tensor: torch.Tensor) -> torch.Tensor:
-    """The map batch as the conv towers read it: channels-last and, under autocast, already in
-    the autocast dtype, converted once for both backbones instead of once per convolution."""
+#: [model] conv_layout -> the conv towers' memory format
+MEMORY_FORMATS = {"channels_last": torch.channels_last, "plain": torch.contiguous_format}
+
+
+def conv_input(map_tensor: torch.Tensor, memory_format: torch.memory_format = torch.channels_last) -> torch.Tensor:
+    """The map batch as the conv towers read it, converted once for both backbones: in the towers'
+    layout and, under autocast, already in the autocast dtype, in channels-last (the bf16 kernels'
+    fast layout) whatever the towers keep."""
     device = map_tensor.device.type
     if torch.is_autocast_enabled(device):
         map_tensor = map_tensor.to(torch.get_autocast_dtype(device))
-    return map_tensor.contiguous(memory_format=torch.channels_last)
+        memory_format = torch.channels_last
+    return map_tensor.contiguous(memory_format=memory_format)
 
 
 def full_precision(tensor: torch.Tensor):
@@ -71,13 +77,14 @@ class Backbone(nn.Module):
         for out_ch, k, s in zip(cfg.channels, cfg.kernel_sizes, cfg.strides):
             layers += [layer_init(nn.Conv2d(in_ch, out_ch, k, stride=s), math.sqrt(2)), nn.ReLU()]
             in_ch, size = out_ch, (size - k) // s + 1
-        self.conv = nn.Sequential(*layers).to(memory_format=torch.channels_last)
+        self.memory_format = MEMORY_FORMATS[cfg.conv_layout]
+        self.conv = nn.Sequential(*layers).to(memory_format=self.memory_format)
         self.fc = nn.Sequential(layer_init(nn.Linear(in_ch * size * size + state_dim, cfg.hidden_size), math.sqrt(2)),
                                 nn.ReLU())
 
     def forward(self, map_tensor: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
         """-> fp32 features (B, hidden_size)."""
-        features = self.conv(conv_input(map_tensor))  # a no-op when the caller converted it already
+        features = self.conv(conv_input(map_tensor, self.memory_format))  # a no-op when the caller converted it already
         with full_precision(state):
             # flattened in (C, H, W) order whatever the layout, as the first hidden layer expects
             return self.fc(torch.cat([features.flatten(1).float(), state.float()], dim=1))
@@ -107,6 +114,10 @@ class ActorCritic(nn.Module):
         """The backbone the value head reads: the critic's own, or the shared one."""
         return self.actor_backbone if self.critic_backbone is None else self.critic_backbone
 
+    def conv_input(self, map_tensor: torch.Tensor) -> torch.Tensor:
+        """The map batch in the layout (and, under autocast, the dtype) the conv towers read."""
+        return conv_input(map_tensor, self.actor_backbone.memory_format)
+
     @property
     def recurrent(self) -> bool:
         return self.actor_core is not None
@@ -121,7 +132,7 @@ class ActorCritic(nn.Module):
     def forward(self, map_tensor: torch.Tensor, state: torch.Tensor, legal: torch.Tensor
                 ) -> tuple[torch.Tensor, torch.Tensor]:
         """-> (masked logits (B, NUM_ACTIONS), value (B,)). `legal` is 1 for allowed actions."""
-        map_tensor = conv_input(map_tensor)
+        map_tensor = self.conv_input(map_tensor)
         actor_features = self.actor_backbone(map_tensor, state)
         critic_features = actor_features if self.critic_backbone is None else self.critic_backbone(map_tensor, state)
         return self._masked_logits(actor_features, legal), self._value(critic_features)
@@ -160,7 +171,7 @@ class ActorCritic(nn.Module):
         if not self.recurrent:
             raise RuntimeError("this model has no recurrent core ([model] core = \"none\"): act and learn on frames")
         n, t = map_tensor.shape[:2]
-        maps, states = conv_input(map_tensor.flatten(0, 1)), state.flatten(0, 1)
+        maps, states = self.conv_input(map_tensor.flatten(0, 1)), state.flatten(0, 1)
         actor_state, critic_state = core_state.split(
             [self.actor_core.state_size, core_state.shape[-1] - self.actor_core.state_size], dim=-1)
 

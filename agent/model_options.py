@@ -11,6 +11,7 @@ from agent.limits import MAX_BACKBONE_PARAMS, MAX_CORE_SIZE
 
 CORES = ("none", "lstm", "gru")  # agent.core
 ACTION_HEADS = ("joint", "factored")  # agent.heads
+CONV_LAYOUTS = ("channels_last", "plain")  # agent.model.MEMORY_FORMATS
 
 
 def core_state_size(kind: str, size: int) -> int:
@@ -32,6 +33,11 @@ class ModelConfig:
     # (no loss on them): the episode loop repeats the previous segment's last burn_in frames
     burn_in: int = 0
     action_head: Literal["joint", "factored"] = "joint"  # agent.heads
+    # the conv towers' memory layout: channels-last (NHWC), oneDNN's fast one for towers of 16+
+    # channels; "plain" (NCHW) runs a few-channel tower on a large map faster in fp32 (autocast's
+    # bf16 towers read channels-last either way). The same function, to float rounding
+    # (docs/04-model-options.md)
+    conv_layout: Literal["channels_last", "plain"] = "channels_last"
 
     @property
     def core_state_size(self) -> int:
@@ -45,6 +51,8 @@ class ModelConfig:
             raise ValueError(f"core: got {self.core!r}, allowed: {' | '.join(CORES)}")
         if self.action_head not in ACTION_HEADS:
             raise ValueError(f"action_head: got {self.action_head!r}, allowed: {' | '.join(ACTION_HEADS)}")
+        if self.conv_layout not in CONV_LAYOUTS:
+            raise ValueError(f"conv_layout: got {self.conv_layout!r}, allowed: {' | '.join(CONV_LAYOUTS)}")
         if not 1 <= self.core_size <= MAX_CORE_SIZE:
             raise ValueError(f"core_size must be in 1..{MAX_CORE_SIZE}, got {self.core_size}")
         if self.burn_in < 0:

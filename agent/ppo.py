@@ -18,7 +18,6 @@ import math
 import torch
 from torch import nn
 
-from agent.model import conv_input
 from agent.ppo_options import PPOConfig  # noqa: F401 (its home is agent.ppo_options)
 from agent.value_norm import ValueNorm
 
@@ -88,7 +87,7 @@ def ppo_update(model: nn.Module, optimizer: torch.optim.Optimizer, batch: dict[s
     if cfg.norm_adv and trained(advantage).numel() > 1:
         advantage = (advantage - trained(advantage).mean()) / (trained(advantage).std() + 1e-8)
     n = len(advantage)  # frames, or sequences
-    maps = batch["map"] if train is not None else conv_input(batch["map"])  # frames: converted once per batch
+    maps = batch["map"] if train is not None else model.conv_input(batch["map"])  # frames: converted once per batch
     mb_size = math.ceil(n / cfg.num_minibatches)
     if cfg.minibatch_size:  # frames; whole sequences of about as many frames
         mb_size = cfg.minibatch_size if train is None else max(1, cfg.minibatch_size // train.shape[1])

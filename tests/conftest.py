@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 # One intra-op thread per test process, and in the processes it starts that do not set their own
-# (a run's learner and aisrv take theirs from the config): two workers share two cores, and
+# (a run's learner and aisrv take theirs from the config): the workers share two cores, and
 # OpenMP threads spinning for a core another process holds cost more than they compute.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 

@@ -15,6 +15,7 @@ from agent.model import ActorCritic, ModelConfig
 from agent.ppo import PPOConfig
 from feature.back_to_the_realm.ppo_definition import ActData, Frame, ObsData, SampleData2NumpyData, NumpyData2SampleData, sample_process
 from feature.back_to_the_realm.constants import VIEW_SIZE
+from feature.segments import NUM_ACTIONS
 from feature.back_to_the_realm.layout import MAP_SHAPE, MEMORY_CHANNEL, NUM_MOVES, STATE_DIM, earlier_visits, legal_mask
 
 TINY = ModelConfig(channels=[4, 8], kernel_sizes=[5, 3], strides=[4, 2], hidden_size=16)
@@ -132,6 +133,26 @@ def test_model_init_follows_the_recipe():
     shared = ActorCritic(ModelConfig(), INPUT_SHAPE)  # the default
     assert shared.critic_backbone is None and shared.value_backbone is shared.actor_backbone
     assert sum(p.numel() for p in shared.parameters()) < sum(p.numel() for p in model.parameters())
+
+
+def test_either_conv_layout_computes_the_same_function_and_reads_the_others_weights():
+    """[model] conv_layout changes where the towers' numbers lie in memory, not what they compute:
+    one set of weights gives the same logits and values (to float rounding) in both layouts, and
+    a checkpoint of one loads into the other."""
+    torch.manual_seed(0)
+    nhwc = ActorCritic(ModelConfig(), INPUT_SHAPE)
+    nchw = ActorCritic(ModelConfig(conv_layout="plain"), INPUT_SHAPE)
+    nchw.load_state_dict(nhwc.state_dict())
+    conv_weight = nchw.actor_backbone.conv[0].weight
+    assert conv_weight.is_contiguous() and not nhwc.actor_backbone.conv[0].weight.is_contiguous()
+    maps, state = torch.rand(8, *INPUT_SHAPE[:1], INPUT_SHAPE[1], INPUT_SHAPE[1]), torch.rand(8, INPUT_SHAPE[2])
+    legal = torch.ones(8, NUM_ACTIONS)
+    (logits_a, value_a), (logits_b, value_b) = nhwc(maps, state, legal), nchw(maps, state, legal)
+    assert torch.allclose(logits_a, logits_b, atol=1e-5) and torch.allclose(value_a, value_b, atol=1e-5)
+    assert nchw.conv_input(maps).is_contiguous() and nhwc.conv_input(maps).is_contiguous(
+        memory_format=torch.channels_last)
+    with pytest.raises(ValueError, match=r"conv_layout: got 'nhwc', allowed: channels_last \| plain"):
+        ModelConfig(conv_layout="nhwc").validate()
 
 
 def test_model_config_rejects_a_tower_that_eats_the_map():

@@ -22,7 +22,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 from tasks import back_to_the_realm as near_end  # noqa: E402
 from tool_runs import run_tool
 
-TINY = ModelConfig(channels=[4], kernel_sizes=[5], strides=[4], hidden_size=16)
+# a 4-channel tower over 51x51 maps: the plain layout runs it ~2x faster ([model] conv_layout)
+TINY = ModelConfig(channels=[4], kernel_sizes=[5], strides=[4], hidden_size=16, conv_layout="plain")
 
 
 class Obs:

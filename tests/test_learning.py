@@ -21,7 +21,8 @@ from episodes.back_to_the_realm.ppo_workflow import workflow
 from tasks import back_to_the_realm as near_end
 
 NEAR = near_end.NEAR  # generated map 0: ids 5 and 8 are 40 BFS cells apart
-TINY = ModelConfig(channels=[4], kernel_sizes=[5], strides=[4], hidden_size=16)
+# a 4-channel tower over 51x51 maps: the plain layout runs it ~2x faster ([model] conv_layout)
+TINY = ModelConfig(channels=[4], kernel_sizes=[5], strides=[4], hidden_size=16, conv_layout="plain")
 
 
 class Recording:

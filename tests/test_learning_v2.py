@@ -142,7 +142,8 @@ def test_learns_to_reach_a_near_end_on_every_seed():
 
 @pytest.mark.slow
 def test_a_broken_update_does_not_learn_within_the_budget():
-    """The learning test can fail: with a learning rate of 1e-9 the policy stays the untrained one."""
-    result = near_end_v2.train_near_end_v2(near_end_v2.near_end_v2_config(0, learning_rate=1e-9),
-                                           budget_env_steps=15_000)
+    """The learning test can fail: with a learning rate of 1e-9 the policy stays the untrained one,
+    on the seed whose working update reaches the target in 8 051 env steps, within 10 000."""
+    result = near_end_v2.train_near_end_v2(near_end_v2.near_end_v2_config(1, learning_rate=1e-9),
+                                           budget_env_steps=10_000)
     assert not result.learned and result.train_win_rate < 0.5
