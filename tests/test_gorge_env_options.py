@@ -26,10 +26,11 @@ ONE_MONSTER = {"env_conf": {"map": [1], "monster_interval": -2, "treasure_count"
 
 
 def env_from_config(*sets: str, seed: int = 0):
-    """The gorge env a run builds from conf/gorge_chase.toml with `--set` lines (the 15.0.1 platform's env_kwargs)."""
+    """The gorge env a run builds from conf/gorge_chase.toml with `--set` lines (the 15.0.1 platform's env_kwargs),
+    handing the full extra_info unless a line says otherwise: the probes read the truth in its frame_state."""
     from workflow.config import load_config
 
-    cfg = load_config(GORGE_CONF, list(sets))
+    cfg = load_config(GORGE_CONF, ['env.gorge_extra_info="full"', *sets])
     return make_env(**cfg.env.make_kwargs(platforms.get("15")), seed=seed)
 
 
