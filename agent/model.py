@@ -45,7 +45,7 @@ MASKED_LOGIT = -1e8  # exp() underflows to exactly 0; finite, so no NaN in softm
 MEMORY_FORMATS = {"channels_last": torch.channels_last, "plain": torch.contiguous_format}
 
 
-def conv_input(map_tensor: torch.Tensor, memory_format: torch.memory_format = torch.channels_last) -> torch.Tensor:
+def conv_input(map_tensor: torch.Tensor, memory_format: torch.memory_format) -> torch.Tensor:
     """The map batch as the conv towers read it, converted once for both backbones: in the towers'
     layout and, under autocast, already in the autocast dtype, in channels-last (the bf16 kernels'
     fast layout) whatever the towers keep."""

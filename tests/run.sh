@@ -4,7 +4,8 @@
 # The suite runs on REALM_TEST_WORKERS pytest-xdist processes (default 3; 0 runs it in this
 # process), a test module to a worker: a module's fixtures are built once, and the end-to-end
 # tests, which wait on their launcher's processes much of the time, overlap on two cores (three
-# workers keep both cores busier than two: docs/BENCHMARKS.md section 9). Modules
+# workers ran 7 % faster than two back to back, and level with them in a faster hour: docs/BENCHMARKS.md
+# section 9). Modules
 # go out in tests/conftest.py's order (the long end-to-end ones first, the quick ones last to even
 # out the end): xdist's own reordering, by test count, would start the longest modules last.
 # Each worker starts a warm fork server that the runs its tests launch fork their processes from

@@ -143,9 +143,9 @@ def test_either_conv_layout_computes_the_same_function_and_reads_the_others_weig
     nhwc = ActorCritic(ModelConfig(), INPUT_SHAPE)
     nchw = ActorCritic(ModelConfig(conv_layout="plain"), INPUT_SHAPE)
     nchw.load_state_dict(nhwc.state_dict())
-    conv_weight = nchw.actor_backbone.conv[0].weight
-    assert conv_weight.is_contiguous() and not nhwc.actor_backbone.conv[0].weight.is_contiguous()
-    maps, state = torch.rand(8, *INPUT_SHAPE[:1], INPUT_SHAPE[1], INPUT_SHAPE[1]), torch.rand(8, INPUT_SHAPE[2])
+    assert nchw.actor_backbone.conv[0].weight.is_contiguous() and not nhwc.actor_backbone.conv[0].weight.is_contiguous()
+    channels, size, state_dim = INPUT_SHAPE
+    maps, state = torch.rand(8, channels, size, size), torch.rand(8, state_dim)
     legal = torch.ones(8, NUM_ACTIONS)
     (logits_a, value_a), (logits_b, value_b) = nhwc(maps, state, legal), nchw(maps, state, legal)
     assert torch.allclose(logits_a, logits_b, atol=1e-5) and torch.allclose(value_a, value_b, atol=1e-5)
