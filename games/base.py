@@ -31,6 +31,28 @@ class Episode:
     usr_conf: dict
 
 
+@dataclass(frozen=True)
+class ScoreRow:
+    """One row of a game's scorecard (tools/scorecard.py): a preset's first `episodes` episodes,
+    and the ratio to the reference each value of the game's information switch must reach there
+    ("" when the game has no switch)."""
+
+    preset: str
+    episodes: int
+    targets: tuple[tuple[str, float], ...]
+
+
+@dataclass(frozen=True)
+class ScoreGap:
+    """The train / held-out gap a scorecard bounds: 1 − (held-out ratio) / (training maps' ratio),
+    on two presets of the same settings, at most `most`, for each value of the information switch."""
+
+    train: str
+    heldout: str
+    episodes: int
+    most: float
+
+
 class Game:
     """One Kaiwu game. Subclasses set the class attributes and implement what differs."""
 
@@ -72,6 +94,10 @@ class Game:
     #: the actions by index, as every Kaiwu grid game numbers them: 8 moves (counter-clockwise from
     #: East), then a flash in each of those directions
     action_names: tuple[str, ...] = COMPASS + tuple(f"flash {d}" for d in COMPASS)
+    #: the targets the project's agent is held to, over seeds (tools/scorecard.py); () when none are set
+    scorecard: tuple[ScoreRow, ...] = ()
+    #: the train / held-out gap those targets bound, or None
+    scorecard_gap: ScoreGap | None = None
 
     # --- where its pieces are: the game scheme (docs/08-adding-a-game.md) ---------------------------
 

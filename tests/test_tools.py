@@ -319,7 +319,8 @@ def test_map_comes_from_the_run_config_unless_given(run_dir):
                                   "bench_algos.py", "back_to_the_realm/bench_near_end.py", "gorge_chase/survival.py",
                                   "back_to_the_realm_v2/near_end.py", "sweep.py", "gorge_chase/random_policy.py",
                                   "gorge_chase/bench_env.py", "gorge_chase/bench_features.py", "gorge_chase/bench_reference.py",
-                                  "robot_vacuum/bench_env.py", "robot_vacuum/learn.py", "bench_ray_cluster.py"])
+                                  "robot_vacuum/bench_env.py", "robot_vacuum/learn.py", "bench_ray_cluster.py",
+                                  "scorecard.py"])
 def test_every_tool_runs_with_the_venvs_python_from_any_directory(tool, tmp_path):
     """The project is installed editable in .venv: no PYTHONPATH, no path tricks; a tool imports the
     library's packages (the evaluation, the export, the tasks, the command line's flags) as any

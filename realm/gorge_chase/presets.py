@@ -7,7 +7,11 @@ on the open maps, split into a training and a held-out part, and on generated ma
   without them it is refused, not played on the generated maps of the same ids);
 - "gorge-train": open maps 1-8; "gorge-heldout": open maps 9-10 (train on 1-8, score on 9-10);
 - "gorge-generated-heldout": generated maps 11-20 (the embedded generator; training on the
-  default generated ids 1-10 never sees them).
+  default generated ids 1-10 never sees them);
+- "gorge-generated-train": generated maps 21-30, which conf/gorge_chase.toml trains on (against
+  the held-out 11-20: the train / held-out gap);
+- "...-harder": the held-out sets under the harder settings competitors train with (monster 2 at
+  step 200, the speed-up at 300, flash cooldown 200).
 """
 from __future__ import annotations
 
@@ -16,9 +20,13 @@ import copy
 from realm.gorge_chase.usr_conf import default_usr_conf
 
 
-def _with_maps(ids) -> dict:
+HARDER = {"monster_interval": 200, "monster_speedup": 300, "talent_cooldown": 200}
+
+
+def _with_maps(ids, **settings) -> dict:
     conf = default_usr_conf()
     conf["env_conf"]["map"] = list(ids)
+    conf["env_conf"].update(settings)
     return conf
 
 
@@ -27,9 +35,12 @@ PRESETS: dict[str, dict] = {
     "gorge-train": _with_maps(range(1, 9)),
     "gorge-heldout": _with_maps((9, 10)),
     "gorge-generated-heldout": _with_maps(range(11, 21)),
+    "gorge-generated-train": _with_maps(range(21, 31)),
+    "gorge-heldout-harder": _with_maps((9, 10), **HARDER),
+    "gorge-generated-heldout-harder": _with_maps(range(11, 21), **HARDER),
 }
 #: presets that need the official map files (realm.make_env(protocol="gorge", maps_folder=...), [env] maps_dir)
-NEEDS_MAP_FILES = ("gorge-open", "gorge-train", "gorge-heldout")
+NEEDS_MAP_FILES = ("gorge-open", "gorge-train", "gorge-heldout", "gorge-heldout-harder")
 
 
 def check_preset_maps(name: str, maps_folder) -> None:
