@@ -59,7 +59,8 @@ class Scores:
 class Line:
     """One target's figures: a value per run, the median and the worst, and whether it is met."""
 
-    label: str  # "gorge-generated-heldout (60) | full"
+    label: str  # "gorge-generated-heldout (60)"
+    value: str  # the information switch's value ("full"), "" for a game without one
     aim: str  # "≥ 0.95", "> 0.00 (the reference's)", "≤ 10 %"
     values: tuple[float, ...]
     median: float
@@ -201,11 +202,11 @@ def score_card(scorer: Scorer, rows: tuple[ScoreRow, ...], gap: ScoreGap | None)
         played = scorer.scores(row.preset, row.episodes, values)
         reference = played[REFERENCE]
         for value, target in row.targets:
-            name = f"{row.preset} ({row.episodes})" + (f" | {value}" if value else "")
+            name = f"{row.preset} ({row.episodes})"
             runs = tuple(played[(label, value)].mean / reference.mean for label in labels)
-            ratios.append(line(name, f"≥ {target:.2f}", runs, lambda median: median >= target, worst=min))
+            ratios.append(line(name, value, f"≥ {target:.2f}", runs, lambda median: median >= target, worst=min))
             lived = tuple(played[(label, value)].survival for label in labels)
-            survival.append(line(name, f"> {reference.survival:.2f} (the reference's)", lived,
+            survival.append(line(name, value, f"> {reference.survival:.2f} (the reference's)", lived,
                                  lambda median: median > reference.survival, worst=min))
     if gap is not None:
         values = tuple(dict.fromkeys(value for row in rows for value, _ in row.targets))
@@ -214,14 +215,14 @@ def score_card(scorer: Scorer, rows: tuple[ScoreRow, ...], gap: ScoreGap | None)
         for value in values:
             runs = tuple(1 - (heldout[(label, value)].mean / heldout[REFERENCE].mean)
                          / (train[(label, value)].mean / train[REFERENCE].mean) for label in labels)
-            name = f"{gap.train} against {gap.heldout} ({gap.episodes})" + (f" | {value}" if value else "")
-            gaps.append(line(name, f"≤ {gap.most:.0%}", runs, lambda median: median <= gap.most, worst=max))
+            name = f"{gap.train} against {gap.heldout} ({gap.episodes})"
+            gaps.append(line(name, value, f"≤ {gap.most:.0%}", runs, lambda median: median <= gap.most, worst=max))
     return Card(labels, ratios, survival, gaps)
 
 
-def line(label: str, aim: str, values: tuple[float, ...], meets: Callable[[float], bool], worst) -> Line:
+def line(label: str, value: str, aim: str, values: tuple[float, ...], meets: Callable[[float], bool], worst) -> Line:
     median = statistics.median(values)
-    return Line(label, aim, values, median, worst(values), bool(meets(median)))
+    return Line(label, value, aim, values, median, worst(values), bool(meets(median)))
 
 
 def run_label(run: Path) -> str:
@@ -247,11 +248,14 @@ def markdown(card: Card) -> str:
                                      ("train / held-out gap", card.gaps, True)):
         if not lines:
             continue
-        out += [f"| {title} | target | {head} | median | worst | met |",
-                "| --- | --- | " + " | ".join("---" for _ in card.runs) + " | --- | --- | --- |"]
+        switch = any(item.value for item in lines)  # a column for the information switch's value
+        out += [f"| {title} | " + ("information | " if switch else "") + f"target | {head} | median | worst | met |",
+                "| --- | " + ("--- | " if switch else "") + "--- | " + " | ".join("---" for _ in card.runs) +
+                " | --- | --- | --- |"]
         for item in lines:
             shown = [number(v, as_percent) for v in item.values]
-            out.append(f"| {item.label} | {item.aim} | " + " | ".join(shown) +
+            out.append(f"| {item.label} | " + (f"{item.value} | " if switch else "") + f"{item.aim} | " +
+                       " | ".join(shown) +
                        f" | **{number(item.median, as_percent)}** | {number(item.worst, as_percent)} | "
                        f"{'yes' if item.met else 'no'} |")
         out.append("")

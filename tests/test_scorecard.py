@@ -63,7 +63,7 @@ def test_each_figure_is_the_runs_evaluation_and_the_median_and_worst_are_over_ru
     agent = [r.total_score for _, r in sorted(played[session.keys()[0]].items())]
     planner = [r.total_score for _, r in sorted(played["planner"].items())]
     withheld = card.ratios[1]
-    assert withheld.label == "test-short (3) | withheld" and withheld.aim == "≥ 0.40"
+    assert (withheld.label, withheld.value, withheld.aim) == ("test-short (3)", "withheld", "≥ 0.40")
     assert withheld.values[1] == pytest.approx(sum(agent) / sum(planner))
     for item in card.ratios + card.survival:
         assert item.median == pytest.approx(statistics.median(item.values)) and item.worst == min(item.values)
@@ -73,7 +73,9 @@ def test_each_figure_is_the_runs_evaluation_and_the_median_and_worst_are_over_ru
     gap = 1 - (short[("seed-0", "full")].mean / short[REFERENCE].mean) / (
         train[("seed-0", "full")].mean / train[REFERENCE].mean)
     assert card.gaps[0].values[0] == pytest.approx(gap) and card.gaps[0].worst == max(card.gaps[0].values)
-    assert markdown(card).splitlines()[-1].startswith(f"scorecard: {card.counts()[0]} of 6 targets met")
+    table = markdown(card).splitlines()
+    assert table[-1].startswith(f"scorecard: {card.counts()[0]} of 6 targets met")
+    assert {len(row.split(" | ")) for row in table[:-1] if row} == {8}  # every row as many cells as its header
 
 
 def test_a_policy_scored_once_is_read_from_the_cache(runs, short_presets, tmp_path, monkeypatch):
