@@ -5,9 +5,10 @@ rate of episodes lived to max_step against the reference's, and the train / held
 (games.base.ScoreGap).
 
 Why: a target read as "the median of 3 fresh seeds" is a table of many evaluations. This plays
-each once (a policy's scores are kept under <out>/cache, keyed by its checkpoint file and the
-episodes, so a fourth seed plays only its own) and prints the table, the same for every game
-that sets targets.
+each once (a policy's scores are kept under <out>/cache, keyed by its checkpoint file, the env
+and the episodes, so a fourth seed plays only its own; not by the code: after a change to the
+simulator or the agent's code, play again with --no-cache) and prints the table, the same for
+every game that sets targets.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from typing import Callable
 
 import games
 from evaluation import inputs
+from evaluation.episodes import run_config_file
 from evaluation.inputs import InputError
 from evaluation.session import EvalRequest, open_session
 from evaluation.worker import PLANNER
@@ -169,10 +171,7 @@ class Scorer:
 
     def _run_config(self) -> Path | None:
         """The first run's effective config: the reference's env when --config is not given."""
-        from evaluation.episodes import run_config_file
-        from evaluation.inputs import find_checkpoints
-
-        return run_config_file(find_checkpoints(self.runs[0])[-1])
+        return run_config_file(inputs.find_checkpoints(self.runs[0])[-1])
 
     def _cached(self, key: dict, play: Callable[[], dict]) -> Scores:
         path = None

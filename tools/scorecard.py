@@ -6,7 +6,9 @@ reference on the same episodes; per target the value of each run, the median and
         --maps-dir ../shared/kaiwu_gorge/map/grids --workers 2
 
 Writes scorecard.md and scorecard.json to --out (default out/scorecard) and keeps each policy's
-scores under <out>/cache, so a run scored once is not played again; prints the tables, and the
+scores under <out>/cache, so a run scored once is not played again (the cache knows the checkpoint
+file, the env and the episodes, not the code: --no-cache after changing the simulator or the
+agent's code); prints the tables, and the
 count of targets met last. Bad input (no such run, a preset that needs --maps-dir) exits with code 2.
 """
 from __future__ import annotations
