@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from feature.bitgrid import bit_grid, moves_from
 from feature.gorge_chase.constants import CAPTURE_RADIUS, DIRECTIONS, NUM_MOVES, VIEW_RADIUS
+from feature.gorge_chase.lookahead_compiled import Rules, margins, play_outs
 
 WINDOW_RADIUS = 31  # the searched window: 63 × 63 cells round the hero (the memory's coarse crops' reach)
 WINDOW = 2 * WINDOW_RADIUS + 1
@@ -82,7 +83,8 @@ class Search:
         if key not in self.flights:
             landings = {self.walk(at, d, cells) for d in range(NUM_MOVES)}
             distance = distances_at(self.ground | sources, sources, landings, FAR_LIMIT)
-            self.flights[key] = max(landings, key=lambda cell: (distance[cell], -abs(cell - at)))
+            # the farthest; of those the shortest move; of those the larger index (the C twin's order)
+            self.flights[key] = max(landings, key=lambda cell: (distance[cell], -abs(cell - at), cell))
         return self.flights[key]
 
     # --- the play-out -----------------------------------------------------------------------
@@ -255,6 +257,7 @@ SPAWN_FORESIGHT = 12  # the play-outs also run this many steps before monster 2 
 STALE_STEPS = 30  # a monster seen within this many steps still counts in the race
 SAFE = 40  # a margin (steps) that leaves the policy free to choose
 REACH = 2  # a monster within this 4-connected path length of a cell threatens it (the 3x3 capture)
+RULES = Rules(GRID, FAR_LIMIT, CAPTURE_RADIUS, SPAWN_DELAY, BACK_STEP_PENALTY, SAME_AXIS_PENALTY, MOVE_OFFSETS, REACH)
 
 
 def safe_sets(ground: int, monsters: list[tuple[int, int, int]], horizon: int) -> list[int]:
@@ -306,12 +309,13 @@ def margin(ground: int, landing: int, safe: list[int]) -> int:
     return best
 
 
-def guarded(m, moves: list[float], flashes: list[float]) -> tuple[list[float], list[float]]:
+def guarded(m, moves: list[float], flashes: list[float], compiled: bool = True) -> tuple[list[float], list[float]]:
     """The open `moves` and `flashes` (1.0 = open) a look-ahead finds best while a known monster
     is near (or monster 2 is due): those that survive the play-outs longest, and of those the ones
     that keep SAFE steps of margin in the race (or the largest margin where none does); all of
     them otherwise.
-    `m`: the episode's GorgeMemory."""
+    `m`: the episode's GorgeMemory; `compiled`: the play-outs and the race in C where it is at hand
+    (feature.gorge_chase.lookahead_compiled, the same answers), else in Python."""
     hx, hz = m.hero
     in_window = [s for s in m.monsters if s.present and s.last_step >= 0
                  and abs(s.last_x - hx) <= WINDOW_RADIUS and abs(s.last_z - hz) <= WINDOW_RADIUS]
@@ -339,8 +343,10 @@ def guarded(m, moves: list[float], flashes: list[float]) -> tuple[list[float], l
         near = min(near, reach - head)
     if near > RACE_TRIGGER and not spawn_soon:
         return moves, flashes
-    history = {step: bit_of(x - hx + WINDOW_RADIUS, z - hz + WINDOW_RADIUS) for step, (x, z) in m.trail.items()
-               if abs(x - hx) <= WINDOW_RADIUS and abs(z - hz) <= WINDOW_RADIUS}
+    # the play-outs read the trail only for monster 2's spawn: the hero's cell of SPAWN_DELAY steps before it
+    history = {step: bit_of(x - hx + WINDOW_RADIUS, z - hz + WINDOW_RADIUS)
+               for step in (interval - SPAWN_DELAY,) if step in m.trail
+               for x, z in (m.trail[step],) if abs(x - hx) <= WINDOW_RADIUS and abs(z - hz) <= WINDOW_RADIUS}
     search = Search(road | 1 << centre, ground | 1 << centre, [[c, s.speed, -1, -1] for c, s in zip(cells, known)],
                     m.step_no, interval, int(info.get("monster_speed_boost_step", 0)), m.buff_remaining, history)
     step_cells = 2 if m.buff_remaining > 0 else 1
@@ -350,11 +356,15 @@ def guarded(m, moves: list[float], flashes: list[float]) -> tuple[list[float], l
     lived = {cell: 0 for cell in options}
     if near <= TRIGGER or spawn_soon:
         depth = max(1, min(DEPTH, int(info.get("max_step", m.step_no + DEPTH)) - m.step_no))
-        lived = {cell: search.survives(cell, depth) for cell in options}
+        lived = play_outs(search, sorted(options), depth, RULES) if compiled else None
+        if lived is None:
+            lived = {cell: search.survives(cell, depth) for cell in options}
     best = max(lived.values())
-    options = {cell for cell in options if lived[cell] == best}
-    safe = safe_sets(ground | 1 << centre, threats, SAFE)
-    margins = {cell: margin(ground | 1 << centre, cell, safe) for cell in options}
-    enough = min(SAFE, max(margins.values()))
-    keep = [float(cell in margins and margins[cell] >= enough) for cell in landings]
+    options = sorted(cell for cell in options if lived[cell] == best)
+    room = margins(ground | 1 << centre, threats, options, SAFE, RULES) if compiled else None
+    if room is None:
+        safe = safe_sets(ground | 1 << centre, threats, SAFE)
+        room = {cell: margin(ground | 1 << centre, cell, safe) for cell in options}
+    enough = min(SAFE, max(room.values()))
+    keep = [float(cell in room and room[cell] >= enough) for cell in landings]
     return keep[:NUM_MOVES], keep[NUM_MOVES:]

@@ -1,0 +1,541 @@
+/* The look-ahead's play-outs and race (feature/gorge_chase/lookahead.py) compiled: the same
+ * searches on the same bit layout, with the same answers, about a hundred times faster than the
+ * Python big-int version, which stays the definition (and what a package runs where no C compiler
+ * is at hand: feature/native.py). tests/test_gorge_lookahead_native.py holds the two equal.
+ *
+ * A grid is the Python int's bytes (little-endian): cell (row r, column c) is bit r * stride + c,
+ * the column at `width` a zero guard. Every function takes the layout, so nothing of the game's
+ * numbers lives here: the Python module passes them. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_CELLS 8192
+#define MAX_ROWS (MAX_CELLS / 64)
+#define MAX_MONSTERS 4
+#define MAX_LANDINGS 32
+#define MAX_DEPTH 64
+#define LEVEL_SLOTS 512
+#define OUTCOME_SLOTS (1 << 13)
+#define FLIGHT_SLOTS (1 << 11)
+
+typedef struct { int cell, speed, prev, axis; } Monster;
+
+typedef struct {  /* the game's numbers and this call's grids */
+    int stride, cells, rows, far_limit, capture, spawn_delay;
+    double back_step_penalty, same_axis_penalty;
+    int move[8][3];  /* per direction: the bit offset of one move, of its two straight sides */
+    uint8_t road[MAX_CELLS], ground[MAX_CELLS];
+    uint64_t ground_rows[MAX_ROWS];  /* the ground a row a word (stride 64) */
+} Layout;
+
+static int bit_at(const uint8_t *bytes, int nbytes, int i) {
+    return (i >> 3) < nbytes ? bytes[i >> 3] >> (i & 7) & 1 : 0;
+}
+
+static void unpack_bits(uint8_t *cells, const uint8_t *bytes, int nbytes, int n) {
+    int whole = n >> 3 < nbytes ? n >> 3 : nbytes, i = 0;
+    for (int b = 0; b < whole; b++) {
+        unsigned byte = bytes[b];
+        if (!byte) { memset(cells + i, 0, 8); i += 8; continue; }
+        for (int k = 0; k < 8; k++) cells[i++] = (uint8_t)(byte >> k & 1);
+    }
+    for (; i < n; i++) cells[i] = (uint8_t)bit_at(bytes, nbytes, i);
+}
+
+static int unpack(Layout *g, const uint8_t *road, const uint8_t *ground, int nbytes) {
+    if (g->cells > MAX_CELLS || g->stride != 64 || g->cells % 64) return -1;
+    g->rows = g->cells / 64;
+    for (int r = 0; r < g->rows; r++) {
+        uint64_t word = 0;
+        for (int k = 7; k >= 0; k--) word = word << 8 | (r * 8 + k < nbytes ? ground[r * 8 + k] : 0);
+        g->ground_rows[r] = word;
+    }
+    unpack_bits(g->road, road, nbytes, g->cells);
+    unpack_bits(g->ground, ground, nbytes, g->cells);
+    return 0;
+}
+
+static int inside(const Layout *g, int i) { return i >= 0 && i < g->cells; }
+
+static int chebyshev(int stride, int a, int b) {
+    int dr = abs(a / stride - b / stride), dc = abs(a % stride - b % stride);
+    return dr > dc ? dr : dc;
+}
+
+/* --- path lengths from a cell, grown only as far as asked (lookahead.Levels) ------------------ */
+/* Bit-parallel, one 64-bit word a row (so the layout's stride must be 64): a level is a few
+ * shifts and ands per row of the frontier's rows, as the Python's big ints do for the whole grid. */
+
+typedef struct {
+    int source, levels, done, cap, lo, hi;  /* cap: the most levels kept (path lengths < cap); lo..hi: the frontier's rows */
+    uint64_t frontier[MAX_ROWS], visited[MAX_ROWS];
+    int16_t *dist;  /* per cell, valid where `visited` has it */
+} Levels;
+
+typedef struct {  /* the Levels of each cell searched from, grown as far as asked (lookahead.Search.levels) */
+    Layout *g;
+    Levels pool[LEVEL_SLOTS];
+    int used, failed, cap;
+    int16_t slot_of[MAX_CELLS];
+} LevelCache;
+
+static void levels_init(Levels *l, const Layout *g, int source, int cap) {
+    int r = source >> 6;
+    memset(l->frontier, 0, sizeof(uint64_t) * (size_t)g->rows);
+    memset(l->visited, 0, sizeof(uint64_t) * (size_t)g->rows);
+    l->cap = cap;
+    l->source = source;
+    l->frontier[r] = l->visited[r] = 1ULL << (source & 63);
+    l->dist[source] = 0;
+    l->lo = l->hi = r;
+    l->levels = 1; l->done = 0;
+}
+
+static int levels_grow(Levels *l, const Layout *g) {
+    if (l->done || l->levels >= l->cap) return 0;
+    uint64_t next[MAX_ROWS];
+    int lo = l->lo > 0 ? l->lo - 1 : 0, hi = l->hi < g->rows - 1 ? l->hi + 1 : g->rows - 1;
+    int new_lo = g->rows, new_hi = -1;
+    for (int r = lo; r <= hi; r++) {
+        uint64_t f = l->frontier[r], up = r > 0 ? l->frontier[r - 1] : 0, down = r < g->rows - 1 ? l->frontier[r + 1] : 0;
+        uint64_t n = (f << 1 | f >> 1 | up | down) & g->ground_rows[r] & ~l->visited[r];
+        next[r] = n;
+        if (n) { if (r < new_lo) new_lo = r; new_hi = r; }
+    }
+    if (new_hi < 0) { l->done = 1; return 0; }
+    int16_t level = (int16_t)l->levels;
+    for (int r = lo; r <= hi; r++) {
+        uint64_t n = next[r];
+        l->frontier[r] = n;
+        l->visited[r] |= n;
+        while (n) {
+            l->dist[(r << 6) + __builtin_ctzll(n)] = level;
+            n &= n - 1;
+        }
+    }
+    l->lo = new_lo; l->hi = new_hi;
+    l->levels++;
+    return 1;
+}
+
+/* the path length of `cell` from the source (-1: not on the ground, or beyond cap - 1) */
+static int levels_distance(Levels *l, const Layout *g, int cell) {
+    if (!inside(g, cell) || !(g->ground[cell] || cell == l->source)) return -1;
+    uint64_t bit = 1ULL << (cell & 63);
+    while (!(l->visited[cell >> 6] & bit)) {
+        if (!levels_grow(l, g)) return -1;
+    }
+    return l->dist[cell];
+}
+
+static Levels *levels_of(LevelCache *cache, int hero) {
+    int slot = cache->slot_of[hero];
+    if (slot >= 0) return &cache->pool[slot];
+    if (cache->used == LEVEL_SLOTS) {  /* full: start again (a cache only, the answers are alike) */
+        memset(cache->slot_of, 0xff, sizeof(cache->slot_of));
+        cache->used = 0;
+    }
+    slot = cache->used;
+    Levels *l = &cache->pool[slot];
+    if (!l->dist) {
+        l->dist = malloc(sizeof(int16_t) * MAX_CELLS);
+        if (!l->dist) { cache->failed = 1; return NULL; }
+    }
+    cache->used++;
+    cache->slot_of[hero] = (int16_t)slot;
+    levels_init(l, cache->g, hero, cache->cap);
+    return l;
+}
+
+static void levels_free(LevelCache *cache) {
+    for (int k = 0; k < LEVEL_SLOTS; k++) free(cache->pool[k].dist);
+}
+
+/* --- the hero's moves ------------------------------------------------------------------------ */
+
+static int walk(const Layout *g, int at, int direction, int cells) {
+    int step = g->move[direction][0], side_x = g->move[direction][1], side_z = g->move[direction][2];
+    for (int i = 0; i < cells; i++) {
+        int to = at + step;
+        if (!inside(g, to) || !g->road[to]) break;
+        if (side_x && !((inside(g, at + side_x) && g->road[at + side_x]) ||
+                        (inside(g, at + side_z) && g->road[at + side_z]))) break;
+        at = to;
+    }
+    return at;
+}
+
+typedef struct { int at, cells, n, to, used; int sources[MAX_MONSTERS]; } Flight;
+
+typedef struct {
+    Layout *g;
+    LevelCache levels;   /* from the hero's cells: the monsters' next cells (path lengths < far_limit) */
+    LevelCache sources;  /* from the monsters' cells: the hero's flight (path lengths <= far_limit, as distances_at) */
+    int step, interval, speedup, buff_left, depth, spawn_cell;
+    int n_start;
+    Monster start[MAX_MONSTERS];
+    /* the steps lived from a state a play-out passed (lookahead.Search.outcomes) */
+    uint64_t keys[OUTCOME_SLOTS];
+    int lived[OUTCOME_SLOTS];
+    Monster states[OUTCOME_SLOTS * MAX_MONSTERS];
+    int state_n[OUTCOME_SLOTS], state_t[OUTCOME_SLOTS], state_hero[OUTCOME_SLOTS];
+    /* the hero's flight from a cell, per (cell, cells a move, the monsters' cells) (lookahead.Search.flights) */
+    Flight flights[FLIGHT_SLOTS];
+} Search;
+
+/* the flight's key: the cell, the move's length and the monsters' cells as a set (sorted, once each) */
+static void flight_of(Flight *f, int at, int cells, const Monster *monsters, int n) {
+    f->at = at; f->cells = cells; f->n = 0;
+    for (int m = 0; m < n; m++) {
+        int c = monsters[m].cell, k = f->n, dup = 0;
+        for (int j = 0; j < f->n; j++) dup |= f->sources[j] == c;
+        if (dup) continue;
+        while (k > 0 && f->sources[k - 1] > c) { f->sources[k] = f->sources[k - 1]; k--; }
+        f->sources[k] = c;
+        f->n++;
+    }
+}
+
+static int flee_search(Search *s, int at, int cells, const Monster *monsters, int n);
+
+static int flee(Search *s, int at, int cells, const Monster *monsters, int n) {
+    Flight key;
+    flight_of(&key, at, cells, monsters, n);
+    uint32_t h = (uint32_t)at * 2654435761u ^ (uint32_t)cells * 40503u;
+    for (int j = 0; j < key.n; j++) h = (h ^ (uint32_t)key.sources[j]) * 16777619u;
+    int slot = (int)(h >> 20) & (FLIGHT_SLOTS - 1);
+    for (int probe = 0; probe < 64; probe++) {
+        Flight *f = &s->flights[slot];
+        if (!f->used) {
+            *f = key;
+            f->to = flee_search(s, at, cells, monsters, n);
+            f->used = 1;
+            return f->to;
+        }
+        if (f->at == at && f->cells == cells && f->n == key.n &&
+            !memcmp(f->sources, key.sources, sizeof(int) * (size_t)key.n)) return f->to;
+        slot = (slot + 1) & (FLIGHT_SLOTS - 1);
+    }
+    return flee_search(s, at, cells, monsters, n);  /* a crowded table: searched again, the answer alike */
+}
+
+static int flee_search(Search *s, int at, int cells, const Monster *monsters, int n) {
+    int landings[8], n_landings = 0;
+    for (int d = 0; d < 8; d++) {
+        int cell = walk(s->g, at, d, cells), dup = 0;
+        for (int k = 0; k < n_landings; k++) dup |= landings[k] == cell;
+        if (!dup) landings[n_landings++] = cell;
+    }
+    /* the path length from the nearest monster (lookahead.distances_at from all of them at once:
+     * a shortest path from the set starts at its last monster, so the least of each one's) */
+    int distance[8];
+    for (int k = 0; k < n_landings; k++) distance[k] = s->g->far_limit + 1;
+    for (int m = 0; m < n; m++) {
+        Levels *from = levels_of(&s->sources, monsters[m].cell);
+        if (!from) return at;
+        for (int k = 0; k < n_landings; k++) {
+            int d = levels_distance(from, s->g, landings[k]);
+            if (d >= 0 && d < distance[k]) distance[k] = d;
+        }
+    }
+    int best = 0;
+    for (int k = 1; k < n_landings; k++) {  /* the farthest; then the shortest move; then the larger index */
+        int a = landings[k], b = landings[best];
+        if (distance[k] != distance[best]) { if (distance[k] > distance[best]) best = k; continue; }
+        if (abs(a - at) != abs(b - at)) { if (abs(a - at) < abs(b - at)) best = k; continue; }
+        if (a > b) best = k;
+    }
+    return landings[best];
+}
+
+static void move_monsters(Search *s, Monster *monsters, int n, int hero) {
+    const Layout *g = s->g;
+    Levels *levels = levels_of(&s->levels, hero);
+    if (!levels) return;  /* out of memory: lookahead_survives answers -1 */
+    int held[MAX_MONSTERS], n_held = 0;  /* a set of cells, as the Python one */
+    for (int m = 0; m < n; m++) {
+        int dup = 0;
+        for (int k = 0; k < n_held; k++) dup |= held[k] == monsters[m].cell;
+        if (!dup) held[n_held++] = monsters[m].cell;
+    }
+    const int orthogonal[4][2] = {{1, 0}, {-1, 0}, {g->stride, 1}, {-g->stride, 1}};
+    for (int m = 0; m < n; m++) {
+        int cur = monsters[m].cell, prev = monsters[m].prev, axis = monsters[m].axis;
+        for (int k = 0; k < n_held; k++) {
+            if (held[k] == cur) { held[k] = held[--n_held]; break; }
+        }
+        for (int sub = 0; sub < monsters[m].speed; sub++) {
+            int best = -1, best_axis = -1, best_near = -1;
+            double best_score = 0.0;
+            for (int o = 0; o < 4; o++) {
+                int nb = cur + orthogonal[o][0], ax = orthogonal[o][1];
+                if (nb < 0) continue;
+                int taken = 0;
+                for (int k = 0; k < n_held; k++) taken |= held[k] == nb;
+                if (taken) continue;
+                int d = levels_distance(levels, g, nb);
+                if (d < 0) continue;
+                double score = (double)d + (nb == prev ? g->back_step_penalty : 0.0) +
+                               (ax == axis ? g->same_axis_penalty : 0.0);
+                if (best < 0 || score < best_score - 1e-9) {
+                    best = nb; best_axis = ax; best_score = score; best_near = -1;
+                } else if (score - best_score < 1e-9 && best_score - score < 1e-9) {
+                    if (best_near < 0) best_near = chebyshev(g->stride, best, hero);
+                    int near = chebyshev(g->stride, nb, hero);
+                    if (near < best_near) { best = nb; best_axis = ax; best_score = score; best_near = near; }
+                }
+            }
+            if (best < 0) break;
+            prev = cur; cur = best; axis = best_axis;
+        }
+        int dup = 0;
+        for (int k = 0; k < n_held; k++) dup |= held[k] == cur;
+        if (!dup) held[n_held++] = cur;
+        monsters[m].cell = cur; monsters[m].prev = prev; monsters[m].axis = axis;
+    }
+}
+
+static int caught(const Layout *g, int hero, const Monster *monsters, int n) {
+    int hr = hero / g->stride, hc = hero % g->stride;
+    for (int m = 0; m < n; m++) {
+        if (abs(monsters[m].cell / g->stride - hr) <= g->capture && abs(monsters[m].cell % g->stride - hc) <= g->capture)
+            return 1;
+    }
+    return 0;
+}
+
+static uint64_t state_hash(int t, int hero, const Monster *monsters, int n) {
+    uint64_t h = 1469598103934665603ULL;
+    int values[3 + 4 * MAX_MONSTERS], k = 0;
+    values[k++] = t; values[k++] = hero; values[k++] = n;
+    for (int m = 0; m < n; m++) {
+        values[k++] = monsters[m].cell; values[k++] = monsters[m].speed;
+        values[k++] = monsters[m].prev; values[k++] = monsters[m].axis;
+    }
+    for (int i = 0; i < k; i++) { h ^= (uint64_t)(uint32_t)values[i]; h *= 1099511628211ULL; }
+    return h | 1;  /* 0 marks an empty slot */
+}
+
+static int same_state(const Search *s, int slot, int t, int hero, const Monster *monsters, int n) {
+    if (s->state_t[slot] != t || s->state_hero[slot] != hero || s->state_n[slot] != n) return 0;
+    const Monster *kept = &s->states[(size_t)slot * MAX_MONSTERS];
+    for (int m = 0; m < n; m++) {
+        if (kept[m].cell != monsters[m].cell || kept[m].speed != monsters[m].speed || kept[m].prev != monsters[m].prev ||
+            kept[m].axis != monsters[m].axis) return 0;
+    }
+    return 1;
+}
+
+/* the slot holding this state, or the empty slot where it would go (-1: the table is full) */
+static int outcome_slot(const Search *s, uint64_t key, int t, int hero, const Monster *monsters, int n) {
+    int slot = (int)(key & (OUTCOME_SLOTS - 1));
+    for (int probe = 0; probe < OUTCOME_SLOTS / 4; probe++) {
+        if (s->keys[slot] == 0) return slot;
+        if (s->keys[slot] == key && same_state(s, slot, t, hero, monsters, n)) return slot;
+        slot = (slot + 1) & (OUTCOME_SLOTS - 1);
+    }
+    return -1;
+}
+
+/* lookahead.Search.survives: steps (up to depth) the hero lives after landing on `first` */
+static int survives(Search *s, int first) {
+    const Layout *g = s->g;
+    Monster monsters[MAX_MONSTERS];
+    int n = s->n_start;
+    memcpy(monsters, s->start, sizeof(Monster) * (size_t)n);
+    int trail[MAX_DEPTH + 1];
+    int passed[MAX_DEPTH], n_passed = 0;
+    int hero = first, lived = s->depth;
+    int shared = !(s->step < s->interval && s->interval <= s->step + s->depth);
+    for (int t = 1; t <= s->depth; t++) {
+        int step = s->step + t;
+        if (t > 1) {
+            if (shared) {
+                uint64_t key = state_hash(t, hero, monsters, n);
+                int slot = outcome_slot(s, key, t, hero, monsters, n);
+                if (slot >= 0 && s->keys[slot] != 0) { lived = s->lived[slot]; break; }
+                if (slot >= 0) {
+                    s->keys[slot] = key; s->lived[slot] = -1;
+                    s->state_t[slot] = t; s->state_hero[slot] = hero; s->state_n[slot] = n;
+                    memcpy(&s->states[(size_t)slot * MAX_MONSTERS], monsters, sizeof(Monster) * (size_t)n);
+                    passed[n_passed++] = slot;
+                }
+            }
+            int boosted = s->buff_left - (t - 1) > 0;
+            hero = flee(s, hero, boosted ? 2 : 1, monsters, n);
+        }
+        trail[t] = hero;
+        move_monsters(s, monsters, n, hero);
+        if (step == s->interval && s->interval > s->step && n < MAX_MONSTERS) {  /* monster 2 was still to come */
+            int back = step - g->spawn_delay, spawn;
+            if (back > s->step) spawn = trail[back - s->step];
+            else spawn = s->spawn_cell >= 0 ? s->spawn_cell : hero;
+            monsters[n].cell = spawn; monsters[n].speed = 1 + (step > s->speedup);
+            monsters[n].prev = -1; monsters[n].axis = -1;
+            n++;
+        }
+        if (step == s->speedup && s->speedup > s->step) {
+            for (int m = 0; m < n; m++) monsters[m].speed++;
+        }
+        if (caught(g, hero, monsters, n)) { lived = t - 1; break; }
+    }
+    for (int k = 0; k < n_passed; k++) s->lived[passed[k]] = lived;
+    return lived;
+}
+
+static void set_layout(Layout *g, int stride, int cells, int far_limit, int capture, int spawn_delay,
+                       double back_step_penalty, double same_axis_penalty, const int *move_offsets) {
+    g->stride = stride; g->cells = cells; g->far_limit = far_limit; g->capture = capture;
+    g->spawn_delay = spawn_delay;
+    g->back_step_penalty = back_step_penalty; g->same_axis_penalty = same_axis_penalty;
+    for (int d = 0; d < 8; d++)
+        for (int k = 0; k < 3; k++) g->move[d][k] = move_offsets[3 * d + k];
+}
+
+/* Each of `landings` played out (lookahead.Search.survives) into lived[]. `monsters`: (cell, speed)
+ * pairs; `spawn_cell`: the hero's cell of step interval - spawn_delay where that step has passed
+ * (-1: not known). Returns 0, or -1 where an input is beyond this file's limits. */
+typedef struct {  /* what the calls of one thread reuse: no allocation, no fresh pages per call */
+    Layout layout;
+    Search search;
+    int16_t first[MAX_CELLS], dist[MAX_CELLS];
+    int queue[MAX_CELLS];
+    uint8_t race_ground[MAX_CELLS], visited[MAX_CELLS];
+} Workspace;
+
+/* A workspace for one thread's calls (NULL: out of memory); lookahead_workspace_free gives it back. */
+void *lookahead_workspace_new(void) { return calloc(1, sizeof(Workspace)); }
+
+void lookahead_workspace_free(void *workspace) {
+    Workspace *w = workspace;
+    if (!w) return;
+    levels_free(&w->search.levels);
+    levels_free(&w->search.sources);
+    free(w);
+}
+
+static void cache_reset(LevelCache *cache, Layout *g, int cap) {
+    cache->g = g; cache->cap = cap; cache->used = 0; cache->failed = 0;
+    memset(cache->slot_of, 0xff, sizeof(cache->slot_of));
+}
+
+int lookahead_survives(void *workspace, int stride, int cells, int far_limit, int capture, int spawn_delay,
+                       double back_step_penalty, double same_axis_penalty, const int *move_offsets,
+                       const uint8_t *road, const uint8_t *ground, int nbytes,
+                       const int *monsters, int n_monsters, int step, int interval, int speedup, int buff_left,
+                       int spawn_cell, int depth, const int *landings, int n_landings, int *lived) {
+    Workspace *w = workspace;
+    if (!w || n_monsters >= MAX_MONSTERS || depth > MAX_DEPTH || depth < 1 || n_landings > MAX_LANDINGS) return -1;
+    Layout *g = &w->layout;
+    Search *s = &w->search;
+    set_layout(g, stride, cells, far_limit, capture, spawn_delay, back_step_penalty, same_axis_penalty, move_offsets);
+    if (unpack(g, road, ground, nbytes) != 0) return -1;
+    s->g = g;
+    cache_reset(&s->levels, g, far_limit);
+    cache_reset(&s->sources, g, far_limit + 1);
+    memset(s->keys, 0, sizeof(s->keys));
+    memset(s->flights, 0, sizeof(s->flights));
+    for (int k = 0; k < n_landings; k++) {
+        if (!inside(g, landings[k])) return -1;
+    }
+    for (int m = 0; m < n_monsters; m++) {
+        if (!inside(g, monsters[2 * m])) return -1;
+        s->start[m].cell = monsters[2 * m]; s->start[m].speed = monsters[2 * m + 1];
+        s->start[m].prev = -1; s->start[m].axis = -1;
+    }
+    s->n_start = n_monsters;
+    s->step = step; s->interval = interval; s->speedup = speedup; s->buff_left = buff_left;
+    s->depth = depth; s->spawn_cell = spawn_cell;
+    for (int k = 0; k < n_landings; k++) lived[k] = survives(s, landings[k]);
+    return s->levels.failed || s->sources.failed ? -1 : 0;
+}
+
+/* lookahead.safe_sets and lookahead.margin together: for each of `landings`, the race's margin
+ * against `threats` ((cell, speed, head start) triples) over `horizon` steps, into margins[].
+ * A cell is threatened from step k on where a threat's path length to it is at most
+ * reach + head + k * speed; `border`: the cells on the window's edge. */
+int lookahead_margins(void *workspace, int stride, int width, int height, int reach, int horizon,
+                      const uint8_t *ground_bytes, int nbytes, const int *threats, int n_threats,
+                      const int *landings, int n_landings, int *margins) {
+    Workspace *w = workspace;
+    int cells = height * stride;
+    if (!w || cells > MAX_CELLS) return -1;
+    uint8_t *ground = w->race_ground, *visited = w->visited;
+    int16_t *first = w->first, *dist = w->dist;  /* first: the step a cell is first threatened (horizon + 1: never) */
+    int *queue = w->queue;
+    int status = 0;
+    if (status == 0) {
+        unpack_bits(ground, ground_bytes, nbytes, cells);
+        for (int i = 0; i < cells; i++) first[i] = (int16_t)(horizon + 1);
+        const int offsets[4] = {1, -1, stride, -stride};
+        for (int t = 0; t < n_threats; t++) {
+            int source = threats[3 * t], speed = threats[3 * t + 1], head = threats[3 * t + 2];
+            if (source < 0 || source >= cells || speed < 1) { status = -1; break; }
+            int limit = reach + head + horizon * speed;
+            memset(dist, 0xff, sizeof(int16_t) * (size_t)cells);
+            dist[source] = 0;
+            int qh = 0, qt = 0;
+            queue[qt++] = source;
+            while (qh < qt) {
+                int c = queue[qh++];
+                if (dist[c] >= limit) continue;
+                for (int k = 0; k < 4; k++) {
+                    int nb = c + offsets[k];
+                    if (nb >= 0 && nb < cells && ground[nb] && dist[nb] < 0) { dist[nb] = (int16_t)(dist[c] + 1); queue[qt++] = nb; }
+                }
+            }
+            for (int q = 0; q < qt; q++) {
+                int c = queue[q], over = dist[c] - reach - head;
+                int k = over <= 0 ? 0 : (over + speed - 1) / speed;
+                if (k < first[c]) first[c] = (int16_t)k;
+            }
+        }
+    }
+    for (int l = 0; status == 0 && l < n_landings; l++) {
+        int landing = landings[l];
+        if (landing < 0 || landing >= cells) { status = -1; break; }
+        /* safe at step k: on the ground and first > k */
+        if (!(ground[landing] && first[landing] > 1)) { margins[l] = 0; continue; }
+        if (first[landing] > horizon) { margins[l] = horizon; continue; }
+        memset(visited, 0, (size_t)cells);
+        visited[landing] = 1;
+        int qh = 0, qt = 0, best = -1, edge = 0;
+        queue[qt++] = landing;
+        for (int h = 2; h <= horizon && !edge; h++) {
+            int end = qt;
+            for (int q = qh; q < end; q++) {
+                int c = queue[q];
+                for (int dz = -1; dz <= 1; dz++) {
+                    for (int dx = -1; dx <= 1; dx++) {
+                        if (!dx && !dz) continue;
+                        int nb = c + dz * stride + dx;
+                        if (nb < 0 || nb >= cells || !ground[nb] || visited[nb] || first[nb] <= h) continue;
+                        if (dx && dz) {  /* a diagonal through an open straight side (bitgrid.moves_from) */
+                            int sx = c + dx, sz = c + dz * stride;
+                            int open_x = sx >= 0 && sx < cells && ground[sx], open_z = sz >= 0 && sz < cells && ground[sz];
+                            if (!open_x && !open_z) continue;
+                        }
+                        visited[nb] = 1;
+                        queue[qt++] = nb;
+                        if (first[nb] > horizon) edge = 1;  /* never threatened within the horizon: the margin is all of it */
+                    }
+                }
+            }
+            if (qt == end) break;
+            for (int q = end; q < qt; q++) {
+                int r = queue[q] / stride, c = queue[q] % stride;
+                if (r == 0 || r == height - 1 || c == 0 || c == width - 1) edge = 1;
+            }
+            qh = end;
+        }
+        if (edge) { margins[l] = horizon; continue; }
+        for (int q = 0; q < qt; q++) {
+            int k = first[queue[q]] - 1;
+            if (k > horizon) k = horizon;
+            if (k > best) best = k;
+        }
+        margins[l] = best < 0 ? 0 : best;
+    }
+    return status;
+}
