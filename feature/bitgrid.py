@@ -41,9 +41,13 @@ class BitGrid:
 
     def of_mask(self, mask: np.ndarray) -> int:
         """The int of a (height, width) bool array [row, column]."""
+        return int.from_bytes(self.packed(mask), "little")
+
+    def packed(self, mask: np.ndarray) -> bytes:
+        """The int's bytes (little-endian, `nbytes` of them) of a (height, width) bool array."""
         padded = np.zeros((self.height, self.stride), dtype=bool)
         padded[:, :self.width] = mask
-        return int.from_bytes(np.packbits(padded, bitorder="little").tobytes(), "little")
+        return np.packbits(padded, bitorder="little").tobytes()
 
     def of_cells(self, cells) -> int:
         """The int with the (column, row) `cells` inside the grid set (the others ignored)."""

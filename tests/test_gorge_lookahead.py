@@ -158,7 +158,8 @@ def test_play_outs_that_meet_share_their_answer_and_decide_as_each_alone(monkeyp
         return move_monsters(search, monsters, hero)
 
     monkeypatch.setattr(lookahead.Search, "_move_monsters", counting_moves)
-    monkeypatch.setattr(lookahead, "play_outs", lambda *args: None)  # the Python definition (not its C twin)
+    monkeypatch.setattr(lookahead, "guard", lambda *args: None)  # the Python definition (not its C twin)
+    monkeypatch.setattr(lookahead, "play_outs", lambda *args: None)
 
     env = make_env(protocol="gorge", seed=5)
     env_obs = env.reset(CONF)

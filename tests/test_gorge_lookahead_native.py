@@ -1,8 +1,8 @@
 """The look-ahead's C twin (feature/gorge_chase/lookahead.c through lookahead_compiled): on the
-real simulator's episodes, every play-out and every race it answers equals the Python
-definition's (Search.survives, safe_sets + margin), on the official defaults, under monster 2's
-spawn and the speed-up inside the play-outs, and with a buff running; and a package without the C file,
-or without a compiler, runs the Python."""
+real simulator's episodes, the guard's mask from C equals the Python definition's on every step,
+and so does every play-out and every race of its two searches alone (Search.survives, safe_sets +
+margin), on the official defaults, under monster 2's spawn and the speed-up inside the play-outs,
+and with a buff running; and a package without the C file, or without a compiler, runs the Python."""
 from __future__ import annotations
 
 import ctypes
@@ -61,6 +61,7 @@ def _compared(monkeypatch, conf: dict, seed: int, steps: int) -> dict[str, int]:
         counts["races"] += len(cells)
         return answer
 
+    monkeypatch.setattr(lookahead, "guard", lambda *args: None)  # the two searches alone, as where guard cannot answer
     monkeypatch.setattr(lookahead, "play_outs", checked_play_outs)
     monkeypatch.setattr(lookahead, "margins", checked_margins)
     env = make_env(protocol="gorge", seed=seed)
@@ -91,25 +92,63 @@ def test_every_compiled_answer_equals_the_pythons(monkeypatch, conf, seed):
         assert counts["spawns"] > 0 and counts["speedups"] > 0 and counts["buffs"] > 0, counts
 
 
-def test_the_guards_masks_are_alike_with_and_without_the_library():
-    conf, seed = SETTINGS[0]
+@pytest.mark.parametrize("conf,seed", SETTINGS)
+def test_the_guards_masks_are_alike_with_and_without_the_library(conf, seed):
+    """Every step of a random player within the mask: the compiled guard's moves and flashes equal
+    the Python's; every fourth step again with a buff running (its 2-cell moves)."""
     env = make_env(protocol="gorge", seed=seed)
     env_obs = env.reset({"env_conf": conf})
     view = GorgeView(global_info=True)
     memory, _ = view.reset(env_obs)
-    rnd, narrowed = np.random.default_rng(seed), 0
-    for _ in range(200):
+    rnd, narrowed, compared = np.random.default_rng(seed), 0, 0
+    for step in range(400):
         mask = legal_mask(memory)
         moves, flashes = [float(v) for v in mask[:NUM_MOVES]], [float(v) for v in mask[NUM_MOVES:2 * NUM_MOVES]]
         fast = lookahead.guarded(memory, moves, flashes)
         assert fast == lookahead.guarded(memory, moves, flashes, compiled=False), memory.step_no
+        if step % 4 == 0 and memory.buff_remaining == 0:
+            memory.buff_remaining = 7
+            assert (lookahead.guarded(memory, moves, flashes)
+                    == lookahead.guarded(memory, moves, flashes, compiled=False)), (memory.step_no, "buff")
+            memory.buff_remaining = 0
+        compared += 1
         narrowed += sum(fast[0] + fast[1]) < sum(moves + flashes)
         keep = np.array(fast[0] + fast[1])
         _, env_obs = env.step(int(rnd.choice(np.flatnonzero(keep))))
         if env_obs["terminated"] or env_obs["truncated"]:
+            env_obs = env.reset({"env_conf": conf})
+            memory, _ = view.reset(env_obs)
+        else:
+            memory, _ = view.step(env_obs)
+    assert narrowed > 20, (narrowed, compared)
+
+
+def test_the_guard_runs_its_c_twin(monkeypatch):
+    """With the library at hand, guarded's searches are the C's: the Python's play-outs never run,
+    and the C's answers narrow the mask."""
+    conf, seed = SETTINGS[0]
+    compiled_guard, answers = lookahead.guard, []
+
+    def counted(*args):
+        answers.append(compiled_guard(*args))
+        return answers[-1]
+
+    monkeypatch.setattr(lookahead, "guard", counted)
+    monkeypatch.setattr(lookahead.Search, "survives", lambda *args: pytest.fail("the Python play-out ran"))
+    monkeypatch.setattr(lookahead, "safe_sets", lambda *args: pytest.fail("the Python race ran"))
+    env = make_env(protocol="gorge", seed=seed)
+    env_obs = env.reset({"env_conf": conf})
+    view = GorgeView(global_info=True, lookahead_guard=True)
+    memory, _ = view.reset(env_obs)
+    rnd = np.random.default_rng(seed)
+    for _ in range(100):
+        mask = legal_mask(memory)
+        _, env_obs = env.step(int(rnd.choice(np.flatnonzero(mask[:2 * NUM_MOVES]))))
+        if env_obs["terminated"] or env_obs["truncated"]:
             break
         memory, _ = view.step(env_obs)
-    assert narrowed > 0
+    kept = [a for a in answers if isinstance(a, list)]
+    assert kept and all(a is not None for a in answers) and any(sum(a) < 16 for a in kept)
 
 
 def test_inputs_beyond_the_c_limits_fall_back_to_python():

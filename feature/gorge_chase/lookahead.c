@@ -10,16 +10,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_CELLS 8192
+#define MAX_CELLS 4096
 #define MAX_ROWS (MAX_CELLS / 64)
+#define MAX_HORIZON 127
 #define MAX_MONSTERS 4
 #define MAX_LANDINGS 32
 #define MAX_DEPTH 64
-#define LEVEL_SLOTS 512
-#define OUTCOME_SLOTS (1 << 13)
-#define FLIGHT_SLOTS (1 << 11)
+#define LEVEL_SLOTS 256
+#define OUTCOME_SLOTS (1 << 11)
+#define FLIGHT_SLOTS (1 << 10)
 
 typedef struct { int cell, speed, prev, axis; } Monster;
+
+/* The look-ahead's numbers (lookahead_compiled.Rules mirrors it field by field). */
+typedef struct {
+    int stride, width, height, far_limit, capture, spawn_delay, reach;
+    int trigger, race_trigger, depth, safe;  /* the guard's: when the play-outs and the race run, how deep, what margin */
+    int move[8][3];  /* per direction: the bit offset of one move, of its two straight sides */
+    double back_step_penalty, same_axis_penalty;
+} Rules;
 
 typedef struct {  /* the game's numbers and this call's grids */
     int stride, cells, rows, far_limit, capture, spawn_delay;
@@ -384,24 +393,18 @@ static int survives(Search *s, int first) {
     return lived;
 }
 
-static void set_layout(Layout *g, int stride, int cells, int far_limit, int capture, int spawn_delay,
-                       double back_step_penalty, double same_axis_penalty, const int *move_offsets) {
-    g->stride = stride; g->cells = cells; g->far_limit = far_limit; g->capture = capture;
-    g->spawn_delay = spawn_delay;
-    g->back_step_penalty = back_step_penalty; g->same_axis_penalty = same_axis_penalty;
-    for (int d = 0; d < 8; d++)
-        for (int k = 0; k < 3; k++) g->move[d][k] = move_offsets[3 * d + k];
+static void set_layout(Layout *g, const Rules *rules) {
+    g->stride = rules->stride; g->cells = rules->height * rules->stride; g->far_limit = rules->far_limit;
+    g->capture = rules->capture; g->spawn_delay = rules->spawn_delay;
+    g->back_step_penalty = rules->back_step_penalty; g->same_axis_penalty = rules->same_axis_penalty;
+    memcpy(g->move, rules->move, sizeof(g->move));
 }
 
-/* Each of `landings` played out (lookahead.Search.survives) into lived[]. `monsters`: (cell, speed)
- * pairs; `spawn_cell`: the hero's cell of step interval - spawn_delay where that step has passed
- * (-1: not known). Returns 0, or -1 where an input is beyond this file's limits. */
 typedef struct {  /* what the calls of one thread reuse: no allocation, no fresh pages per call */
     Layout layout;
     Search search;
-    int16_t first[MAX_CELLS], dist[MAX_CELLS];
-    int queue[MAX_CELLS];
-    uint8_t race_ground[MAX_CELLS], visited[MAX_CELLS];
+    uint64_t safe[MAX_HORIZON + 1][MAX_ROWS];  /* the race's grids (race_prepare) */
+    int horizon, reach, width;
 } Workspace;
 
 /* A workspace for one thread's calls (NULL: out of memory); lookahead_workspace_free gives it back. */
@@ -420,25 +423,17 @@ static void cache_reset(LevelCache *cache, Layout *g, int cap) {
     memset(cache->slot_of, 0xff, sizeof(cache->slot_of));
 }
 
-int lookahead_survives(void *workspace, int stride, int cells, int far_limit, int capture, int spawn_delay,
-                       double back_step_penalty, double same_axis_penalty, const int *move_offsets,
-                       const uint8_t *road, const uint8_t *ground, int nbytes,
-                       const int *monsters, int n_monsters, int step, int interval, int speedup, int buff_left,
-                       int spawn_cell, int depth, const int *landings, int n_landings, int *lived) {
-    Workspace *w = workspace;
-    if (!w || n_monsters >= MAX_MONSTERS || depth > MAX_DEPTH || depth < 1 || n_landings > MAX_LANDINGS) return -1;
+/* the play-outs' state for this step (lookahead.Search.__init__); -1 where beyond this file's limits */
+static int search_prepare(Workspace *w, const int *monsters, int n_monsters, int step, int interval, int speedup,
+                          int buff_left, int spawn_cell, int depth) {
     Layout *g = &w->layout;
     Search *s = &w->search;
-    set_layout(g, stride, cells, far_limit, capture, spawn_delay, back_step_penalty, same_axis_penalty, move_offsets);
-    if (unpack(g, road, ground, nbytes) != 0) return -1;
+    if (n_monsters >= MAX_MONSTERS || depth > MAX_DEPTH || depth < 1) return -1;
     s->g = g;
-    cache_reset(&s->levels, g, far_limit);
-    cache_reset(&s->sources, g, far_limit + 1);
+    cache_reset(&s->levels, g, g->far_limit);
+    cache_reset(&s->sources, g, g->far_limit + 1);
     memset(s->keys, 0, sizeof(s->keys));
     memset(s->flights, 0, sizeof(s->flights));
-    for (int k = 0; k < n_landings; k++) {
-        if (!inside(g, landings[k])) return -1;
-    }
     for (int m = 0; m < n_monsters; m++) {
         if (!inside(g, monsters[2 * m])) return -1;
         s->start[m].cell = monsters[2 * m]; s->start[m].speed = monsters[2 * m + 1];
@@ -447,95 +442,238 @@ int lookahead_survives(void *workspace, int stride, int cells, int far_limit, in
     s->n_start = n_monsters;
     s->step = step; s->interval = interval; s->speedup = speedup; s->buff_left = buff_left;
     s->depth = depth; s->spawn_cell = spawn_cell;
-    for (int k = 0; k < n_landings; k++) lived[k] = survives(s, landings[k]);
-    return s->levels.failed || s->sources.failed ? -1 : 0;
+    return 0;
+}
+
+/* Each of `landings` played out (lookahead.Search.survives) into lived[]. `monsters`: (cell, speed)
+ * pairs; `spawn_cell`: the hero's cell of step interval - spawn_delay where that step has passed
+ * (-1: not known). Returns 0, or -1 where an input is beyond this file's limits. */
+int lookahead_survives(void *workspace, const Rules *rules, const uint8_t *road, const uint8_t *ground, int nbytes,
+                       const int *monsters, int n_monsters, int step, int interval, int speedup, int buff_left,
+                       int spawn_cell, int depth, const int *landings, int n_landings, int *lived) {
+    Workspace *w = workspace;
+    if (!w || n_landings > MAX_LANDINGS) return -1;
+    set_layout(&w->layout, rules);
+    if (unpack(&w->layout, road, ground, nbytes) != 0) return -1;
+    if (search_prepare(w, monsters, n_monsters, step, interval, speedup, buff_left, spawn_cell, depth) != 0) return -1;
+    for (int k = 0; k < n_landings; k++) {
+        if (!inside(&w->layout, landings[k])) return -1;
+    }
+    for (int k = 0; k < n_landings; k++) lived[k] = survives(&w->search, landings[k]);
+    return w->search.levels.failed || w->search.sources.failed ? -1 : 0;
+}
+
+/* lookahead.safe_sets into w->safe: [k] = the ground (w->layout.ground_rows) no threat reaches within
+ * k steps, a threat ((cell, speed, head start)) reaching the union of its levels up to
+ * reach + head + k * speed. Bit-parallel a row a word, as the Python's big ints (stride 64). */
+static int race_prepare(Workspace *w, const int *threats, int n_threats, int horizon) {
+    const Layout *g = &w->layout;
+    const uint64_t *ground = g->ground_rows;
+    int rows = g->rows, reach = w->reach;
+    uint64_t (*safe)[MAX_ROWS] = w->safe;
+    uint64_t frontier[MAX_ROWS + 2], seen[MAX_ROWS];
+    if (horizon < 1 || horizon > MAX_HORIZON) return -1;
+    for (int k = 0; k <= horizon; k++) memset(safe[k], 0, sizeof(uint64_t) * (size_t)rows);  /* reached, for now */
+    for (int t = 0; t < n_threats; t++) {
+        int source = threats[3 * t], speed = threats[3 * t + 1], head = threats[3 * t + 2];
+        if (source < 0 || source >= rows * 64 || speed < 1 || head < 0) return -1;
+        memset(frontier, 0, sizeof(frontier));
+        memset(seen, 0, sizeof(uint64_t) * (size_t)rows);
+        uint64_t *f = frontier + 1;  /* f[-1] and f[rows] stay zero */
+        int r0 = source >> 6, lo = r0, hi = r0, k = 0, level = 0;
+        f[r0] = seen[r0] = 1ULL << (source & 63);
+        for (;;) {
+            while (k <= horizon && reach + head + k * speed <= level) {  /* the levels so far reach step k's */
+                for (int r = 0; r < rows; r++) safe[k][r] |= seen[r];
+                k++;
+            }
+            if (k > horizon) break;
+            uint64_t next[MAX_ROWS];
+            int nlo = rows, nhi = -1, a = lo > 0 ? lo - 1 : 0, b = hi < rows - 1 ? hi + 1 : rows - 1;
+            for (int r = a; r <= b; r++) {
+                uint64_t n = (f[r] << 1 | f[r] >> 1 | f[r - 1] | f[r + 1]) & ground[r] & ~seen[r];
+                next[r] = n;
+                if (n) { if (r < nlo) nlo = r; nhi = r; }
+            }
+            for (int r = a; r <= b; r++) { f[r] = next[r]; seen[r] |= next[r]; }
+            level++;
+            if (nhi < 0) {  /* the search ends: every later step reaches what it reached */
+                for (; k <= horizon; k++)
+                    for (int r = 0; r < rows; r++) safe[k][r] |= seen[r];
+                break;
+            }
+            lo = nlo; hi = nhi;
+        }
+    }
+    for (int k = 0; k <= horizon; k++)
+        for (int r = 0; r < rows; r++) safe[k][r] = ground[r] & ~safe[k][r];
+    w->horizon = horizon;
+    return 0;
+}
+
+/* lookahead.margin: the steps the hero can stay out of reach from `landing` (race_prepare first) */
+static int race_margin(Workspace *w, int landing) {
+    const Layout *g = &w->layout;
+    const uint64_t *ground = g->ground_rows;
+    uint64_t (*safe)[MAX_ROWS] = w->safe;
+    int rows = g->rows, horizon = w->horizon, width = w->width;
+    uint64_t frontier[MAX_ROWS + 2], unvisited[MAX_ROWS], refuge[MAX_ROWS], across[MAX_ROWS + 2], along[MAX_ROWS + 2];
+    uint64_t edge_row = 1ULL | 1ULL << (width - 1), full_row = (1ULL << width) - 1;
+    int r0 = landing >> 6;
+    uint64_t bit = 1ULL << (landing & 63);
+    if (!(safe[1][r0] & bit)) return 0;
+    if (safe[horizon][r0] & bit) return horizon;
+    memset(frontier, 0, sizeof(frontier));
+    memset(across, 0, sizeof(across));
+    memset(along, 0, sizeof(along));
+    memset(refuge, 0, sizeof(uint64_t) * (size_t)rows);
+    memcpy(unvisited, ground, sizeof(uint64_t) * (size_t)rows);
+    uint64_t *f = frontier + 1, *ac = across + 1, *al = along + 1;
+    f[r0] = refuge[r0] = bit;
+    unvisited[r0] &= ~bit;
+    int lo = r0, hi = r0;
+    for (int h = 2; h <= horizon; h++) {
+        int a = lo > 0 ? lo - 1 : 0, b = hi < rows - 1 ? hi + 1 : rows - 1;
+        for (int r = a; r <= b; r++) {  /* bitgrid.moves_from: a diagonal through an open straight side */
+            ac[r] = (f[r] << 1 | f[r] >> 1) & ground[r];
+            al[r] = (f[r - 1] | f[r + 1]) & ground[r];
+        }
+        uint64_t next[MAX_ROWS];
+        int nlo = rows, nhi = -1;
+        for (int r = a; r <= b; r++) {
+            uint64_t n = (ac[r] | al[r] | ac[r - 1] | ac[r + 1] | al[r] << 1 | al[r] >> 1) & unvisited[r] & safe[h][r];
+            next[r] = n;
+            if (n) { if (r < nlo) nlo = r; nhi = r; }
+        }
+        for (int r = a; r <= b; r++) { ac[r] = al[r] = 0; f[r] = next[r]; }
+        if (nhi < 0) break;
+        for (int r = nlo; r <= nhi; r++) {
+            unvisited[r] &= ~next[r];
+            refuge[r] |= next[r];
+            /* on the window's edge, or never threatened within the horizon: the margin is all of it */
+            if (next[r] & ((r == 0 || r == rows - 1) ? full_row : edge_row)) return horizon;
+            if (next[r] & safe[horizon][r]) return horizon;
+        }
+        lo = nlo; hi = nhi;
+    }
+    for (int k = horizon; k > 0; k--)  /* the latest step some refuge cell is still safe at */
+        for (int r = 0; r < rows; r++)
+            if (refuge[r] & safe[k][r]) return k;
+    return 0;
+}
+
+static void load_rows(uint64_t *rows_out, int rows, const uint8_t *bytes, int nbytes) {
+    for (int r = 0; r < rows; r++) {
+        uint64_t word = 0;
+        for (int k = 7; k >= 0; k--) word = word << 8 | (r * 8 + k < nbytes ? bytes[r * 8 + k] : 0);
+        rows_out[r] = word;
+    }
+}
+
+static int rules_fit(const Rules *rules) {
+    return rules->stride == 64 && rules->width <= 63 && rules->height <= MAX_ROWS;
 }
 
 /* lookahead.safe_sets and lookahead.margin together: for each of `landings`, the race's margin
- * against `threats` ((cell, speed, head start) triples) over `horizon` steps, into margins[].
- * A cell is threatened from step k on where a threat's path length to it is at most
- * reach + head + k * speed; `border`: the cells on the window's edge. */
-int lookahead_margins(void *workspace, int stride, int width, int height, int reach, int horizon,
-                      const uint8_t *ground_bytes, int nbytes, const int *threats, int n_threats,
-                      const int *landings, int n_landings, int *margins) {
+ * against `threats` ((cell, speed, head start) triples) over `horizon` steps, into margins[]. */
+int lookahead_margins(void *workspace, const Rules *rules, const uint8_t *ground_bytes, int nbytes,
+                      const int *threats, int n_threats, int horizon, const int *landings, int n_landings, int *margins) {
     Workspace *w = workspace;
-    int cells = height * stride;
-    if (!w || cells > MAX_CELLS) return -1;
-    uint8_t *ground = w->race_ground, *visited = w->visited;
-    int16_t *first = w->first, *dist = w->dist;  /* first: the step a cell is first threatened (horizon + 1: never) */
-    int *queue = w->queue;
-    int status = 0;
-    if (status == 0) {
-        unpack_bits(ground, ground_bytes, nbytes, cells);
-        for (int i = 0; i < cells; i++) first[i] = (int16_t)(horizon + 1);
-        const int offsets[4] = {1, -1, stride, -stride};
-        for (int t = 0; t < n_threats; t++) {
-            int source = threats[3 * t], speed = threats[3 * t + 1], head = threats[3 * t + 2];
-            if (source < 0 || source >= cells || speed < 1) { status = -1; break; }
-            int limit = reach + head + horizon * speed;
-            memset(dist, 0xff, sizeof(int16_t) * (size_t)cells);
-            dist[source] = 0;
-            int qh = 0, qt = 0;
-            queue[qt++] = source;
-            while (qh < qt) {
-                int c = queue[qh++];
-                if (dist[c] >= limit) continue;
-                for (int k = 0; k < 4; k++) {
-                    int nb = c + offsets[k];
-                    if (nb >= 0 && nb < cells && ground[nb] && dist[nb] < 0) { dist[nb] = (int16_t)(dist[c] + 1); queue[qt++] = nb; }
-                }
-            }
-            for (int q = 0; q < qt; q++) {
-                int c = queue[q], over = dist[c] - reach - head;
-                int k = over <= 0 ? 0 : (over + speed - 1) / speed;
-                if (k < first[c]) first[c] = (int16_t)k;
-            }
-        }
+    if (!w || !rules_fit(rules)) return -1;
+    set_layout(&w->layout, rules);
+    w->layout.rows = rules->height;
+    w->reach = rules->reach; w->width = rules->width;
+    load_rows(w->layout.ground_rows, rules->height, ground_bytes, nbytes);
+    if (race_prepare(w, threats, n_threats, horizon) != 0) return -1;
+    for (int l = 0; l < n_landings; l++) {
+        if (landings[l] < 0 || landings[l] >= rules->height * 64) return -1;
+        margins[l] = race_margin(w, landings[l]);
     }
-    for (int l = 0; status == 0 && l < n_landings; l++) {
-        int landing = landings[l];
-        if (landing < 0 || landing >= cells) { status = -1; break; }
-        /* safe at step k: on the ground and first > k */
-        if (!(ground[landing] && first[landing] > 1)) { margins[l] = 0; continue; }
-        if (first[landing] > horizon) { margins[l] = horizon; continue; }
-        memset(visited, 0, (size_t)cells);
-        visited[landing] = 1;
-        int qh = 0, qt = 0, best = -1, edge = 0;
-        queue[qt++] = landing;
-        for (int h = 2; h <= horizon && !edge; h++) {
-            int end = qt;
-            for (int q = qh; q < end; q++) {
-                int c = queue[q];
-                for (int dz = -1; dz <= 1; dz++) {
-                    for (int dx = -1; dx <= 1; dx++) {
-                        if (!dx && !dz) continue;
-                        int nb = c + dz * stride + dx;
-                        if (nb < 0 || nb >= cells || !ground[nb] || visited[nb] || first[nb] <= h) continue;
-                        if (dx && dz) {  /* a diagonal through an open straight side (bitgrid.moves_from) */
-                            int sx = c + dx, sz = c + dz * stride;
-                            int open_x = sx >= 0 && sx < cells && ground[sx], open_z = sz >= 0 && sz < cells && ground[sz];
-                            if (!open_x && !open_z) continue;
-                        }
-                        visited[nb] = 1;
-                        queue[qt++] = nb;
-                        if (first[nb] > horizon) edge = 1;  /* never threatened within the horizon: the margin is all of it */
-                    }
-                }
-            }
-            if (qt == end) break;
-            for (int q = end; q < qt; q++) {
-                int r = queue[q] / stride, c = queue[q] % stride;
-                if (r == 0 || r == height - 1 || c == 0 || c == width - 1) edge = 1;
-            }
-            qh = end;
+    return 0;
+}
+
+/* lookahead.distances_at(ground | source, source, {target}, limit)[target]: the path length from
+ * `source` to `target` over the ground, limit + 1 beyond the limit */
+static int path_length(const Layout *g, int source, int target, int limit) {
+    uint64_t frontier[MAX_ROWS + 2], seen[MAX_ROWS];
+    memset(frontier, 0, sizeof(frontier));
+    memset(seen, 0, sizeof(uint64_t) * (size_t)g->rows);
+    uint64_t *f = frontier + 1, want = 1ULL << (target & 63);
+    int r0 = source >> 6, lo = r0, hi = r0, rt = target >> 6;
+    f[r0] = seen[r0] = 1ULL << (source & 63);
+    for (int level = 0; level <= limit; level++) {
+        if (f[rt] & want) return level;
+        uint64_t next[MAX_ROWS];
+        int nlo = g->rows, nhi = -1, a = lo > 0 ? lo - 1 : 0, b = hi < g->rows - 1 ? hi + 1 : g->rows - 1;
+        for (int r = a; r <= b; r++) {
+            uint64_t n = (f[r] << 1 | f[r] >> 1 | f[r - 1] | f[r + 1]) & g->ground_rows[r] & ~seen[r];
+            next[r] = n;
+            if (n) { if (r < nlo) nlo = r; nhi = r; }
         }
-        if (edge) { margins[l] = horizon; continue; }
-        for (int q = 0; q < qt; q++) {
-            int k = first[queue[q]] - 1;
-            if (k > horizon) k = horizon;
-            if (k > best) best = k;
-        }
-        margins[l] = best < 0 ? 0 : best;
+        for (int r = a; r <= b; r++) { f[r] = next[r]; seen[r] |= next[r]; }
+        if (nhi < 0) break;
+        lo = nlo; hi = nhi;
     }
-    return status;
+    return limit + 1;
+}
+
+/* lookahead.guarded from its grids on: `road` and `ground` without the hero's cell `centre`;
+ * `known`: (cell, speed) of the monsters known now; `threats`: (cell, speed, head start) of those
+ * and of those seen lately; `moves_open`: the 8 moves' flags; `flash_cells`: each flash's landing
+ * (-1: closed). Returns 1 with keep[] (the 8 moves, then the flashes) filled, 0 where no monster is
+ * near enough (the mask stays as it is), -1 where an input is beyond this file's limits. */
+int lookahead_guard(void *workspace, const Rules *rules, const uint8_t *road, const uint8_t *ground, int nbytes,
+                    int centre, const int *known, int n_known, const int *threats, int n_threats, int step,
+                    int interval, int speedup, int buff_left, int spawn_cell, int max_step, int spawn_soon,
+                    const int *moves_open, const int *flash_cells, int n_flashes, int *keep) {
+    Workspace *w = workspace;
+    if (!w || !rules_fit(rules) || n_flashes > 8 || n_threats > 2 * MAX_MONSTERS) return -1;
+    Layout *g = &w->layout;
+    set_layout(g, rules);
+    w->reach = rules->reach; w->width = rules->width;
+    if (unpack(g, road, ground, nbytes) != 0 || !inside(g, centre)) return -1;
+    g->road[centre] = g->ground[centre] = 1;
+    g->ground_rows[centre >> 6] |= 1ULL << (centre & 63);
+    int near = rules->race_trigger + 1;
+    for (int t = 0; t < n_threats; t++) {
+        int source = threats[3 * t], head = threats[3 * t + 2];
+        if (!inside(g, source) || head < 0) return -1;
+        int reach = path_length(g, source, centre, rules->race_trigger + head) - head;
+        if (reach < near) near = reach;
+    }
+    if (near > rules->race_trigger && !spawn_soon) return 0;
+    int landings[16], n_landings = 8 + n_flashes, step_cells = buff_left > 0 ? 2 : 1;
+    for (int d = 0; d < 8; d++) landings[d] = moves_open[d] ? walk(g, centre, d, step_cells) : -1;
+    for (int k = 0; k < n_flashes; k++) {
+        if (flash_cells[k] >= 0 && !inside(g, flash_cells[k])) return -1;
+        landings[8 + k] = flash_cells[k];
+    }
+    int options[16], lived[16], n_options = 0;
+    for (int k = 0; k < n_landings; k++) {  /* the distinct landings */
+        int dup = landings[k] < 0;
+        for (int j = 0; j < n_options; j++) dup |= options[j] == landings[k];
+        if (!dup) { options[n_options] = landings[k]; lived[n_options++] = 0; }
+    }
+    if (!n_options) return -1;
+    if (near <= rules->trigger || spawn_soon) {
+        int depth = max_step - step < rules->depth ? max_step - step : rules->depth;
+        if (depth < 1) depth = 1;
+        if (search_prepare(w, known, n_known, step, interval, speedup, buff_left, spawn_cell, depth) != 0) return -1;
+        for (int j = 0; j < n_options; j++) lived[j] = survives(&w->search, options[j]);
+        if (w->search.levels.failed || w->search.sources.failed) return -1;
+    }
+    int best = lived[0], room[16], enough = 0;
+    for (int j = 1; j < n_options; j++) if (lived[j] > best) best = lived[j];
+    if (race_prepare(w, threats, n_threats, rules->safe) != 0) return -1;
+    for (int j = 0; j < n_options; j++) {
+        room[j] = lived[j] == best ? race_margin(w, options[j]) : -1;
+        if (room[j] > enough) enough = room[j];
+    }
+    if (enough > rules->safe) enough = rules->safe;
+    for (int k = 0; k < n_landings; k++) {
+        keep[k] = 0;
+        for (int j = 0; j < n_options; j++)
+            if (landings[k] >= 0 && options[j] == landings[k] && room[j] >= 0 && room[j] >= enough) keep[k] = 1;
+    }
+    return 1;
 }

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from feature.bitgrid import bit_grid, moves_from
 from feature.gorge_chase.constants import CAPTURE_RADIUS, DIRECTIONS, NUM_MOVES, VIEW_RADIUS
-from feature.gorge_chase.lookahead_compiled import Rules, margins, play_outs
+from feature.gorge_chase.lookahead_compiled import Rules, guard, margins, play_outs
 
 WINDOW_RADIUS = 31  # the searched window: 63 × 63 cells round the hero (the memory's coarse crops' reach)
 WINDOW = 2 * WINDOW_RADIUS + 1
@@ -257,7 +257,8 @@ SPAWN_FORESIGHT = 12  # the play-outs also run this many steps before monster 2 
 STALE_STEPS = 30  # a monster seen within this many steps still counts in the race
 SAFE = 40  # a margin (steps) that leaves the policy free to choose
 REACH = 2  # a monster within this 4-connected path length of a cell threatens it (the 3x3 capture)
-RULES = Rules(GRID, FAR_LIMIT, CAPTURE_RADIUS, SPAWN_DELAY, BACK_STEP_PENALTY, SAME_AXIS_PENALTY, MOVE_OFFSETS, REACH)
+RULES = Rules(GRID, FAR_LIMIT, CAPTURE_RADIUS, SPAWN_DELAY, BACK_STEP_PENALTY, SAME_AXIS_PENALTY, MOVE_OFFSETS, REACH,
+              TRIGGER, RACE_TRIGGER, DEPTH, SAFE)
 
 
 def safe_sets(ground: int, monsters: list[tuple[int, int, int]], horizon: int) -> list[int]:
@@ -314,8 +315,8 @@ def guarded(m, moves: list[float], flashes: list[float], compiled: bool = True) 
     is near (or monster 2 is due): those that survive the play-outs longest, and of those the ones
     that keep SAFE steps of margin in the race (or the largest margin where none does); all of
     them otherwise.
-    `m`: the episode's GorgeMemory; `compiled`: the play-outs and the race in C where it is at hand
-    (feature.gorge_chase.lookahead_compiled, the same answers), else in Python."""
+    `m`: the episode's GorgeMemory; `compiled`: all from the grids on in C where it is at hand
+    (feature.gorge_chase.lookahead_compiled.guard, the same answers), else in Python."""
     hx, hz = m.hero
     in_window = [s for s in m.monsters if s.present and s.last_step >= 0
                  and abs(s.last_x - hx) <= WINDOW_RADIUS and abs(s.last_z - hz) <= WINDOW_RADIUS]
@@ -329,13 +330,29 @@ def guarded(m, moves: list[float], flashes: list[float], compiled: bool = True) 
     if not (known or lately or spawn_soon) or not (any(moves) or any(flashes)):
         return moves, flashes
     road_mask, unseen_mask = m.search_window(WINDOW_RADIUS)
-    road = GRID.of_mask(road_mask)
-    ground = road | GRID.of_mask(unseen_mask)
     centre = bit_of(WINDOW_RADIUS, WINDOW_RADIUS)
     cells = [bit_of(s.last_x - hx + WINDOW_RADIUS, s.last_z - hz + WINDOW_RADIUS) for s in known]
     threats = [(c, s.speed, 0) for c, s in zip(cells, known)]
     threats += [(bit_of(s.last_x - hx + WINDOW_RADIUS, s.last_z - hz + WINDOW_RADIUS), s.speed,
                  s.speed * (m.step_no - s.last_step)) for s in lately]
+    spawn_step = interval - SPAWN_DELAY  # the play-outs read the trail only for monster 2's spawn cell
+    spawn = m.trail.get(spawn_step)
+    spawn_cell = (bit_of(spawn[0] - hx + WINDOW_RADIUS, spawn[1] - hz + WINDOW_RADIUS) if spawn is not None
+                  and abs(spawn[0] - hx) <= WINDOW_RADIUS and abs(spawn[1] - hz) <= WINDOW_RADIUS else None)
+    flash_landings = [view_to_window(c, r) if ok else None for ok, (c, r, _) in zip(flashes, m.flash_cells())]
+    max_step = int(info.get("max_step", m.step_no + DEPTH))
+    speedup = int(info.get("monster_speed_boost_step", 0))
+    if compiled:
+        keep = guard(RULES, GRID.packed(road_mask), GRID.packed(road_mask | unseen_mask), centre,
+                     [(c, s.speed) for c, s in zip(cells, known)], threats, m.step_no, interval, speedup,
+                     m.buff_remaining, -1 if spawn_cell is None else spawn_cell, max_step, spawn_soon, moves,
+                     flash_landings)
+        if keep is False:
+            return moves, flashes
+        if keep is not None:
+            return keep[:NUM_MOVES], keep[NUM_MOVES:]
+    road = GRID.of_mask(road_mask)
+    ground = road | GRID.of_mask(unseen_mask)
     near = RACE_TRIGGER + 1
     for cell, _, head in threats:
         source = 1 << cell
@@ -343,19 +360,15 @@ def guarded(m, moves: list[float], flashes: list[float], compiled: bool = True) 
         near = min(near, reach - head)
     if near > RACE_TRIGGER and not spawn_soon:
         return moves, flashes
-    # the play-outs read the trail only for monster 2's spawn: the hero's cell of SPAWN_DELAY steps before it
-    history = {step: bit_of(x - hx + WINDOW_RADIUS, z - hz + WINDOW_RADIUS)
-               for step in (interval - SPAWN_DELAY,) if step in m.trail
-               for x, z in (m.trail[step],) if abs(x - hx) <= WINDOW_RADIUS and abs(z - hz) <= WINDOW_RADIUS}
+    history = {} if spawn_cell is None else {spawn_step: spawn_cell}
     search = Search(road | 1 << centre, ground | 1 << centre, [[c, s.speed, -1, -1] for c, s in zip(cells, known)],
-                    m.step_no, interval, int(info.get("monster_speed_boost_step", 0)), m.buff_remaining, history)
+                    m.step_no, interval, speedup, m.buff_remaining, history)
     step_cells = 2 if m.buff_remaining > 0 else 1
-    landings = [search.walk(centre, d, step_cells) if ok else None for d, ok in enumerate(moves)]
-    landings += [view_to_window(c, r) if ok else None for ok, (c, r, _) in zip(flashes, m.flash_cells())]
+    landings = [search.walk(centre, d, step_cells) if ok else None for d, ok in enumerate(moves)] + flash_landings
     options = {cell for cell in landings if cell is not None}
     lived = {cell: 0 for cell in options}
     if near <= TRIGGER or spawn_soon:
-        depth = max(1, min(DEPTH, int(info.get("max_step", m.step_no + DEPTH)) - m.step_no))
+        depth = max(1, min(DEPTH, max_step - m.step_no))
         lived = play_outs(search, sorted(options), depth, RULES) if compiled else None
         if lived is None:
             lived = {cell: search.survives(cell, depth) for cell in options}

@@ -1,8 +1,9 @@
-"""The look-ahead's play-outs and race in C (feature/gorge_chase/lookahead.c, built by
-feature.native): the same answers as Search.survives and safe_sets + margin, for about a
-hundredth of the time, so that training within the guard keeps the env steps of training without
-it. `play_outs` and `margins` answer None where the library is not at hand (an exported package,
-no C compiler) or an input is beyond its limits; the caller then runs the Python."""
+"""The look-ahead in C (feature/gorge_chase/lookahead.c, built by feature.native): the same answers
+as feature.gorge_chase.lookahead's Python for a small share of its time, so that training within
+the guard keeps about the env steps of training without it. `guard` is the whole of `guarded` from
+its grids on; `play_outs` and `margins` are its two searches alone (Search.survives; safe_sets +
+margin). Each answers None where the library is not at hand (an exported package, no C compiler)
+or an input is beyond its limits; the caller then runs the Python."""
 from __future__ import annotations
 
 import ctypes
@@ -17,6 +18,40 @@ from feature.native import load
 
 SOURCE = Path(__file__).with_name("lookahead.c")
 _int_p = ctypes.POINTER(ctypes.c_int)
+_bytes = ctypes.c_char_p
+
+
+class Rules(NamedTuple):
+    """The look-ahead's numbers, from feature.gorge_chase.lookahead (the C file holds none)."""
+    grid: BitGrid
+    far_limit: int
+    capture_radius: int
+    spawn_delay: int
+    back_step_penalty: float
+    same_axis_penalty: float
+    move_offsets: tuple  # per direction (one move, its two straight sides) as bit offsets
+    reach: int
+    trigger: int
+    race_trigger: int
+    depth: int
+    safe: int
+
+
+class _CRules(ctypes.Structure):
+    """lookahead.c's Rules, field by field."""
+    _fields_ = [(name, ctypes.c_int) for name in ("stride", "width", "height", "far_limit", "capture", "spawn_delay",
+                                                  "reach", "trigger", "race_trigger", "depth", "safe")]
+    _fields_ += [("move", (ctypes.c_int * 3) * 8), ("back_step_penalty", ctypes.c_double),
+                 ("same_axis_penalty", ctypes.c_double)]
+
+
+@lru_cache(maxsize=None)
+def _c_rules(rules: Rules) -> _CRules:
+    grid = rules.grid
+    moves = ((ctypes.c_int * 3) * 8)(*[(ctypes.c_int * 3)(*move) for move in rules.move_offsets])
+    return _CRules(grid.stride, grid.width, grid.height, rules.far_limit, rules.capture_radius, rules.spawn_delay,
+                   rules.reach, rules.trigger, rules.race_trigger, rules.depth, rules.safe, moves,
+                   rules.back_step_penalty, rules.same_axis_penalty)
 
 
 @lru_cache(maxsize=None)
@@ -24,17 +59,21 @@ def kernel() -> ctypes.CDLL | None:
     library = load(SOURCE)
     if library is None:
         return None
+    rules = ctypes.POINTER(_CRules)
     library.lookahead_workspace_new.restype = ctypes.c_void_p
     library.lookahead_workspace_new.argtypes = []
     library.lookahead_workspace_free.restype = None
     library.lookahead_workspace_free.argtypes = [ctypes.c_void_p]
     library.lookahead_survives.restype = ctypes.c_int
-    library.lookahead_survives.argtypes = (
-        [ctypes.c_void_p] + [ctypes.c_int] * 5 + [ctypes.c_double] * 2 + [_int_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int,
-                                                         _int_p] + [ctypes.c_int] * 7 + [_int_p, ctypes.c_int, _int_p])
+    library.lookahead_survives.argtypes = ([ctypes.c_void_p, rules, _bytes, _bytes, ctypes.c_int, _int_p]
+                                           + [ctypes.c_int] * 7 + [_int_p, ctypes.c_int, _int_p])
     library.lookahead_margins.restype = ctypes.c_int
-    library.lookahead_margins.argtypes = ([ctypes.c_void_p] + [ctypes.c_int] * 5 + [ctypes.c_char_p, ctypes.c_int, _int_p, ctypes.c_int,
-                                                                _int_p, ctypes.c_int, _int_p])
+    library.lookahead_margins.argtypes = [ctypes.c_void_p, rules, _bytes, ctypes.c_int, _int_p, ctypes.c_int,
+                                          ctypes.c_int, _int_p, ctypes.c_int, _int_p]
+    library.lookahead_guard.restype = ctypes.c_int
+    library.lookahead_guard.argtypes = ([ctypes.c_void_p, rules, _bytes, _bytes, ctypes.c_int, ctypes.c_int, _int_p,
+                                         ctypes.c_int, _int_p] + [ctypes.c_int] * 8 + [_int_p, _int_p, ctypes.c_int,
+                                                                                         _int_p])
     return library
 
 
@@ -61,26 +100,32 @@ def _ready() -> tuple[ctypes.CDLL, int] | None:
     return (library, space.pointer) if space.pointer else None
 
 
-@lru_cache(maxsize=None)
-def _move_offsets(move_offsets: tuple) -> ctypes.Array:
-    return _ints(v for move in move_offsets for v in move)
-
-
 def _ints(values) -> ctypes.Array:
     values = list(values)
     return (ctypes.c_int * max(1, len(values)))(*values)
 
 
-class Rules(NamedTuple):
-    """The look-ahead's numbers, from feature.gorge_chase.lookahead (the C file holds none)."""
-    grid: BitGrid
-    far_limit: int
-    capture_radius: int
-    spawn_delay: int
-    back_step_penalty: float
-    same_axis_penalty: float
-    move_offsets: tuple  # per direction (one move, its two straight sides) as bit offsets
-    reach: int
+def guard(rules: Rules, road: bytes, ground: bytes, centre: int, known: list[tuple[int, int]],
+          threats: list[tuple[int, int, int]], step: int, interval: int, speedup: int, buff_left: int,
+          spawn_cell: int, max_step: int, spawn_soon: bool, moves_open: list, flash_cells: list[int | None]
+          ) -> list[float] | None | bool:
+    """lookahead.guarded from its grids on (`road`, `ground`: BitGrid.packed bytes without the hero's
+    cell `centre`): the kept flags of the 8 moves then the flashes; False where no monster is near
+    enough (the mask stays as it is); None where the C cannot answer."""
+    ready = _ready()
+    if ready is None:
+        return None
+    library, workspace = ready
+    keep = (ctypes.c_int * (8 + len(flash_cells)))()
+    status = library.lookahead_guard(
+        workspace, _c_rules(rules), road, ground, rules.grid.nbytes, centre,
+        _ints(v for cell, speed in known for v in (cell, speed)), len(known),
+        _ints(v for threat in threats for v in threat), len(threats), step, interval, speedup, buff_left, spawn_cell,
+        max_step, int(spawn_soon), _ints(int(bool(v)) for v in moves_open),
+        _ints(-1 if cell is None else cell for cell in flash_cells), len(flash_cells), keep)
+    if status < 0:
+        return None
+    return [float(v) for v in keep] if status == 1 else False
 
 
 def play_outs(search, cells: list[int], depth: int, rules: Rules) -> dict[int, int] | None:
@@ -92,15 +137,12 @@ def play_outs(search, cells: list[int], depth: int, rules: Rules) -> dict[int, i
     grid = rules.grid
     lived = (ctypes.c_int * max(1, len(cells)))()
     status = library.lookahead_survives(
-        workspace, grid.stride, grid.height * grid.stride, rules.far_limit, rules.capture_radius, rules.spawn_delay,
-        rules.back_step_penalty, rules.same_axis_penalty, _move_offsets(rules.move_offsets),
-        search.road.to_bytes(grid.nbytes, "little"), search.ground.to_bytes(grid.nbytes, "little"), grid.nbytes,
+        workspace, _c_rules(rules), search.road.to_bytes(grid.nbytes, "little"),
+        search.ground.to_bytes(grid.nbytes, "little"), grid.nbytes,
         _ints(v for m in search.monsters for v in (m[0], m[1])), len(search.monsters), search.step, search.interval,
         search.speedup, search.buff_left, search.history.get(search.interval - rules.spawn_delay, -1), depth,
         _ints(cells), len(cells), lived)
-    if status != 0:
-        return None
-    return dict(zip(cells, lived))
+    return dict(zip(cells, lived)) if status == 0 else None
 
 
 def margins(ground: int, threats: list[tuple[int, int, int]], cells: list[int], horizon: int,
@@ -113,8 +155,6 @@ def margins(ground: int, threats: list[tuple[int, int, int]], cells: list[int], 
     grid = rules.grid
     out = (ctypes.c_int * max(1, len(cells)))()
     status = library.lookahead_margins(
-        workspace, grid.stride, grid.width, grid.height, rules.reach, horizon, ground.to_bytes(grid.nbytes, "little"),
-        grid.nbytes, _ints(v for threat in threats for v in threat), len(threats), _ints(cells), len(cells), out)
-    if status != 0:
-        return None
-    return dict(zip(cells, out))
+        workspace, _c_rules(rules), ground.to_bytes(grid.nbytes, "little"), grid.nbytes,
+        _ints(v for threat in threats for v in threat), len(threats), horizon, _ints(cells), len(cells), out)
+    return dict(zip(cells, out)) if status == 0 else None
