@@ -37,6 +37,28 @@ def test_the_feature_bench_measures_trainings_look_ahead_mask_when_asked(capsys)
     assert match and float(match.group(1)) > 0
 
 
+def test_the_feature_bench_compares_the_guard_in_c_with_the_python_on_the_same_steps(capsys, monkeypatch):
+    """--guard-in-c-against-python: both passes guard the same steps with equal masks, the ratio
+    last; and the guard's twins are back in place after it. A C twin that answered otherwise
+    is named."""
+    from feature.gorge_chase import layout, lookahead
+
+    before = (layout.guarded, lookahead.guard, lookahead.play_outs, lookahead.margins)
+    bench_gorge_features.main(["--steps", "60", "--maps", "2", "--guard-in-c-against-python"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    calls = [re.fullmatch(r"guard in (C|Python) *: features +[\d.]+ us/step \((\d+) guard calls\)", line) for line in lines[:2]]
+    assert all(calls) and calls[0].group(2) == calls[1].group(2) != "0", lines
+    match = re.fullmatch(r"python_guard_over_c: ([\d.]+)", lines[-1])
+    assert match and float(match.group(1)) > 0
+    assert (layout.guarded, lookahead.guard, lookahead.play_outs, lookahead.margins) == before
+
+    compiled_guard = lookahead.guard
+    monkeypatch.setattr(lookahead, "guard", lambda *args: (lambda keep: [0.0] * len(keep) if keep else keep)(
+        compiled_guard(*args)))  # a C twin that closes every action it narrows
+    with pytest.raises(SystemExit, match="the C guard's masks differ from the Python's"):
+        bench_gorge_features.main(["--steps", "60", "--maps", "2", "--guard-in-c-against-python"])
+
+
 def test_the_feature_bench_names_a_bad_argument(capsys):
     with pytest.raises(SystemExit) as e:
         bench_gorge_features.main(["--maps", "one"])

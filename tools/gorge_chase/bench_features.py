@@ -4,6 +4,7 @@ the same run (a ratio that holds on a machine shared with other work, where abso
     python tools/gorge_chase/bench_features.py [--maps 1,2,3] [--steps 3000] [--map-dir DIR]
     python tools/gorge_chase/bench_features.py --instructions [--steps 500]
     python tools/gorge_chase/bench_features.py --lookahead-guard   # with training's look-ahead mask
+    python tools/gorge_chase/bench_features.py --guard-in-c-against-python   # the guard's C twin's gain
 
 Plays episodes of the hosted simulator (the 15.0.1 protocol the aisrv steps; monster 2 at step 11,
 the speed-up at 500) with tools/gorge_chase/bench_env.py's fleeing rule on the raw observation, and
@@ -15,6 +16,12 @@ pass of the env first, so the simulator's distance rows are grown as in a long t
 
 Prints per map the CPU time per step of the env and of the features; the last line is
 `feature_cost_in_env_steps: R`, the features' time over the env step's.
+
+--guard-in-c-against-python plays the same seeded steps twice with the look-ahead in the mask:
+its searches in C (feature/gorge_chase/lookahead.c, as training runs them where a C compiler is
+at hand) and in Python (the definition, as an exported package runs them); each pass's masks are
+checked equal step by step. The last line is `python_guard_over_c: R`, the features' CPU time
+with the Python guard over the C's.
 
 --instructions counts instead, with valgrind's callgrind (independent of the machine's load):
 the same seeded steps run three times under valgrind (the unmeasured pass alone, then with the
@@ -108,6 +115,41 @@ def timed(args) -> None:
     print(f"feature_cost_in_env_steps: {feature_total / env_total:.2f}")
 
 
+def guard_in_c_against_python(args) -> None:
+    """The features with the look-ahead's searches in C, then in Python, on the same steps."""
+    from feature.gorge_chase import layout, lookahead
+
+    compiled = (lookahead.guard, lookahead.play_outs, lookahead.margins)
+    masks: dict[str, list] = {}
+    totals: dict[str, float] = {}
+    for way in ("C", "Python"):
+        kept = masks[way] = []
+
+        def recorded(m, moves, flashes, kept=kept):
+            kept.append(lookahead.guarded(m, moves, flashes))
+            return kept[-1]
+
+        layout.guarded = recorded
+        if way == "Python":  # the C's answers declined: guarded runs its Python definition
+            lookahead.guard = lookahead.play_outs = lookahead.margins = lambda *a: None
+        try:
+            totals[way] = 0.0
+            for map_id in args.maps:
+                env = make_env(protocol="gorge", maps_folder=args.map_dir, seed=map_id)
+                conf = {"env_conf": {"map": [map_id], **EPISODE}}
+                play(env, conf, args.steps, random.Random(map_id), None)  # grows the distance rows
+                totals[way] += play(env, conf, args.steps, random.Random(map_id + 100), Features(True))[1]
+        finally:
+            layout.guarded = lookahead.guarded
+            lookahead.guard, lookahead.play_outs, lookahead.margins = compiled
+        steps = args.steps * len(args.maps)
+        print(f"guard in {way:<6}: features {totals[way] / steps * 1e6:8.1f} us/step ({len(kept)} guard calls)",
+              flush=True)
+    if masks["C"] != masks["Python"]:
+        raise SystemExit("the C guard's masks differ from the Python's on the same steps")
+    print(f"python_guard_over_c: {totals['Python'] / totals['C']:.2f}")
+
+
 def replay(args) -> None:
     """One counted run (--replay MODE): the env's unmeasured pass, then the measured steps with
     nothing ("none"), the env alone ("env") or the env and the features ("features")."""
@@ -148,6 +190,8 @@ def main(argv=None) -> None:
     parser.add_argument("--instructions", action="store_true", help="count instructions with callgrind instead")
     parser.add_argument("--lookahead-guard", action="store_true",
                         help="the mask also narrowed by the look-ahead ([features_gorge] lookahead_guard_training)")
+    parser.add_argument("--guard-in-c-against-python", action="store_true",
+                        help="the features with the look-ahead in the mask, its searches in C then in Python")
     parser.add_argument("--replay", choices=("none", "env", "features"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     try:
@@ -160,6 +204,8 @@ def main(argv=None) -> None:
         parser.error(f"--map-dir {args.map_dir}: not a directory")
     if args.replay:
         replay(args)
+    elif args.guard_in_c_against_python:
+        guard_in_c_against_python(args)
     elif args.instructions:
         counted(args)
     else:
