@@ -1,6 +1,6 @@
 """A feature's C twin, compiled on first use and loaded with ctypes: where a search in Python is the
 cost of an env step (gorge_chase's look-ahead), the same search in C next to its module does it
-for a hundredth. The Python version stays the definition and the fallback: `load` answers None
+for a fraction (docs/BENCHMARKS.md 29). The Python version stays the definition and the fallback: `load` answers None
 where the source is not beside the module (an exported package carries only Python), no C
 compiler is found, or the build fails, and the caller runs its Python.
 

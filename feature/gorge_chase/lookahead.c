@@ -1,11 +1,12 @@
-/* The look-ahead's play-outs and race (feature/gorge_chase/lookahead.py) compiled: the same
- * searches on the same bit layout, with the same answers, about a hundred times faster than the
- * Python big-int version, which stays the definition (and what a package runs where no C compiler
- * is at hand: feature/native.py). tests/test_gorge_lookahead_native.py holds the two equal.
+/* The look-ahead guard (feature/gorge_chase/lookahead.py) compiled: the same searches with the
+ * same answers, the guard about 13 times cheaper than the Python big-int version (its play-outs
+ * about 38 times: docs/BENCHMARKS.md 29), which stays the definition and what a package runs where
+ * no C compiler is at hand (feature/native.py). tests/test_gorge_lookahead_native.py holds the two
+ * equal.
  *
- * A grid is the Python int's bytes (little-endian): cell (row r, column c) is bit r * stride + c,
- * the column at `width` a zero guard. Every function takes the layout, so nothing of the game's
- * numbers lives here: the Python module passes them. */
+ * A grid comes as the Python int's bytes (little-endian): cell (row r, column c) is bit r * 64 + c,
+ * the column at `width` a zero guard, so a row is one 64-bit word and a search's level is a few
+ * shifts and ands a row. The game's numbers come in a Rules struct: none lives here. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
