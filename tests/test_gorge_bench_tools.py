@@ -43,14 +43,14 @@ def test_the_feature_bench_compares_the_guard_in_c_with_the_python_on_the_same_s
     is named."""
     from feature.gorge_chase import layout, lookahead
 
-    before = (layout.guarded, lookahead.guard, lookahead.play_outs, lookahead.margins)
+    before = (layout.guarded, lookahead.guard)
     bench_gorge_features.main(["--steps", "60", "--maps", "2", "--guard-in-c-against-python"])
     lines = capsys.readouterr().out.strip().splitlines()
     calls = [re.fullmatch(r"guard in (C|Python) *: features +[\d.]+ us/step \((\d+) guard calls\)", line) for line in lines[:2]]
     assert all(calls) and calls[0].group(2) == calls[1].group(2) != "0", lines
     match = re.fullmatch(r"python_guard_over_c: ([\d.]+)", lines[-1])
     assert match and float(match.group(1)) > 0
-    assert (layout.guarded, lookahead.guard, lookahead.play_outs, lookahead.margins) == before
+    assert (layout.guarded, lookahead.guard) == before
 
     compiled_guard = lookahead.guard
     monkeypatch.setattr(lookahead, "guard", lambda *args: (lambda keep: [0.0] * len(keep) if keep else keep)(

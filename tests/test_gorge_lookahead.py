@@ -159,7 +159,6 @@ def test_play_outs_that_meet_share_their_answer_and_decide_as_each_alone(monkeyp
 
     monkeypatch.setattr(lookahead.Search, "_move_monsters", counting_moves)
     monkeypatch.setattr(lookahead, "guard", lambda *args: None)  # the Python definition (not its C twin)
-    monkeypatch.setattr(lookahead, "play_outs", lambda *args: None)
 
     env = make_env(protocol="gorge", seed=5)
     env_obs = env.reset(CONF)

@@ -15,7 +15,6 @@
 #define MAX_ROWS (MAX_CELLS / 64)
 #define MAX_HORIZON 127
 #define MAX_MONSTERS 4
-#define MAX_LANDINGS 32
 #define MAX_DEPTH 64
 #define LEVEL_SLOTS 256
 #define OUTCOME_SLOTS (1 << 11)
@@ -53,14 +52,18 @@ static void unpack_bits(uint8_t *cells, const uint8_t *bytes, int nbytes, int n)
     for (; i < n; i++) cells[i] = (uint8_t)bit_at(bytes, nbytes, i);
 }
 
+static void load_rows(uint64_t *rows_out, int rows, const uint8_t *bytes, int nbytes) {
+    for (int r = 0; r < rows; r++) {
+        uint64_t word = 0;
+        for (int k = 7; k >= 0; k--) word = word << 8 | (r * 8 + k < nbytes ? bytes[r * 8 + k] : 0);
+        rows_out[r] = word;
+    }
+}
+
 static int unpack(Layout *g, const uint8_t *road, const uint8_t *ground, int nbytes) {
     if (g->cells > MAX_CELLS || g->stride != 64 || g->cells % 64) return -1;
     g->rows = g->cells / 64;
-    for (int r = 0; r < g->rows; r++) {
-        uint64_t word = 0;
-        for (int k = 7; k >= 0; k--) word = word << 8 | (r * 8 + k < nbytes ? ground[r * 8 + k] : 0);
-        g->ground_rows[r] = word;
-    }
+    load_rows(g->ground_rows, g->rows, ground, nbytes);
     unpack_bits(g->road, road, nbytes, g->cells);
     unpack_bits(g->ground, ground, nbytes, g->cells);
     return 0;
@@ -262,7 +265,7 @@ static int flee_search(Search *s, int at, int cells, const Monster *monsters, in
 static void move_monsters(Search *s, Monster *monsters, int n, int hero) {
     const Layout *g = s->g;
     Levels *levels = levels_of(&s->levels, hero);
-    if (!levels) return;  /* out of memory: lookahead_survives answers -1 */
+    if (!levels) return;  /* out of memory: lookahead_guard answers -1 */
     int held[MAX_MONSTERS], n_held = 0;  /* a set of cells, as the Python one */
     for (int m = 0; m < n; m++) {
         int dup = 0;
@@ -446,24 +449,6 @@ static int search_prepare(Workspace *w, const int *monsters, int n_monsters, int
     return 0;
 }
 
-/* Each of `landings` played out (lookahead.Search.survives) into lived[]. `monsters`: (cell, speed)
- * pairs; `spawn_cell`: the hero's cell of step interval - spawn_delay where that step has passed
- * (-1: not known). Returns 0, or -1 where an input is beyond this file's limits. */
-int lookahead_survives(void *workspace, const Rules *rules, const uint8_t *road, const uint8_t *ground, int nbytes,
-                       const int *monsters, int n_monsters, int step, int interval, int speedup, int buff_left,
-                       int spawn_cell, int depth, const int *landings, int n_landings, int *lived) {
-    Workspace *w = workspace;
-    if (!w || n_landings > MAX_LANDINGS) return -1;
-    set_layout(&w->layout, rules);
-    if (unpack(&w->layout, road, ground, nbytes) != 0) return -1;
-    if (search_prepare(w, monsters, n_monsters, step, interval, speedup, buff_left, spawn_cell, depth) != 0) return -1;
-    for (int k = 0; k < n_landings; k++) {
-        if (!inside(&w->layout, landings[k])) return -1;
-    }
-    for (int k = 0; k < n_landings; k++) lived[k] = survives(&w->search, landings[k]);
-    return w->search.levels.failed || w->search.sources.failed ? -1 : 0;
-}
-
 /* lookahead.safe_sets into w->safe: [k] = the ground (w->layout.ground_rows) no threat reaches within
  * k steps, a threat ((cell, speed, head start)) reaching the union of its levels up to
  * reach + head + k * speed. Bit-parallel a row a word, as the Python's big ints (stride 64). */
@@ -563,34 +548,8 @@ static int race_margin(Workspace *w, int landing) {
     return 0;
 }
 
-static void load_rows(uint64_t *rows_out, int rows, const uint8_t *bytes, int nbytes) {
-    for (int r = 0; r < rows; r++) {
-        uint64_t word = 0;
-        for (int k = 7; k >= 0; k--) word = word << 8 | (r * 8 + k < nbytes ? bytes[r * 8 + k] : 0);
-        rows_out[r] = word;
-    }
-}
-
 static int rules_fit(const Rules *rules) {
     return rules->stride == 64 && rules->width <= 63 && rules->height <= MAX_ROWS;
-}
-
-/* lookahead.safe_sets and lookahead.margin together: for each of `landings`, the race's margin
- * against `threats` ((cell, speed, head start) triples) over `horizon` steps, into margins[]. */
-int lookahead_margins(void *workspace, const Rules *rules, const uint8_t *ground_bytes, int nbytes,
-                      const int *threats, int n_threats, int horizon, const int *landings, int n_landings, int *margins) {
-    Workspace *w = workspace;
-    if (!w || !rules_fit(rules)) return -1;
-    set_layout(&w->layout, rules);
-    w->layout.rows = rules->height;
-    w->reach = rules->reach; w->width = rules->width;
-    load_rows(w->layout.ground_rows, rules->height, ground_bytes, nbytes);
-    if (race_prepare(w, threats, n_threats, horizon) != 0) return -1;
-    for (int l = 0; l < n_landings; l++) {
-        if (landings[l] < 0 || landings[l] >= rules->height * 64) return -1;
-        margins[l] = race_margin(w, landings[l]);
-    }
-    return 0;
 }
 
 /* lookahead.distances_at(ground | source, source, {target}, limit)[target]: the path length from
@@ -628,7 +587,7 @@ int lookahead_guard(void *workspace, const Rules *rules, const uint8_t *road, co
                     int interval, int speedup, int buff_left, int spawn_cell, int max_step, int spawn_soon,
                     const int *moves_open, const int *flash_cells, int n_flashes, int *keep) {
     Workspace *w = workspace;
-    if (!w || !rules_fit(rules) || n_flashes > 8 || n_threats > 2 * MAX_MONSTERS) return -1;
+    if (!w || !rules_fit(rules) || n_known >= MAX_MONSTERS || n_flashes > 8 || n_threats > 2 * MAX_MONSTERS) return -1;
     Layout *g = &w->layout;
     set_layout(g, rules);
     w->reach = rules->reach; w->width = rules->width;

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from feature.bitgrid import bit_grid, moves_from
 from feature.gorge_chase.constants import CAPTURE_RADIUS, DIRECTIONS, NUM_MOVES, VIEW_RADIUS
-from feature.gorge_chase.lookahead_compiled import Rules, guard, margins, play_outs
+from feature.gorge_chase.lookahead_compiled import Rules, guard
 
 WINDOW_RADIUS = 31  # the searched window: 63 × 63 cells round the hero (the memory's coarse crops' reach)
 WINDOW = 2 * WINDOW_RADIUS + 1
@@ -369,15 +369,11 @@ def guarded(m, moves: list[float], flashes: list[float], compiled: bool = True) 
     lived = {cell: 0 for cell in options}
     if near <= TRIGGER or spawn_soon:
         depth = max(1, min(DEPTH, max_step - m.step_no))
-        lived = play_outs(search, sorted(options), depth, RULES) if compiled else None
-        if lived is None:
-            lived = {cell: search.survives(cell, depth) for cell in options}
+        lived = {cell: search.survives(cell, depth) for cell in options}
     best = max(lived.values())
-    options = sorted(cell for cell in options if lived[cell] == best)
-    room = margins(ground | 1 << centre, threats, options, SAFE, RULES) if compiled else None
-    if room is None:
-        safe = safe_sets(ground | 1 << centre, threats, SAFE)
-        room = {cell: margin(ground | 1 << centre, cell, safe) for cell in options}
+    options = {cell for cell in options if lived[cell] == best}
+    safe = safe_sets(ground | 1 << centre, threats, SAFE)
+    room = {cell: margin(ground | 1 << centre, cell, safe) for cell in options}
     enough = min(SAFE, max(room.values()))
     keep = [float(cell in room and room[cell] >= enough) for cell in landings]
     return keep[:NUM_MOVES], keep[NUM_MOVES:]

@@ -1,9 +1,8 @@
 """The look-ahead in C (feature/gorge_chase/lookahead.c, built by feature.native): the same answers
 as feature.gorge_chase.lookahead's Python for a small share of its time, so that training within
-the guard keeps about the env steps of training without it. `guard` is the whole of `guarded` from
-its grids on; `play_outs` and `margins` are its two searches alone (Search.survives; safe_sets +
-margin). Each answers None where the library is not at hand (an exported package, no C compiler)
-or an input is beyond its limits; the caller then runs the Python."""
+the guard keeps most of the env steps of training without it. `guard` is the whole of `guarded`
+from its grids on; it answers None where the library is not at hand (an exported package, no C
+compiler) or an input is beyond its limits, and the caller then runs the Python."""
 from __future__ import annotations
 
 import ctypes
@@ -64,12 +63,6 @@ def kernel() -> ctypes.CDLL | None:
     library.lookahead_workspace_new.argtypes = []
     library.lookahead_workspace_free.restype = None
     library.lookahead_workspace_free.argtypes = [ctypes.c_void_p]
-    library.lookahead_survives.restype = ctypes.c_int
-    library.lookahead_survives.argtypes = ([ctypes.c_void_p, rules, _bytes, _bytes, ctypes.c_int, _int_p]
-                                           + [ctypes.c_int] * 7 + [_int_p, ctypes.c_int, _int_p])
-    library.lookahead_margins.restype = ctypes.c_int
-    library.lookahead_margins.argtypes = [ctypes.c_void_p, rules, _bytes, ctypes.c_int, _int_p, ctypes.c_int,
-                                          ctypes.c_int, _int_p, ctypes.c_int, _int_p]
     library.lookahead_guard.restype = ctypes.c_int
     library.lookahead_guard.argtypes = ([ctypes.c_void_p, rules, _bytes, _bytes, ctypes.c_int, ctypes.c_int, _int_p,
                                          ctypes.c_int, _int_p] + [ctypes.c_int] * 8 + [_int_p, _int_p, ctypes.c_int,
@@ -126,35 +119,3 @@ def guard(rules: Rules, road: bytes, ground: bytes, centre: int, known: list[tup
     if status < 0:
         return None
     return [float(v) for v in keep] if status == 1 else False
-
-
-def play_outs(search, cells: list[int], depth: int, rules: Rules) -> dict[int, int] | None:
-    """{cell: search.survives(cell, depth)} for each of `cells` (`search`: a lookahead.Search), or None."""
-    ready = _ready()
-    if ready is None:
-        return None
-    library, workspace = ready
-    grid = rules.grid
-    lived = (ctypes.c_int * max(1, len(cells)))()
-    status = library.lookahead_survives(
-        workspace, _c_rules(rules), search.road.to_bytes(grid.nbytes, "little"),
-        search.ground.to_bytes(grid.nbytes, "little"), grid.nbytes,
-        _ints(v for m in search.monsters for v in (m[0], m[1])), len(search.monsters), search.step, search.interval,
-        search.speedup, search.buff_left, search.history.get(search.interval - rules.spawn_delay, -1), depth,
-        _ints(cells), len(cells), lived)
-    return dict(zip(cells, lived)) if status == 0 else None
-
-
-def margins(ground: int, threats: list[tuple[int, int, int]], cells: list[int], horizon: int,
-            rules: Rules) -> dict[int, int] | None:
-    """{cell: margin(ground, cell, safe_sets(ground, threats, horizon))} for each of `cells`, or None."""
-    ready = _ready()
-    if ready is None:
-        return None
-    library, workspace = ready
-    grid = rules.grid
-    out = (ctypes.c_int * max(1, len(cells)))()
-    status = library.lookahead_margins(
-        workspace, _c_rules(rules), ground.to_bytes(grid.nbytes, "little"), grid.nbytes,
-        _ints(v for threat in threats for v in threat), len(threats), horizon, _ints(cells), len(cells), out)
-    return dict(zip(cells, out)) if status == 0 else None

@@ -119,7 +119,7 @@ def guard_in_c_against_python(args) -> None:
     """The features with the look-ahead's searches in C, then in Python, on the same steps."""
     from feature.gorge_chase import layout, lookahead
 
-    compiled = (lookahead.guard, lookahead.play_outs, lookahead.margins)
+    compiled = lookahead.guard
     masks: dict[str, list] = {}
     totals: dict[str, float] = {}
     for way in ("C", "Python"):
@@ -130,8 +130,8 @@ def guard_in_c_against_python(args) -> None:
             return kept[-1]
 
         layout.guarded = recorded
-        if way == "Python":  # the C's answers declined: guarded runs its Python definition
-            lookahead.guard = lookahead.play_outs = lookahead.margins = lambda *a: None
+        if way == "Python":  # the C's answer declined: guarded runs its Python definition
+            lookahead.guard = lambda *a: None
         try:
             totals[way] = 0.0
             for map_id in args.maps:
@@ -141,7 +141,7 @@ def guard_in_c_against_python(args) -> None:
                 totals[way] += play(env, conf, args.steps, random.Random(map_id + 100), Features(True))[1]
         finally:
             layout.guarded = lookahead.guarded
-            lookahead.guard, lookahead.play_outs, lookahead.margins = compiled
+            lookahead.guard = compiled
         steps = args.steps * len(args.maps)
         print(f"guard in {way:<6}: features {totals[way] / steps * 1e6:8.1f} us/step ({len(kept)} guard calls)",
               flush=True)
