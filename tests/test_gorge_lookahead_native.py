@@ -106,13 +106,24 @@ def test_the_guard_runs_its_c_twin(monkeypatch):
 
 
 def test_inputs_beyond_the_c_limits_fall_back_to_python():
-    """More monsters than the C holds: it declines, and guarded would run the Python."""
+    """More monsters than the C holds, or a window outside the maps: it declines, and guarded
+    would run the Python."""
+    from feature.gorge_chase.memory import GorgeMemory
+
     centre = lookahead.bit_of(lookahead.WINDOW_RADIUS, lookahead.WINDOW_RADIUS)
-    empty = bytes(lookahead.GRID.nbytes)
-    assert lookahead_compiled.guard(lookahead.RULES, empty, empty, centre, [(centre + 2, 1)] * 5, [], 10, 300, 500, 0,
-                                    -1, 1000, False, [1.0] * NUM_MOVES, [None] * NUM_MOVES) is None
-    assert lookahead_compiled.guard(lookahead.RULES, empty, empty, centre, [(centre + 2, 1)], [(centre + 2, 1, 0)], 10,
-                                    300, 500, 0, -1, 1000, False, [1.0] * NUM_MOVES, [None] * NUM_MOVES) is not None
+    memory = GorgeMemory()
+    memory.hero = (64, 64)
+    planes = memory.search_planes(lookahead.WINDOW_RADIUS)
+    rest = (10, 300, 500, 0, -1, 1000, False, [1.0] * NUM_MOVES, [None] * NUM_MOVES)
+    assert lookahead_compiled.guard(lookahead.RULES, planes, centre, [(centre + 2, 1)] * 5, [], *rest) is None
+    assert lookahead_compiled.guard(lookahead.RULES, planes, centre, [(centre + 2, 1)], [(centre + 2, 1, 0)],
+                                    *rest) is not None
+    maps, left, top, lo, hi = planes
+    beyond = (maps, left, maps.shape[1] - lookahead.WINDOW + 1, lo, hi)  # the window's last row past the maps
+    assert lookahead_compiled.guard(lookahead.RULES, beyond, centre, [(centre + 2, 1)], [(centre + 2, 1, 0)],
+                                    *rest) is None
+    assert lookahead_compiled.guard(lookahead.RULES, (maps.astype(np.float64), left, top, lo, hi), centre,
+                                    [(centre + 2, 1)], [(centre + 2, 1, 0)], *rest) is None
 
 
 def test_without_the_source_or_a_compiler_the_python_runs(tmp_path, monkeypatch):

@@ -411,3 +411,22 @@ def test_bench_train_bounds_by_cpu_seconds_and_by_the_learners_wall_time():
     t["inference"] = 0.0001
     bound, limiter = bench_train.compute_bound(cfg, t, n_cores=16)
     assert bound == pytest.approx(1000) and limiter.startswith("learner")
+
+
+def test_bench_train_reads_what_the_cores_went_to_from_a_runs_process_stats(tmp_path):
+    """--package's split of a run's cores: the learner's cores busy, the aisrv's (all of them)
+    and the aisrv's CPU per env step, from the log/process_stats.json the supervisor writes."""
+    import json
+
+    import bench_train
+
+    (tmp_path / "log").mkdir()
+    stats = {"wall_seconds": 100.0, "cpu_seconds": {"launcher": 1.0, "learner": 40.0, "aisrv-0": 75.0, "aisrv-1": 85.0},
+             "learner": {"env_steps": 128000}}
+    (tmp_path / "log" / "process_stats.json").write_text(json.dumps(stats))
+    shares = bench_train.cpu_shares(tmp_path)
+    assert shares["learner_cores"] == pytest.approx(0.4) and shares["aisrv_cores"] == pytest.approx(1.6)
+    assert shares["aisrv_ms_per_step"] == pytest.approx(160.0 / 128000 * 1e3)
+    stats["learner"] = {}
+    (tmp_path / "log" / "process_stats.json").write_text(json.dumps(stats))
+    assert math.isnan(bench_train.cpu_shares(tmp_path)["aisrv_ms_per_step"])

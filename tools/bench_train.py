@@ -39,8 +39,10 @@ With --package DIR it compares, in one invocation, the config's run (`./train.sh
 --set applies to it alone) and the Kaiwu code package DIR's (`./train.sh --package DIR`, its own
 config), --seconds each, alternating --rounds times (config first; on a machine shared with other
 work, rounds spread its load over both): each one's env steps/s produced by its aisrv (steady,
-averaged over the rounds); the last line is config / package. A package run may write into DIR
-(its checkpoints): give it a copy.
+averaged over the rounds), and where the cores went: the learner's cores busy and the aisrv's CPU
+time per env step (acting alone, whatever the learner takes beside it; the line before the last
+is package / config of it); the last line is config / package env steps/s. A package run may
+write into DIR (its checkpoints): give it a copy.
 """
 from __future__ import annotations
 
@@ -111,6 +113,20 @@ def steady_rates(series) -> tuple[float, float]:
     if not consumed[window]:
         window = slice(started, len(consumed))
     return statistics.fmean(consumed[window]), statistics.fmean(produced[window])
+
+
+def cpu_shares(run: Path) -> dict[str, float]:
+    """From a finished run's log/process_stats.json: the cores its learner and its aisrv processes
+    kept busy (CPU time over the run's wall time) and the aisrv's CPU milliseconds per env step
+    (whole run, start-up included). On a machine whose cores they share, the env steps a second
+    also depend on what the learner takes; this is what acting alone costs."""
+    stats = json.loads((run / "log" / "process_stats.json").read_text())
+    wall = stats.get("wall_seconds") or 1.0
+    cpu = stats.get("cpu_seconds", {})
+    aisrv = sum(v for name, v in cpu.items() if name.startswith("aisrv"))
+    steps = (stats.get("learner") or {}).get("env_steps") or 0
+    return {"learner_cores": cpu.get("learner", 0.0) / wall, "aisrv_cores": aisrv / wall,
+            "aisrv_ms_per_step": aisrv / steps * 1e3 if steps else float("nan")}
 
 
 def pickup_latencies(series) -> list[float]:
@@ -288,6 +304,7 @@ def compare_with_package(args: argparse.Namespace, cfg: AppConfig) -> int:
         print(f"error: --rounds must be >= 1, got {args.rounds}", file=sys.stderr)
         return 2
     produced: dict[str, list[float]] = {"config": [], "package": []}
+    shares: dict[str, list[dict]] = {"config": [], "package": []}
     with tempfile.TemporaryDirectory(prefix="bench_train_") as tmp:
         for i in range(args.rounds):
             for name in produced:
@@ -295,11 +312,20 @@ def compare_with_package(args: argparse.Namespace, cfg: AppConfig) -> int:
                                           else (None, [], str(package.resolve())))
                 run, _ = run_system(config, overrides, args.seconds, Path(tmp) / f"{name}{i}", package=pkg)
                 produced[name].append(steady_rates(read_metrics(run))[1])
-                print(f"  round {i + 1} {name}: {produced[name][-1]:8.1f} env steps/s produced", flush=True)
+                shares[name].append(cpu_shares(run))
+                share = shares[name][-1]
+                print(f"  round {i + 1} {name}: {produced[name][-1]:8.1f} env steps/s produced; cores busy: learner "
+                      f"{share['learner_cores']:.2f}, aisrv {share['aisrv_cores']:.2f}; aisrv "
+                      f"{share['aisrv_ms_per_step']:.3f} ms CPU per env step", flush=True)
     print(f"\nconfig: {args.config or 'conf/configure_app.toml'}  aisrv {cfg.app.aisrv_num} x {cfg.app.envs_per_aisrv} "
           f"envs; package: {package}; {args.seconds:.0f} s each, {args.rounds} round(s), {cores()} cores")
+    cost = {name: statistics.fmean(s["aisrv_ms_per_step"] for s in shares[name]) for name in shares}
     for name, label in (("config", args.config or "conf/configure_app.toml"), ("package", package.name)):
-        print(f"{label:>24}: {statistics.fmean(produced[name]):8.1f} env steps/s produced (steady, mean of rounds)")
+        learner = statistics.fmean(s["learner_cores"] for s in shares[name])
+        print(f"{label:>24}: {statistics.fmean(produced[name]):8.1f} env steps/s produced (steady, mean of rounds); "
+              f"learner {learner:.2f} cores busy; aisrv {cost[name]:.3f} ms CPU per env step")
+    print(f"package / config aisrv CPU per env step (acting alone, > 1: the config's is cheaper): "
+          f"{cost['package'] / cost['config']:.3f}")
     ours, theirs = statistics.fmean(produced["config"]), statistics.fmean(produced["package"])
     print(f"config / package env steps/s produced: {ours / theirs:.3f}" if theirs else
           "config / package env steps/s produced: n/a (the package run produced nothing)")

@@ -4,9 +4,10 @@
  * no C compiler is at hand (feature/native.py). tests/test_gorge_lookahead_native.py holds the two
  * equal.
  *
- * A grid comes as the Python int's bytes (little-endian): cell (row r, column c) is bit r * 64 + c,
- * the column at `width` a zero guard, so a row is one 64-bit word and a search's level is a few
- * shifts and ands a row. The game's numbers come in a Rules struct: none lives here. */
+ * The window is read from the memory's own padded maps (load_window). Cell (row r, column c) is
+ * bit r * 64 + c, as in the Python's big ints, the column at `width` a zero guard, so a row is one
+ * 64-bit word and a search's level is a few shifts and ands a row. The game's numbers come in a
+ * Rules struct: none lives here. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,34 +39,37 @@ typedef struct {  /* the game's numbers and this call's grids */
     uint64_t ground_rows[MAX_ROWS];  /* the ground a row a word (stride 64) */
 } Layout;
 
-static int bit_at(const uint8_t *bytes, int nbytes, int i) {
-    return (i >> 3) < nbytes ? bytes[i >> 3] >> (i & 7) & 1 : 0;
-}
-
-static void unpack_bits(uint8_t *cells, const uint8_t *bytes, int nbytes, int n) {
-    int whole = n >> 3 < nbytes ? n >> 3 : nbytes, i = 0;
-    for (int b = 0; b < whole; b++) {
-        unsigned byte = bytes[b];
-        if (!byte) { memset(cells + i, 0, 8); i += 8; continue; }
-        for (int k = 0; k < 8; k++) cells[i++] = (uint8_t)(byte >> k & 1);
-    }
-    for (; i < n; i++) cells[i] = (uint8_t)bit_at(bytes, nbytes, i);
-}
-
-static void load_rows(uint64_t *rows_out, int rows, const uint8_t *bytes, int nbytes) {
-    for (int r = 0; r < rows; r++) {
-        uint64_t word = 0;
-        for (int k = 7; k >= 0; k--) word = word << 8 | (r * 8 + k < nbytes ? bytes[r * 8 + k] : 0);
-        rows_out[r] = word;
-    }
-}
-
-static int unpack(Layout *g, const uint8_t *road, const uint8_t *ground, int nbytes) {
-    if (g->cells > MAX_CELLS || g->stride != 64 || g->cells % 64) return -1;
+/* The window's grids from the memory's padded maps (float32 [plane][z][x], plane 0: 1 on road seen,
+ * plane 1: 1 where seen; `size` × `size` a plane), the window's top-left at (left, top), the map's
+ * own cells at lo <= x, z < hi: road = road seen; ground = road, or never seen inside the map
+ * (GorgeMemory.search_window's two grids, read where they lie instead of copied and packed). */
+static int load_window(Layout *g, int width, int height, const float *maps, int size, int left, int top, int lo,
+                       int hi) {
+    if (g->cells > MAX_CELLS || g->stride != 64 || g->cells % 64 || width > 63) return -1;
+    if (left < 0 || top < 0 || left + width > size || top + height > size) return -1;
     g->rows = g->cells / 64;
-    load_rows(g->ground_rows, g->rows, ground, nbytes);
-    unpack_bits(g->road, road, nbytes, g->cells);
-    unpack_bits(g->ground, ground, nbytes, g->cells);
+    const float *road_plane = maps, *seen_plane = maps + (size_t)size * (size_t)size;
+    memset(g->road, 0, (size_t)g->cells);
+    memset(g->ground, 0, (size_t)g->cells);
+    for (int r = 0; r < g->rows; r++) {
+        uint64_t word = 0;
+        int z = top + r;
+        if (r < height) {
+            const float *road_row = road_plane + (size_t)z * (size_t)size + left;
+            const float *seen_row = seen_plane + (size_t)z * (size_t)size + left;
+            int z_inside = z >= lo && z < hi;
+            uint8_t *road = g->road + (r << 6), *ground = g->ground + (r << 6);
+            for (int c = 0; c < width; c++) {
+                int x = left + c;
+                int on_road = road_row[c] > 0.0f;
+                int open = on_road || (seen_row[c] == 0.0f && z_inside && x >= lo && x < hi);
+                road[c] = (uint8_t)on_road;
+                ground[c] = (uint8_t)open;
+                word |= (uint64_t)open << c;
+            }
+        }
+        g->ground_rows[r] = word;
+    }
     return 0;
 }
 
@@ -577,13 +581,15 @@ static int path_length(const Layout *g, int source, int target, int limit) {
     return limit + 1;
 }
 
-/* lookahead.guarded from its grids on: `road` and `ground` without the hero's cell `centre`;
+/* lookahead.guarded from its grids on: the window's road and ground from the memory's padded maps
+ * (load_window: `maps`, `size`, the window's top-left `left`, `top`, the map inside lo..hi), with
+ * the hero's cell `centre` added to both;
  * `known`: (cell, speed) of the monsters known now; `threats`: (cell, speed, head start) of those
  * and of those seen lately; `moves_open`: the 8 moves' flags; `flash_cells`: each flash's landing
  * (-1: closed). Returns 1 with keep[] (the 8 moves, then the flashes) filled, 0 where no monster is
  * near enough (the mask stays as it is), -1 where an input is beyond this file's limits. */
-int lookahead_guard(void *workspace, const Rules *rules, const uint8_t *road, const uint8_t *ground, int nbytes,
-                    int centre, const int *known, int n_known, const int *threats, int n_threats, int step,
+int lookahead_guard(void *workspace, const Rules *rules, const float *maps, int size, int left, int top, int lo,
+                    int hi, int centre, const int *known, int n_known, const int *threats, int n_threats, int step,
                     int interval, int speedup, int buff_left, int spawn_cell, int max_step, int spawn_soon,
                     const int *moves_open, const int *flash_cells, int n_flashes, int *keep) {
     Workspace *w = workspace;
@@ -591,7 +597,8 @@ int lookahead_guard(void *workspace, const Rules *rules, const uint8_t *road, co
     Layout *g = &w->layout;
     set_layout(g, rules);
     w->reach = rules->reach; w->width = rules->width;
-    if (unpack(g, road, ground, nbytes) != 0 || !inside(g, centre)) return -1;
+    if (load_window(g, rules->width, rules->height, maps, size, left, top, lo, hi) != 0 || !inside(g, centre))
+        return -1;
     g->road[centre] = g->ground[centre] = 1;
     g->ground_rows[centre >> 6] |= 1ULL << (centre & 63);
     int near = rules->race_trigger + 1;

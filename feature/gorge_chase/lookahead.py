@@ -329,7 +329,6 @@ def guarded(m, moves: list[float], flashes: list[float], compiled: bool = True) 
     spawn_soon = 0 < interval - m.step_no <= SPAWN_FORESIGHT  # monster 2 appears on a cell of the hero's trail
     if not (known or lately or spawn_soon) or not (any(moves) or any(flashes)):
         return moves, flashes
-    road_mask, unseen_mask = m.search_window(WINDOW_RADIUS)
     centre = bit_of(WINDOW_RADIUS, WINDOW_RADIUS)
     cells = [bit_of(s.last_x - hx + WINDOW_RADIUS, s.last_z - hz + WINDOW_RADIUS) for s in known]
     threats = [(c, s.speed, 0) for c, s in zip(cells, known)]
@@ -343,7 +342,7 @@ def guarded(m, moves: list[float], flashes: list[float], compiled: bool = True) 
     max_step = int(info.get("max_step", m.step_no + DEPTH))
     speedup = int(info.get("monster_speed_boost_step", 0))
     if compiled:
-        keep = guard(RULES, GRID.packed(road_mask), GRID.packed(road_mask | unseen_mask), centre,
+        keep = guard(RULES, m.search_planes(WINDOW_RADIUS), centre,
                      [(c, s.speed) for c, s in zip(cells, known)], threats, m.step_no, interval, speedup,
                      m.buff_remaining, -1 if spawn_cell is None else spawn_cell, max_step, spawn_soon, moves,
                      flash_landings)
@@ -351,6 +350,7 @@ def guarded(m, moves: list[float], flashes: list[float], compiled: bool = True) 
             return moves, flashes
         if keep is not None:
             return keep[:NUM_MOVES], keep[NUM_MOVES:]
+    road_mask, unseen_mask = m.search_window(WINDOW_RADIUS)
     road = GRID.of_mask(road_mask)
     ground = road | GRID.of_mask(unseen_mask)
     near = RACE_TRIGGER + 1

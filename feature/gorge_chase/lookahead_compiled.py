@@ -12,12 +12,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
+import numpy as np
+
 from feature.bitgrid import BitGrid
 from feature.native import load
 
 SOURCE = Path(__file__).with_name("lookahead.c")
 _int_p = ctypes.POINTER(ctypes.c_int)
-_bytes = ctypes.c_char_p
 
 
 class Rules(NamedTuple):
@@ -64,9 +65,9 @@ def kernel() -> ctypes.CDLL | None:
     library.lookahead_workspace_free.restype = None
     library.lookahead_workspace_free.argtypes = [ctypes.c_void_p]
     library.lookahead_guard.restype = ctypes.c_int
-    library.lookahead_guard.argtypes = ([ctypes.c_void_p, rules, _bytes, _bytes, ctypes.c_int, ctypes.c_int, _int_p,
-                                         ctypes.c_int, _int_p] + [ctypes.c_int] * 8 + [_int_p, _int_p, ctypes.c_int,
-                                                                                         _int_p])
+    library.lookahead_guard.argtypes = ([ctypes.c_void_p, rules, ctypes.c_void_p] + [ctypes.c_int] * 6 +
+                                        [_int_p, ctypes.c_int, _int_p] + [ctypes.c_int] * 8 +
+                                        [_int_p, _int_p, ctypes.c_int, _int_p])
     return library
 
 
@@ -98,20 +99,25 @@ def _ints(values) -> ctypes.Array:
     return (ctypes.c_int * max(1, len(values)))(*values)
 
 
-def guard(rules: Rules, road: bytes, ground: bytes, centre: int, known: list[tuple[int, int]],
+def guard(rules: Rules, planes: tuple[np.ndarray, int, int, int, int], centre: int, known: list[tuple[int, int]],
           threats: list[tuple[int, int, int]], step: int, interval: int, speedup: int, buff_left: int,
           spawn_cell: int, max_step: int, spawn_soon: bool, moves_open: list, flash_cells: list[int | None]
           ) -> list[float] | None | bool:
-    """lookahead.guarded from its grids on (`road`, `ground`: BitGrid.packed bytes without the hero's
-    cell `centre`): the kept flags of the 8 moves then the flashes; False where no monster is near
-    enough (the mask stays as it is); None where the C cannot answer."""
+    """lookahead.guarded from its grids on (`planes`: GorgeMemory.search_planes, the window's road
+    and ground read there by the C; the hero's cell `centre` added to both): the kept flags of the
+    8 moves then the flashes; False where no monster is near enough (the mask stays as it is);
+    None where the C cannot answer."""
     ready = _ready()
     if ready is None:
         return None
     library, workspace = ready
+    maps, left, top, lo, hi = planes
+    if maps.dtype != np.float32 or maps.ndim != 3 or maps.shape[0] < 2 or maps.shape[1] != maps.shape[2] \
+            or not maps.flags.c_contiguous:
+        return None
     keep = (ctypes.c_int * (8 + len(flash_cells)))()
     status = library.lookahead_guard(
-        workspace, _c_rules(rules), road, ground, rules.grid.nbytes, centre,
+        workspace, _c_rules(rules), maps.ctypes.data, maps.shape[1], left, top, lo, hi, centre,
         _ints(v for cell, speed in known for v in (cell, speed)), len(known),
         _ints(v for threat in threats for v in threat), len(threats), step, interval, speedup, buff_left, spawn_cell,
         max_step, int(spawn_soon), _ints(int(bool(v)) for v in moves_open),

@@ -150,6 +150,12 @@ class GorgeMemory:
         inside = self._window(INSIDE, radius)
         return self._window(self.passable, radius) > 0, (self._window(self.seen, radius) == 0) & inside
 
+    def search_planes(self, radius: int) -> tuple[np.ndarray, int, int, int, int]:
+        """search_window's grids where they lie, for a reader of raw memory (the look-ahead's C
+        twin): the padded maps (float32 [plane, z, x], plane 0 road seen, 1 seen), the window's
+        top-left (x, z) in them, and the bounds lo <= x, z < hi of the map's own cells."""
+        return self._maps, self.hero[0] + PAD - radius, self.hero[1] + PAD - radius, PAD, PAD + GRID_SIZE
+
     def _remember_map(self) -> None:
         seen = self._window(self.seen, VIEW_RADIUS)
         self.new_cells = int(VIEW_SIZE * VIEW_SIZE - seen.sum())
