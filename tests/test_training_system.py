@@ -150,6 +150,13 @@ def test_train_crash_restart_kill_and_resume(tmp_path):
         assert proc.wait(90) == 0
     finally:
         kill_group(proc)
+    # tools/bench_train.py --package splits a run's cores from the file the supervisor wrote
+    sys.path.insert(0, str(REPO_ROOT / "tools"))
+    import bench_train
+
+    shares = bench_train.cpu_shares(run)
+    assert 0 < shares["learner_cores"] and 0 < shares["aisrv_cores"], shares
+    assert 0 < shares["aisrv_ms_per_step"] < 1e3, shares
     learner_log = (run / "log" / "learner.log").read_text()
     assert "skipping checkpoint" in learner_log and ckpt_files.ckpt_name(newest) in learner_log
     assert f"learner precision: {resolve_precision('fp32', 'cpu')}" in learner_log  # the default, said and why
