@@ -128,49 +128,101 @@ def test_with_the_training_switch_the_features_mask_is_the_look_aheads_and_explo
     assert narrowed > 0
 
 
-def test_play_outs_that_meet_share_their_answer_and_decide_as_each_alone(monkeypatch):
-    """Search.survives keeps the steps lived from each state a play-out passes; a later play-out
-    reaching one stops there. The path lengths from a hero's cell and the hero's flight from a
-    cell are kept for every play-out of the step too (the Python definition, not its C twin). On an episode of a random player within the
-    mask, the masks are those of play-outs each run alone, with nothing kept; some play-outs did
-    meet, and some searches were read again."""
+def _guarded_searches(monkeypatch, seed: int, steps: int, on_search) -> None:
+    """A random player within the Python guard's mask for `steps` steps; `on_search(search, first,
+    depth, lived)` sees each candidate's search."""
     from feature.gorge_chase import lookahead
 
-    shared_answer = lookahead.Search.survives
-    met, searches = [], {"made": 0, "read": 0}
+    survives = lookahead.Search.survives
 
-    def alone(search, first, depth):
-        search.outcomes, search.levels, search.flights = {}, {}, {}
-        return shared_answer(search, first, depth)
-
-    def counting(search, first, depth):
-        before = len(search.outcomes)
-        lived = shared_answer(search, first, depth)
-        # alone, a play-out keeps one state a step from its second on: fewer where it met one kept
-        shared = not search.step < search.interval <= search.step + depth
-        met.append(shared and len(search.outcomes) - before < (lived if lived < depth else depth - 1))
+    def seen(search, first, depth):
+        lived = survives(search, first, depth)
+        on_search(search, first, depth, lived)
         return lived
 
-    move_monsters = lookahead.Search._move_monsters
-
-    def counting_moves(search, monsters, hero):
-        searches["read" if hero in search.levels else "made"] += 1
-        return move_monsters(search, monsters, hero)
-
-    monkeypatch.setattr(lookahead.Search, "_move_monsters", counting_moves)
+    monkeypatch.setattr(lookahead.Search, "survives", seen)
     monkeypatch.setattr(lookahead, "guard", lambda *args: None)  # the Python definition (not its C twin)
-
-    env = make_env(protocol="gorge", seed=5)
+    env = make_env(protocol="gorge", seed=seed)
     env_obs = env.reset(CONF)
     memory, _ = (view := GorgeView(global_info=True)).reset(env_obs)
-    rnd, steps = np.random.default_rng(5), 0
-    while not (env_obs["terminated"] or env_obs["truncated"]) and steps < 150:
-        mask = legal_mask(memory)
-        monkeypatch.setattr(lookahead.Search, "survives", counting)
-        kept = exploit_legal(memory, mask, GUARD)
-        monkeypatch.setattr(lookahead.Search, "survives", alone)
-        assert np.array_equal(kept, exploit_legal(memory, mask, GUARD)), memory.step_no
+    rnd = np.random.default_rng(seed)
+    for _ in range(steps):
+        kept = exploit_legal(memory, legal_mask(memory), GUARD)
         _, env_obs = env.step(int(rnd.choice(np.flatnonzero(kept[:2 * NUM_MOVES]))))
-        memory, _ = view.step(env_obs)
-        steps += 1
-    assert any(met) and searches["read"] > 0 and searches["made"] > 0
+        if env_obs["terminated"] or env_obs["truncated"]:
+            env_obs = env.reset(CONF)
+            memory, _ = view.reset(env_obs)
+        else:
+            memory, _ = view.step(env_obs)
+
+
+def test_the_search_over_the_heros_lines_lives_at_least_as_long_as_the_fleeing_play_out(monkeypatch):
+    """Each candidate's search, against the same candidate's one fleeing line (a budget of no
+    state past the first line): never shorter, and longer where the flight runs into a trap that
+    another line escapes."""
+    from feature.gorge_chase import lookahead
+
+    pairs, plain = [], lookahead.Search.survives
+
+    def compare(search, first, depth, lived):
+        line = lookahead.Search(search.road, search.ground, search.monsters, search.step, search.interval,
+                                search.speedup, search.buff_left, search.history)
+        monkeypatch.setattr(lookahead, "BUDGET", 0)
+        pairs.append((lived, plain(line, first, depth), depth))
+        monkeypatch.setattr(lookahead, "BUDGET", budget)
+
+    budget = lookahead.BUDGET
+    _guarded_searches(monkeypatch, 5, 150, compare)
+    assert all(lived >= alone for lived, alone, _ in pairs)
+    assert sum(lived > alone for lived, alone, _ in pairs) >= 3, pairs
+    assert any(lived < depth for lived, _, depth in pairs)  # some traps no line escapes
+
+
+def test_a_kept_answer_is_the_best_line_from_its_state(monkeypatch):
+    """Search.outcomes keeps a state's answer (the step, the hero's cell, each monster's cell,
+    speed, last cell and axis) once its search ended within the budget, and later lines and
+    candidates that meet the state read it. Checked against a search from that state with
+    nothing kept and no budget: the most steps any line of the hero lives (play-outs 6 steps
+    deep, so that the full search stays small; a budget of 3 states, so that searches stop at it
+    and leave answers that are not kept)."""
+    from feature.gorge_chase import lookahead
+
+    monkeypatch.setattr(lookahead, "DEPTH", 6)
+    monkeypatch.setattr(lookahead, "BUDGET", 3)
+    checked, read = [], []
+    expand = lookahead.Search._expand
+
+    def counting(search, t, hero, monsters, history, depth, shared):
+        before = search.expanded
+        answer = expand(search, t, hero, monsters, history, depth, shared)
+        # nothing expanded, yet neither caught (t - 1) nor at the end: a kept answer was read
+        read.append(search.expanded == before and t <= answer[0] and t < depth)
+        return answer
+
+    monkeypatch.setattr(lookahead.Search, "_expand", counting)
+
+    def best_line(search, t, hero, monsters, depth):
+        """The most steps lived from the state after step t's moves, every line searched."""
+        if t == depth:
+            return depth
+        fresh = lookahead.Search(search.road, search.ground, monsters, search.step, search.interval, search.speedup,
+                                 search.buff_left, search.history)
+        best = t
+        for cell in fresh.moves(hero, 2 if search.buff_left - t > 0 else 1, [list(m) for m in monsters]):
+            best = max(best, fresh._expand(t + 1, cell, [list(m) for m in monsters], {}, depth, False)[0])
+        return best
+
+    def check(search, first, depth, lived):
+        kept_now = [(state, kept) for state, kept in search.outcomes.items() if state[0] >= 3]
+        traps = [entry for entry in kept_now if entry[1] < depth][-3:]
+        free = [entry for entry in kept_now if entry[1] == depth][-1:]
+        for (t, hero, monsters), kept in traps * (len(checked) < 100) + free * (len(checked) < 40):
+            monkeypatch.setattr(lookahead, "BUDGET", 10 ** 9)
+            checked.append((kept, best_line(search, t, hero, [list(m) for m in monsters], depth)))
+            monkeypatch.setattr(lookahead, "BUDGET", budget)
+
+    budget = lookahead.BUDGET
+    _guarded_searches(monkeypatch, 7, 200, check)
+    assert len(checked) >= 30 and any(read)
+    assert all(kept == best for kept, best in checked), [pair for pair in checked if pair[0] != pair[1]]
+    assert any(best < 6 for _, best in checked), (len(checked), sum(read), checked[:20])  # some kept states are traps

@@ -106,8 +106,8 @@ def test_the_guard_runs_its_c_twin(monkeypatch):
 
 
 def test_inputs_beyond_the_c_limits_fall_back_to_python():
-    """More monsters than the C holds, or a window outside the maps: it declines, and guarded
-    would run the Python."""
+    """More monsters than the C holds, a window outside the maps, or a search budget past the
+    states its table keeps: it declines, and guarded would run the Python."""
     from feature.gorge_chase.memory import GorgeMemory
 
     centre = lookahead.bit_of(lookahead.WINDOW_RADIUS, lookahead.WINDOW_RADIUS)
@@ -124,6 +124,10 @@ def test_inputs_beyond_the_c_limits_fall_back_to_python():
                                     *rest) is None
     assert lookahead_compiled.guard(lookahead.RULES, (maps.astype(np.float64), left, top, lo, hi), centre,
                                     [(centre + 2, 1)], [(centre + 2, 1, 0)], *rest) is None
+    for budget, answered in ((2000, True), (2001, False), (-1, False)):
+        rules = lookahead.RULES._replace(budget=budget)
+        out = lookahead_compiled.guard(rules, planes, centre, [(centre + 2, 1)], [(centre + 2, 1, 0)], *rest)
+        assert (out is not None) is answered, budget
 
 
 def test_without_the_source_or_a_compiler_the_python_runs(tmp_path, monkeypatch):

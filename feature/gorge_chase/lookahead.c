@@ -18,7 +18,10 @@
 #define MAX_MONSTERS 4
 #define MAX_DEPTH 64
 #define LEVEL_SLOTS 256
-#define OUTCOME_SLOTS (1 << 11)
+#define MAX_BUDGET 2000
+#define MAX_CANDIDATES 16
+/* a step's states kept: at most each candidate's budget, plus a line of depth past it, under half full */
+#define OUTCOME_SLOTS (1 << 16)
 #define FLIGHT_SLOTS (1 << 10)
 
 typedef struct { int cell, speed, prev, axis; } Monster;
@@ -27,6 +30,7 @@ typedef struct { int cell, speed, prev, axis; } Monster;
 typedef struct {
     int stride, width, height, far_limit, capture, spawn_delay, reach;
     int trigger, race_trigger, depth, safe;  /* the guard's: when the play-outs and the race run, how deep, what margin */
+    int budget;  /* the states a candidate's search expands at most */
     int move[8][3];  /* per direction: the bit offset of one move, of its two straight sides */
     double back_step_penalty, same_axis_penalty;
 } Rules;
@@ -183,21 +187,25 @@ static int walk(const Layout *g, int at, int direction, int cells) {
     return at;
 }
 
-typedef struct { int at, cells, n, to, used; int sources[MAX_MONSTERS]; } Flight;
+typedef struct { int at, cells, n, used, n_order; int sources[MAX_MONSTERS]; int order[8]; } Flight;
 
 typedef struct {
     Layout *g;
     LevelCache levels;   /* from the hero's cells: the monsters' next cells (path lengths < far_limit) */
     LevelCache sources;  /* from the monsters' cells: the hero's flight (path lengths <= far_limit, as distances_at) */
-    int step, interval, speedup, buff_left, depth, spawn_cell;
+    int step, interval, speedup, buff_left, depth, spawn_cell, budget, shared, expanded;
     int n_start;
     Monster start[MAX_MONSTERS];
-    /* the steps lived from a state a play-out passed (lookahead.Search.outcomes) */
+    int trail[MAX_DEPTH + 1];  /* the line's hero cells, a step each */
+    /* the steps lived at best from a state whose search ended within the budget
+     * (lookahead.Search.outcomes); a slot is this step's where its generation is */
+    uint32_t generation;
+    uint32_t slot_generation[OUTCOME_SLOTS];
     uint64_t keys[OUTCOME_SLOTS];
     int lived[OUTCOME_SLOTS];
     Monster states[OUTCOME_SLOTS * MAX_MONSTERS];
     int state_n[OUTCOME_SLOTS], state_t[OUTCOME_SLOTS], state_hero[OUTCOME_SLOTS];
-    /* the hero's flight from a cell, per (cell, cells a move, the monsters' cells) (lookahead.Search.flights) */
+    /* the hero's moves from a cell in order, per (cell, cells a move, the monsters' cells) (lookahead.Search.flights) */
     Flight flights[FLIGHT_SLOTS];
 } Search;
 
@@ -214,9 +222,11 @@ static void flight_of(Flight *f, int at, int cells, const Monster *monsters, int
     }
 }
 
-static int flee_search(Search *s, int at, int cells, const Monster *monsters, int n);
+static int order_moves(Search *s, int at, int cells, const Monster *monsters, int n, int *order);
 
-static int flee(Search *s, int at, int cells, const Monster *monsters, int n) {
+/* lookahead.Search.moves: the distinct landings of a move from `at` into `order`, the flight from
+ * the nearest monster first (kept per key in s->flights); returns their count, 0 out of memory */
+static int moves_from_cell(Search *s, int at, int cells, const Monster *monsters, int n, int *order) {
     Flight key;
     flight_of(&key, at, cells, monsters, n);
     uint32_t h = (uint32_t)at * 2654435761u ^ (uint32_t)cells * 40503u;
@@ -226,18 +236,22 @@ static int flee(Search *s, int at, int cells, const Monster *monsters, int n) {
         Flight *f = &s->flights[slot];
         if (!f->used) {
             *f = key;
-            f->to = flee_search(s, at, cells, monsters, n);
-            f->used = 1;
-            return f->to;
+            f->n_order = order_moves(s, at, cells, monsters, n, f->order);
+            f->used = f->n_order > 0;
+            memcpy(order, f->order, sizeof(int) * (size_t)f->n_order);
+            return f->n_order;
         }
         if (f->at == at && f->cells == cells && f->n == key.n &&
-            !memcmp(f->sources, key.sources, sizeof(int) * (size_t)key.n)) return f->to;
+            !memcmp(f->sources, key.sources, sizeof(int) * (size_t)key.n)) {
+            memcpy(order, f->order, sizeof(int) * (size_t)f->n_order);
+            return f->n_order;
+        }
         slot = (slot + 1) & (FLIGHT_SLOTS - 1);
     }
-    return flee_search(s, at, cells, monsters, n);  /* a crowded table: searched again, the answer alike */
+    return order_moves(s, at, cells, monsters, n, order);  /* a crowded table: ordered again, the answer alike */
 }
 
-static int flee_search(Search *s, int at, int cells, const Monster *monsters, int n) {
+static int order_moves(Search *s, int at, int cells, const Monster *monsters, int n, int *order) {
     int landings[8], n_landings = 0;
     for (int d = 0; d < 8; d++) {
         int cell = walk(s->g, at, d, cells), dup = 0;
@@ -250,20 +264,25 @@ static int flee_search(Search *s, int at, int cells, const Monster *monsters, in
     for (int k = 0; k < n_landings; k++) distance[k] = s->g->far_limit + 1;
     for (int m = 0; m < n; m++) {
         Levels *from = levels_of(&s->sources, monsters[m].cell);
-        if (!from) return at;
+        if (!from) return 0;
         for (int k = 0; k < n_landings; k++) {
             int d = levels_distance(from, s->g, landings[k]);
             if (d >= 0 && d < distance[k]) distance[k] = d;
         }
     }
-    int best = 0;
-    for (int k = 1; k < n_landings; k++) {  /* the farthest; then the shortest move; then the larger index */
-        int a = landings[k], b = landings[best];
-        if (distance[k] != distance[best]) { if (distance[k] > distance[best]) best = k; continue; }
-        if (abs(a - at) != abs(b - at)) { if (abs(a - at) < abs(b - at)) best = k; continue; }
-        if (a > b) best = k;
+    /* the farthest first; then the shortest move; then the larger index (insertion sort, 8 at most) */
+    for (int k = 0; k < n_landings; k++) {
+        int cell = landings[k], dist = distance[k], j = k;
+        while (j > 0) {
+            int a = order[j - 1], da = distance[j - 1];
+            int before = da != dist ? da > dist : abs(a - at) != abs(cell - at) ? abs(a - at) < abs(cell - at) : a > cell;
+            if (before) break;
+            order[j] = a; distance[j] = da;
+            j--;
+        }
+        order[j] = cell; distance[j] = dist;
     }
-    return landings[best];
+    return n_landings;
 }
 
 static void move_monsters(Search *s, Monster *monsters, int n, int hero) {
@@ -344,60 +363,197 @@ static int same_state(const Search *s, int slot, int t, int hero, const Monster 
     return 1;
 }
 
-/* the slot holding this state, or the empty slot where it would go (-1: the table is full) */
+/* the slot holding this state, or the free slot where it would go (-1: the table is full) */
 static int outcome_slot(const Search *s, uint64_t key, int t, int hero, const Monster *monsters, int n) {
     int slot = (int)(key & (OUTCOME_SLOTS - 1));
-    for (int probe = 0; probe < OUTCOME_SLOTS / 4; probe++) {
-        if (s->keys[slot] == 0) return slot;
+    for (int probe = 0; probe < OUTCOME_SLOTS; probe++) {
+        if (s->slot_generation[slot] != s->generation) return slot;
         if (s->keys[slot] == key && same_state(s, slot, t, hero, monsters, n)) return slot;
         slot = (slot + 1) & (OUTCOME_SLOTS - 1);
     }
     return -1;
 }
 
-/* lookahead.Search.survives: steps (up to depth) the hero lives after landing on `first` */
-static int survives(Search *s, int first) {
-    const Layout *g = s->g;
+static int after_moves(Search *s, int t, int hero, Monster *monsters, int n, int *exact);
+
+/* lookahead.Search._expand: the steps lived at best (*exact: whether that is exact) for the hero
+ * landing on `hero` at step t of the play-out, the monsters where they stood before the step */
+static int expand(Search *s, int t, int hero, const Monster *before, int n, int *exact) {
     Monster monsters[MAX_MONSTERS];
-    int n = s->n_start;
-    memcpy(monsters, s->start, sizeof(Monster) * (size_t)n);
-    int trail[MAX_DEPTH + 1];
-    int passed[MAX_DEPTH], n_passed = 0;
-    int hero = first, lived = s->depth;
-    int shared = !(s->step < s->interval && s->interval <= s->step + s->depth);
-    for (int t = 1; t <= s->depth; t++) {
-        int step = s->step + t;
-        if (t > 1) {
-            if (shared) {
-                uint64_t key = state_hash(t, hero, monsters, n);
-                int slot = outcome_slot(s, key, t, hero, monsters, n);
-                if (slot >= 0 && s->keys[slot] != 0) { lived = s->lived[slot]; break; }
-                if (slot >= 0) {
-                    s->keys[slot] = key; s->lived[slot] = -1;
-                    s->state_t[slot] = t; s->state_hero[slot] = hero; s->state_n[slot] = n;
-                    memcpy(&s->states[(size_t)slot * MAX_MONSTERS], monsters, sizeof(Monster) * (size_t)n);
-                    passed[n_passed++] = slot;
-                }
-            }
-            int boosted = s->buff_left - (t - 1) > 0;
-            hero = flee(s, hero, boosted ? 2 : 1, monsters, n);
-        }
-        trail[t] = hero;
-        move_monsters(s, monsters, n, hero);
-        if (step == s->interval && s->interval > s->step && n < MAX_MONSTERS) {  /* monster 2 was still to come */
-            int back = step - g->spawn_delay, spawn;
-            if (back > s->step) spawn = trail[back - s->step];
-            else spawn = s->spawn_cell >= 0 ? s->spawn_cell : hero;
-            monsters[n].cell = spawn; monsters[n].speed = 1 + (step > s->speedup);
-            monsters[n].prev = -1; monsters[n].axis = -1;
-            n++;
-        }
-        if (step == s->speedup && s->speedup > s->step) {
-            for (int m = 0; m < n; m++) monsters[m].speed++;
-        }
-        if (caught(g, hero, monsters, n)) { lived = t - 1; break; }
+    memcpy(monsters, before, sizeof(Monster) * (size_t)n);
+    s->trail[t] = hero;
+    move_monsters(s, monsters, n, hero);
+    return after_moves(s, t, hero, monsters, n, exact);
+}
+
+/* lookahead.Search._after_moves: expand's answer from the monsters' moves of step t on */
+static int after_moves(Search *s, int t, int hero, Monster *monsters, int n, int *exact) {
+    const Layout *g = s->g;
+    int step = s->step + t;
+    if (step == s->interval && s->interval > s->step && n < MAX_MONSTERS) {  /* monster 2 was still to come */
+        int back = step - g->spawn_delay, spawn;
+        if (back > s->step) spawn = s->trail[back - s->step];
+        else spawn = s->spawn_cell >= 0 ? s->spawn_cell : hero;
+        monsters[n].cell = spawn; monsters[n].speed = 1 + (step > s->speedup);
+        monsters[n].prev = -1; monsters[n].axis = -1;
+        n++;
     }
-    for (int k = 0; k < n_passed; k++) s->lived[passed[k]] = lived;
+    if (step == s->speedup && s->speedup > s->step) {
+        for (int m = 0; m < n; m++) monsters[m].speed++;
+    }
+    *exact = 1;
+    if (caught(g, hero, monsters, n)) return t - 1;
+    if (t == s->depth) return s->depth;
+    uint64_t key = 0;
+    int slot;
+    if (s->shared) {
+        key = state_hash(t, hero, monsters, n);
+        slot = outcome_slot(s, key, t, hero, monsters, n);
+        if (slot >= 0 && s->slot_generation[slot] == s->generation) return s->lived[slot];
+    }
+    s->expanded++;
+    int best = t, whole = 1, boosted = s->buff_left - t > 0, order[8];
+    int n_order = moves_from_cell(s, hero, boosted ? 2 : 1, monsters, n, order);
+    for (int k = 0; k < n_order; k++) {
+        int child_exact, lived = expand(s, t + 1, order[k], monsters, n, &child_exact);
+        if (lived > best) best = lived;
+        whole = whole && child_exact;
+        if (best == s->depth) { whole = 1; break; }
+        if (s->expanded > s->budget) { whole = whole && k == n_order - 1; break; }
+    }
+    *exact = whole;
+    if (s->shared && whole) slot = outcome_slot(s, key, t, hero, monsters, n);  /* the lines below took slots too */
+    if (s->shared && whole && slot >= 0) {
+        s->slot_generation[slot] = s->generation;
+        s->keys[slot] = key; s->lived[slot] = best;
+        s->state_t[slot] = t; s->state_hero[slot] = hero; s->state_n[slot] = n;
+        memcpy(&s->states[(size_t)slot * MAX_MONSTERS], monsters, sizeof(Monster) * (size_t)n);
+    }
+    return best;
+}
+
+/* one monster's way through its sub-steps (lookahead.Search.every_move's ways) */
+typedef struct { int cell, prev, axis, here; } Way;
+
+/* one outcome of the monsters' moves, with the cells held (a set, as the Python's) */
+typedef struct { Monster monsters[MAX_MONSTERS]; int held[MAX_MONSTERS], n_held; } TieOutcome;
+
+/* lookahead.Search._tied_steps: the ways one sub-step on from `way` into out[] (each neighbour of
+ * the least score; the way itself where none is open); returns the count */
+static int tied_steps(const Layout *g, Levels *levels, const int *held, int n_held, Way way, Way *out) {
+    const int orthogonal[4][2] = {{1, 0}, {-1, 0}, {g->stride, 1}, {-g->stride, 1}};
+    double scores[4];
+    Way next[4];
+    int n_next = 0;
+    for (int o = 0; o < 4; o++) {
+        int nb = way.cell + orthogonal[o][0], ax = orthogonal[o][1], taken = 0;
+        if (nb < 0) continue;
+        for (int k = 0; k < n_held; k++) taken |= held[k] == nb;
+        if (taken) continue;
+        int d = levels_distance(levels, g, nb);
+        if (d < 0) continue;
+        scores[n_next] = (double)d + (nb == way.prev ? g->back_step_penalty : 0.0) +
+                         (ax == way.axis ? g->same_axis_penalty : 0.0);
+        next[n_next].cell = nb; next[n_next].prev = way.cell; next[n_next].axis = ax; next[n_next].here = d;
+        n_next++;
+    }
+    if (!n_next) { out[0] = way; return 1; }
+    double least = scores[0];
+    for (int k = 1; k < n_next; k++) if (scores[k] < least) least = scores[k];
+    int count = 0;
+    for (int k = 0; k < n_next; k++) {
+        double gap = scores[k] - least;
+        if (gap < 1e-9 && gap > -1e-9) out[count++] = next[k];
+    }
+    return count;
+}
+
+#define MAX_WAYS 64
+#define MAX_TIE_OUTCOMES 64
+
+/* lookahead.Search.every_move into out[]: the monsters' moves towards `hero` once for each way
+ * the env may draw their exact ties, in the Python's order, each outcome once; returns the count,
+ * -1 past this file's limits (or out of memory) */
+static int every_move(Search *s, const Monster *monsters, int n, int hero, TieOutcome *out) {
+    const Layout *g = s->g;
+    Levels *levels = levels_of(&s->levels, hero);
+    if (!levels) return -1;
+    static __thread TieOutcome a[MAX_TIE_OUTCOMES], b[MAX_TIE_OUTCOMES];
+    TieOutcome *outcomes = a, *grown = b;
+    int n_outcomes = 1;
+    memcpy(outcomes[0].monsters, monsters, sizeof(Monster) * (size_t)n);
+    outcomes[0].n_held = 0;
+    for (int m = 0; m < n; m++) {
+        int dup = 0;
+        for (int k = 0; k < outcomes[0].n_held; k++) dup |= outcomes[0].held[k] == monsters[m].cell;
+        if (!dup) outcomes[0].held[outcomes[0].n_held++] = monsters[m].cell;
+    }
+    for (int i = 0; i < n; i++) {
+        int n_grown = 0;
+        for (int o = 0; o < n_outcomes; o++) {
+            TieOutcome *done = &outcomes[o];
+            Monster me = done->monsters[i];
+            int held[MAX_MONSTERS], n_held = 0;
+            for (int k = 0; k < done->n_held; k++) if (done->held[k] != me.cell) held[n_held++] = done->held[k];
+            Way ways[MAX_WAYS], next[MAX_WAYS];
+            int n_ways = 1;
+            ways[0].cell = me.cell; ways[0].prev = me.prev; ways[0].axis = me.axis;
+            ways[0].here = levels_distance(levels, g, me.cell);
+            for (int sub = 0; sub < me.speed; sub++) {
+                int n_next = 0;
+                for (int w = 0; w < n_ways; w++) {
+                    Way steps[4];
+                    int c = tied_steps(g, levels, held, n_held, ways[w], steps);
+                    if (n_next + c > MAX_WAYS) return -1;
+                    memcpy(&next[n_next], steps, sizeof(Way) * (size_t)c);
+                    n_next += c;
+                }
+                memcpy(ways, next, sizeof(Way) * (size_t)n_next);
+                n_ways = n_next;
+            }
+            for (int w = 0; w < n_ways; w++) {
+                if (n_grown == MAX_TIE_OUTCOMES) return -1;
+                TieOutcome *to = &grown[n_grown++];
+                memcpy(to->monsters, done->monsters, sizeof(Monster) * (size_t)n);
+                to->monsters[i].cell = ways[w].cell; to->monsters[i].prev = ways[w].prev;
+                to->monsters[i].axis = ways[w].axis;
+                memcpy(to->held, held, sizeof(int) * (size_t)n_held);
+                to->n_held = n_held;
+                int dup = 0;
+                for (int k = 0; k < n_held; k++) dup |= held[k] == ways[w].cell;
+                if (!dup) to->held[to->n_held++] = ways[w].cell;
+            }
+        }
+        TieOutcome *swap = outcomes; outcomes = grown; grown = swap;
+        n_outcomes = n_grown;
+    }
+    int n_out = 0;
+    for (int o = 0; o < n_outcomes; o++) {  /* each outcome once, the first kept */
+        int seen = 0;
+        for (int k = 0; k < n_out && !seen; k++)
+            seen = !memcmp(out[k].monsters, outcomes[o].monsters, sizeof(Monster) * (size_t)n);
+        if (!seen) out[n_out++] = outcomes[o];
+    }
+    return n_out;
+}
+
+/* lookahead.Search.survives: steps (up to depth) the hero can live after landing on `first`,
+ * whichever of the monsters' tied moves the env draws this step; -1 past this file's limits */
+static int survives(Search *s, int first) {
+    static __thread TieOutcome outcomes[MAX_TIE_OUTCOMES];
+    int n_outcomes = every_move(s, s->start, s->n_start, first, outcomes);
+    if (n_outcomes < 0) return -1;
+    int lived = s->depth;
+    s->trail[1] = first;
+    for (int o = 0; o < n_outcomes; o++) {
+        int exact;
+        Monster monsters[MAX_MONSTERS];
+        memcpy(monsters, outcomes[o].monsters, sizeof(Monster) * (size_t)s->n_start);
+        s->expanded = 0;
+        int answer = after_moves(s, 1, first, monsters, s->n_start, &exact);
+        if (answer < lived) lived = answer;
+        if (lived == 0) break;
+    }
     return lived;
 }
 
@@ -433,14 +589,17 @@ static void cache_reset(LevelCache *cache, Layout *g, int cap) {
 
 /* the play-outs' state for this step (lookahead.Search.__init__); -1 where beyond this file's limits */
 static int search_prepare(Workspace *w, const int *monsters, int n_monsters, int step, int interval, int speedup,
-                          int buff_left, int spawn_cell, int depth) {
+                          int buff_left, int spawn_cell, int depth, int w_budget) {
     Layout *g = &w->layout;
     Search *s = &w->search;
     if (n_monsters >= MAX_MONSTERS || depth > MAX_DEPTH || depth < 1) return -1;
     s->g = g;
     cache_reset(&s->levels, g, g->far_limit);
     cache_reset(&s->sources, g, g->far_limit + 1);
-    memset(s->keys, 0, sizeof(s->keys));
+    if (++s->generation == 0) {  /* wrapped: every slot's generation is stale again */
+        memset(s->slot_generation, 0, sizeof(s->slot_generation));
+        s->generation = 1;
+    }
     memset(s->flights, 0, sizeof(s->flights));
     for (int m = 0; m < n_monsters; m++) {
         if (!inside(g, monsters[2 * m])) return -1;
@@ -450,6 +609,8 @@ static int search_prepare(Workspace *w, const int *monsters, int n_monsters, int
     s->n_start = n_monsters;
     s->step = step; s->interval = interval; s->speedup = speedup; s->buff_left = buff_left;
     s->depth = depth; s->spawn_cell = spawn_cell;
+    s->budget = w_budget;
+    s->shared = !(step < interval && interval <= step + depth);
     return 0;
 }
 
@@ -553,7 +714,8 @@ static int race_margin(Workspace *w, int landing) {
 }
 
 static int rules_fit(const Rules *rules) {
-    return rules->stride == 64 && rules->width <= 63 && rules->height <= MAX_ROWS;
+    return rules->stride == 64 && rules->width <= 63 && rules->height <= MAX_ROWS && rules->budget >= 0 &&
+           rules->budget <= MAX_BUDGET;
 }
 
 /* lookahead.distances_at(ground | source, source, {target}, limit)[target]: the path length from
@@ -594,6 +756,7 @@ int lookahead_guard(void *workspace, const Rules *rules, const float *maps, int 
                     const int *moves_open, const int *flash_cells, int n_flashes, int *keep) {
     Workspace *w = workspace;
     if (!w || !rules_fit(rules) || n_known >= MAX_MONSTERS || n_flashes > 8 || n_threats > 2 * MAX_MONSTERS) return -1;
+    if (8 + n_flashes > MAX_CANDIDATES) return -1;
     Layout *g = &w->layout;
     set_layout(g, rules);
     w->reach = rules->reach; w->width = rules->width;
@@ -625,8 +788,11 @@ int lookahead_guard(void *workspace, const Rules *rules, const float *maps, int 
     if (near <= rules->trigger || spawn_soon) {
         int depth = max_step - step < rules->depth ? max_step - step : rules->depth;
         if (depth < 1) depth = 1;
-        if (search_prepare(w, known, n_known, step, interval, speedup, buff_left, spawn_cell, depth) != 0) return -1;
-        for (int j = 0; j < n_options; j++) lived[j] = survives(&w->search, options[j]);
+        if (search_prepare(w, known, n_known, step, interval, speedup, buff_left, spawn_cell, depth, rules->budget) != 0) return -1;
+        for (int j = 0; j < n_options; j++) {
+            lived[j] = survives(&w->search, options[j]);
+            if (lived[j] < 0) return -1;
+        }
         if (w->search.levels.failed || w->search.sources.failed) return -1;
     }
     int best = lived[0], room[16], enough = 0;

@@ -12,12 +12,15 @@ package's own code in `exploit`, so it is legal there, and it reads only the obs
 
 The model, each simulated step (docs/games/gorge_chase.md, "The look-ahead guard"):
 - the hero: the candidate action first (a move of one cell, two while a buff lasts, a diagonal
-  needing one of its two sides open; a flash to its landing), then the move that leaves the
-  nearest monster farthest (4-connected path length), on road it has seen;
+  needing one of its two sides open; a flash to its landing), then each of its moves on road it
+  has seen, searched depth first, the move that leaves the nearest monster farthest (4-connected
+  path length) first: the first line is a fleeing hero's, and the search stops at a line that
+  lives the whole play-out or after BUDGET states (Search.survives);
 - the monsters whose cell is known (in view, or extra_info's true cells): `speed` sub-steps each
   to the orthogonal neighbour with the least path length to the hero (+0.25 onto the cell it
-  came from, +0.05 along its last move's axis; of exact ties, which the env draws at random, the
-  one nearer the hero), on road seen or never seen (a monster may know a short cut the hero has
+  came from, +0.05 along its last move's axis; of exact ties, which the env draws at random,
+  every one on the play-out's first step, the hero living what the worst leaves it, and the one
+  nearer the hero after), on road seen or never seen (a monster may know a short cut the hero has
   not explored); monster 2 appears at its step on the hero's cell of 10 steps before, and every
   monster gains a cell at the speed-up (env_info's monster_interval and monster_speed_boost_step);
 - caught: a monster within one cell (Chebyshev) after the monsters' moves.
@@ -53,11 +56,12 @@ class Search:
         self.step, self.interval, self.speedup = step, interval, speedup
         self.buff_left = buff_left
         self.history = history  # step -> the hero's bit index at its end (the steps before this one that matter)
-        self.outcomes: dict[tuple, int] = {}  # a play-out's state -> the steps lived (Search.survives)
+        self.outcomes: dict[tuple, int] = {}  # a play-out's state -> the steps lived at best (Search.survives)
+        self.expanded = 0  # the states this candidate's search expanded
         # the searches that depend only on cells, shared by every play-out of this step: the path
-        # lengths from the hero's cell (grown as far as asked), and the hero's flight from a cell
+        # lengths from the hero's cell (grown as far as asked), and the hero's moves from a cell in order
         self.levels: dict[int, Levels] = {}
-        self.flights: dict[tuple, int] = {}
+        self.flights: dict[tuple, list[int]] = {}
 
     # --- the hero ---------------------------------------------------------------------------
 
@@ -74,8 +78,10 @@ class Search:
             at = to
         return at
 
-    def flee(self, at: int, cells: int, monsters: list[list]) -> int:
-        """The move whose landing is farthest (4-connected) from the nearest monster."""
+    def moves(self, at: int, cells: int, monsters: list[list]) -> list[int]:
+        """The distinct landings of a move from `at`, the farthest (4-connected) from the nearest
+        monster first; of equals the shortest move, then the larger index (the C twin's order).
+        The first is the flight a fleeing hero takes."""
         sources = 0
         for m in monsters:
             sources |= 1 << m[0]
@@ -83,81 +89,137 @@ class Search:
         if key not in self.flights:
             landings = {self.walk(at, d, cells) for d in range(NUM_MOVES)}
             distance = distances_at(self.ground | sources, sources, landings, FAR_LIMIT)
-            # the farthest; of those the shortest move; of those the larger index (the C twin's order)
-            self.flights[key] = max(landings, key=lambda cell: (distance[cell], -abs(cell - at), cell))
+            self.flights[key] = sorted(landings, key=lambda cell: (distance[cell], -abs(cell - at), cell), reverse=True)
         return self.flights[key]
 
-    # --- the play-out -----------------------------------------------------------------------
+    # --- the play-outs ----------------------------------------------------------------------
 
     def survives(self, first: int, depth: int) -> int:
-        """Steps (up to `depth`) the hero lives after landing on bit index `first` this step.
-        Play-outs that meet in one state (the step, the hero's cell, the monsters') go on alike:
-        the first one's answer is kept (`self.outcomes`) for the others, while monster 2's spawn,
-        which reads the hero's cells of the play-out, is not still to come within it."""
-        monsters = [list(m) for m in self.monsters]
-        history = dict(self.history)
-        hero = first
+        """Steps (up to `depth`) the hero can live after landing on bit index `first` this step,
+        whichever of the monsters' tied moves the env draws this step: the least, over those
+        moves (Search.every_move), of a depth-first search over the hero's later moves, the
+        flight from the nearest monster first (so its first line is the fleeing hero's), that
+        stops at a line living `depth` steps or after `BUDGET` states expanded (then the best
+        line found). A state's answer, once its search ended within the budget, is kept
+        (`self.outcomes`) for every later line and candidate that meets it, while monster 2's
+        spawn, which reads the hero's cells of the line, is not still to come within the play-out."""
         shared = not self.step < self.interval <= self.step + depth
-        passed = []
+        history = dict(self.history)
+        history[self.step + 1] = first
         lived = depth
-        for t in range(1, depth + 1):
-            step = self.step + t
-            if t > 1:
-                if shared:
-                    key = (t, depth, hero, tuple(map(tuple, monsters)))
-                    if key in self.outcomes:
-                        lived = self.outcomes[key]
-                        break
-                    passed.append(key)
-                boosted = self.buff_left - (t - 1) > 0
-                hero = self.flee(hero, 2 if boosted else 1, monsters)
-            history[step] = hero
-            self._move_monsters(monsters, hero)
-            if step == self.interval > self.step:  # monster 2 was still to come
-                spawn = history.get(step - SPAWN_DELAY, hero)
-                monsters.append([spawn, 1 + (step > self.speedup), -1, -1])
-            if step == self.speedup > self.step:
-                for m in monsters:
-                    m[1] += 1
-            if caught(hero, monsters):
-                lived = t - 1
+        for monsters in self.every_move(self.monsters, first):
+            self.expanded = 0
+            lived = min(lived, self._after_moves(1, first, monsters, history, depth, shared)[0])
+            if lived == 0:
                 break
-        for key in passed:
-            self.outcomes[key] = lived
         return lived
 
-    def _move_monsters(self, monsters: list[list], hero: int) -> None:
+    def _expand(self, t: int, hero: int, monsters: list[list], history: dict[int, int], depth: int,
+                shared: bool) -> tuple[int, bool]:
+        """(steps lived at best, whether that is exact) for the hero landing on `hero` at step t
+        of the play-out with the monsters where they stood before the step's moves (their ties
+        taken as `_move_monsters` takes them)."""
+        history[self.step + t] = hero  # the line's cells: those before this step are this line's
+        monsters = [list(m) for m in monsters]
+        self._move_monsters(monsters, hero)
+        return self._after_moves(t, hero, monsters, history, depth, shared)
+
+    def _after_moves(self, t: int, hero: int, monsters: list[list], history: dict[int, int], depth: int,
+                     shared: bool) -> tuple[int, bool]:
+        """_expand's answer from the monsters' moves of step t on (`monsters`: where they went)."""
+        step = self.step + t
+        if step == self.interval > self.step:  # monster 2 was still to come
+            spawn = history.get(step - SPAWN_DELAY, hero)
+            monsters = monsters + [[spawn, 1 + (step > self.speedup), -1, -1]]
+        if step == self.speedup > self.step:
+            monsters = [[m[0], m[1] + 1, m[2], m[3]] for m in monsters]
+        if caught(hero, monsters):
+            return t - 1, True
+        if t == depth:
+            return depth, True
+        key = (t, hero, tuple(map(tuple, monsters)))
+        if shared and key in self.outcomes:
+            return self.outcomes[key], True
+        self.expanded += 1
+        best, exact = t, True
+        boosted = self.buff_left - t > 0
+        options = self.moves(hero, 2 if boosted else 1, monsters)
+        for k, cell in enumerate(options):
+            lived, whole = self._expand(t + 1, cell, monsters, history, depth, shared)
+            best, exact = max(best, lived), exact and whole
+            if best == depth:
+                exact = True
+                break
+            if self.expanded > BUDGET:
+                exact = exact and k == len(options) - 1
+                break
+        if shared and exact:
+            self.outcomes[key] = best
+        return best, exact
+
+    def _levels(self, hero: int) -> Levels:
         levels = self.levels.get(hero)
         if levels is None:
             levels = self.levels[hero] = Levels(self.ground | 1 << hero, hero)
+        return levels
+
+    def every_move(self, monsters: list[list], hero: int) -> list[list[list]]:
+        """The monsters' moves towards `hero` (their rule, as _move_monsters) once for each way
+        the env may draw their exact ties: every tied neighbour taken, in the order of ORTHOGONAL,
+        monster by monster and sub-step by sub-step; each outcome once."""
+        levels = self._levels(hero)
+        outcomes = [([list(m) for m in monsters], {m[0] for m in monsters})]
+        for i in range(len(monsters)):
+            grown = []
+            for done, held in outcomes:
+                speed = done[i][1]
+                held = held - {done[i][0]}
+                # the monster's ways as (cell, previous cell, axis, path length), sub-step by sub-step
+                ways = [(done[i][0], done[i][2], done[i][3], levels.distance(done[i][0]))]
+                for _ in range(speed):
+                    ways = [nxt for way in ways for nxt in self._tied_steps(levels, held, *way)]
+                for cur, prev, axis, _ in ways:
+                    moved = [list(m) for m in done]
+                    moved[i] = [cur, speed, prev, axis]
+                    grown.append((moved, held | {cur}))
+            outcomes = grown
+        unique: dict[tuple, list[list]] = {}
+        for moved, _ in outcomes:
+            unique.setdefault(tuple(map(tuple, moved)), moved)
+        return list(unique.values())
+
+    @staticmethod
+    def _tied_steps(levels: Levels, held: set[int], cur: int, prev: int, axis: int,
+                    here: int | None) -> list[tuple]:
+        """A monster's sub-step from `cur`: each neighbour of the least score (the rule's path
+        length and penalties), or staying where no neighbour is open."""
+        scored = []
+        for offset, ax in ORTHOGONAL:
+            n = cur + offset
+            if n < 0 or n in held:
+                continue
+            d = levels.distance(n) if here is None else levels.distance_beside(n, here)
+            if d is None:
+                continue
+            scored.append((d + (BACK_STEP_PENALTY if n == prev else 0.0) + (SAME_AXIS_PENALTY if ax == axis else 0.0),
+                           n, ax, d))
+        if not scored:
+            return [(cur, prev, axis, here)]
+        least = min(score for score, *_ in scored)
+        return [(n, cur, ax, d) for score, n, ax, d in scored if abs(score - least) < 1e-9]
+
+    def _move_monsters(self, monsters: list[list], hero: int) -> None:
+        """Each monster's `speed` sub-steps by its rule (in place); of exact ties, which the env
+        draws at random, the neighbour nearer the hero (the first of those in ORTHOGONAL's order)."""
+        levels = self._levels(hero)
         held = {m[0] for m in monsters}
         for m in monsters:
-            cur, prev, axis = m[0], m[2], m[3]
-            held.discard(cur)
-            here = levels.distance(cur)
+            held.discard(m[0])
+            way = (m[0], m[2], m[3], levels.distance(m[0]))
             for _ in range(m[1]):
-                best, best_score, best_near = None, 0.0, -1
-                for offset, ax in ORTHOGONAL:
-                    n = cur + offset
-                    if n < 0 or n in held:
-                        continue
-                    d = levels.distance(n) if here is None else levels.distance_beside(n, here)
-                    if d is None:
-                        continue
-                    score = d + (BACK_STEP_PENALTY if n == prev else 0.0) + (SAME_AXIS_PENALTY if ax == axis else 0.0)
-                    if best is None or score < best_score - 1e-9:
-                        best, best_score, best_near, here_next = (n, ax), score, -1, d
-                    elif abs(score - best_score) < 1e-9:  # the env draws among exact ties: the one nearer the hero
-                        if best_near < 0:
-                            best_near = chebyshev(best[0], hero)
-                        near = chebyshev(n, hero)
-                        if near < best_near:
-                            best, best_score, best_near, here_next = (n, ax), score, near, d
-                if best is None:
-                    break
-                prev, (cur, axis), here = cur, best, here_next
-            held.add(cur)
-            m[0], m[2], m[3] = cur, prev, axis
+                way = min(self._tied_steps(levels, held, *way), key=lambda tied: chebyshev(tied[0], hero))
+            held.add(way[0])
+            m[0], m[2], m[3] = way[0], way[1], way[2]
 
 
 class Levels:
@@ -253,12 +315,13 @@ def view_to_window(c: int, r: int) -> int:
 TRIGGER = 8  # the play-outs run while a known monster's path length to the hero is at most this
 RACE_TRIGGER = 24  # the race runs while one is within this
 DEPTH = 20  # steps each candidate is played out
+BUDGET = 100  # states a candidate's search expands at most (docs/BENCHMARKS.md 31)
 SPAWN_FORESIGHT = 12  # the play-outs also run this many steps before monster 2 appears
 STALE_STEPS = 30  # a monster seen within this many steps still counts in the race
 SAFE = 40  # a margin (steps) that leaves the policy free to choose
 REACH = 2  # a monster within this 4-connected path length of a cell threatens it (the 3x3 capture)
 RULES = Rules(GRID, FAR_LIMIT, CAPTURE_RADIUS, SPAWN_DELAY, BACK_STEP_PENALTY, SAME_AXIS_PENALTY, MOVE_OFFSETS, REACH,
-              TRIGGER, RACE_TRIGGER, DEPTH, SAFE)
+              TRIGGER, RACE_TRIGGER, DEPTH, SAFE, BUDGET)
 
 
 def safe_sets(ground: int, monsters: list[tuple[int, int, int]], horizon: int) -> list[int]:
@@ -365,7 +428,9 @@ def guarded(m, moves: list[float], flashes: list[float], compiled: bool = True) 
                     m.step_no, interval, speedup, m.buff_remaining, history)
     step_cells = 2 if m.buff_remaining > 0 else 1
     landings = [search.walk(centre, d, step_cells) if ok else None for d, ok in enumerate(moves)] + flash_landings
-    options = {cell for cell in landings if cell is not None}
+    # the distinct landings in the order of the actions (the C twin's): a search's answers are
+    # kept for the candidates after it, and its budget makes the order count
+    options = list(dict.fromkeys(cell for cell in landings if cell is not None))
     lived = {cell: 0 for cell in options}
     if near <= TRIGGER or spawn_soon:
         depth = max(1, min(DEPTH, max_step - m.step_no))

@@ -35,12 +35,13 @@ class Rules(NamedTuple):
     race_trigger: int
     depth: int
     safe: int
+    budget: int
 
 
 class _CRules(ctypes.Structure):
     """lookahead.c's Rules, field by field."""
     _fields_ = [(name, ctypes.c_int) for name in ("stride", "width", "height", "far_limit", "capture", "spawn_delay",
-                                                  "reach", "trigger", "race_trigger", "depth", "safe")]
+                                                  "reach", "trigger", "race_trigger", "depth", "safe", "budget")]
     _fields_ += [("move", (ctypes.c_int * 3) * 8), ("back_step_penalty", ctypes.c_double),
                  ("same_axis_penalty", ctypes.c_double)]
 
@@ -50,7 +51,7 @@ def _c_rules(rules: Rules) -> _CRules:
     grid = rules.grid
     moves = ((ctypes.c_int * 3) * 8)(*[(ctypes.c_int * 3)(*move) for move in rules.move_offsets])
     return _CRules(grid.stride, grid.width, grid.height, rules.far_limit, rules.capture_radius, rules.spawn_delay,
-                   rules.reach, rules.trigger, rules.race_trigger, rules.depth, rules.safe, moves,
+                   rules.reach, rules.trigger, rules.race_trigger, rules.depth, rules.safe, rules.budget, moves,
                    rules.back_step_penalty, rules.same_axis_penalty)
 
 
