@@ -20,7 +20,8 @@
 #define LEVEL_SLOTS 256
 #define MAX_BUDGET 2000
 #define MAX_CANDIDATES 16
-/* a step's states kept: at most each candidate's budget, plus a line of depth past it, under half full */
+/* a step's states kept: each candidate's budget (plus a line of depth past it) per tied draw of its
+ * first step; where the table fills, the guard declines (the Python answers) */
 #define OUTCOME_SLOTS (1 << 16)
 #define FLIGHT_SLOTS (1 << 10)
 
@@ -193,7 +194,7 @@ typedef struct {
     Layout *g;
     LevelCache levels;   /* from the hero's cells: the monsters' next cells (path lengths < far_limit) */
     LevelCache sources;  /* from the monsters' cells: the hero's flight (path lengths <= far_limit, as distances_at) */
-    int step, interval, speedup, buff_left, depth, spawn_cell, budget, shared, expanded;
+    int step, interval, speedup, buff_left, depth, spawn_cell, budget, shared, expanded, overflow;
     int n_start;
     Monster start[MAX_MONSTERS];
     int trail[MAX_DEPTH + 1];  /* the line's hero cells, a step each */
@@ -423,6 +424,7 @@ static int after_moves(Search *s, int t, int hero, Monster *monsters, int n, int
     }
     *exact = whole;
     if (s->shared && whole) slot = outcome_slot(s, key, t, hero, monsters, n);  /* the lines below took slots too */
+    if (s->shared && whole && slot < 0) s->overflow = 1;  /* the Python would keep it: decline */
     if (s->shared && whole && slot >= 0) {
         s->slot_generation[slot] = s->generation;
         s->keys[slot] = key; s->lived[slot] = best;
@@ -610,6 +612,7 @@ static int search_prepare(Workspace *w, const int *monsters, int n_monsters, int
     s->step = step; s->interval = interval; s->speedup = speedup; s->buff_left = buff_left;
     s->depth = depth; s->spawn_cell = spawn_cell;
     s->budget = w_budget;
+    s->overflow = 0;
     s->shared = !(step < interval && interval <= step + depth);
     return 0;
 }
@@ -791,7 +794,7 @@ int lookahead_guard(void *workspace, const Rules *rules, const float *maps, int 
         if (search_prepare(w, known, n_known, step, interval, speedup, buff_left, spawn_cell, depth, rules->budget) != 0) return -1;
         for (int j = 0; j < n_options; j++) {
             lived[j] = survives(&w->search, options[j]);
-            if (lived[j] < 0) return -1;
+            if (lived[j] < 0 || w->search.overflow) return -1;
         }
         if (w->search.levels.failed || w->search.sources.failed) return -1;
     }
