@@ -309,7 +309,8 @@ def test_train_evaluate_export_train_test_and_score_the_export(trained):
     assert (package / "agent_diy" / "feature" / "gorge_chase" / "paths.py").is_file()
     assert (package / "agent_diy" / "feature" / "gorge_chase" / "lookahead.py").is_file()  # exploit's search
     assert json.loads((package / "agent_diy" / "conf" / "settings.json").read_text())["features_gorge"] == {
-        "global_info": True, "danger_guard": False, "lookahead_guard": True, "lookahead_guard_training": True}
+        "global_info": True, "danger_guard": False, "lookahead_guard": True, "lookahead_guard_training": True,
+        "lookahead_budget": 100}
     from export.code import foreign_imports
 
     for file in package.rglob("*.py"):  # only the platform's modules, numpy, torch and the package

@@ -166,12 +166,9 @@ def test_the_search_over_the_heros_lines_lives_at_least_as_long_as_the_fleeing_p
 
     def compare(search, first, depth, lived):
         line = lookahead.Search(search.road, search.ground, search.monsters, search.step, search.interval,
-                                search.speedup, search.buff_left, search.history)
-        monkeypatch.setattr(lookahead, "BUDGET", 0)
+                                search.speedup, search.buff_left, search.history, budget=0)
         pairs.append((lived, plain(line, first, depth), depth))
-        monkeypatch.setattr(lookahead, "BUDGET", budget)
 
-    budget = lookahead.BUDGET
     _guarded_searches(monkeypatch, 5, 150, compare)
     assert all(lived >= alone for lived, alone, _ in pairs)
     assert sum(lived > alone for lived, alone, _ in pairs) >= 3, pairs
@@ -226,3 +223,54 @@ def test_a_kept_answer_is_the_best_line_from_its_state(monkeypatch):
     assert len(checked) >= 30 and any(read)
     assert all(kept == best for kept, best in checked), [pair for pair in checked if pair[0] != pair[1]]
     assert any(best < 6 for _, best in checked), (len(checked), sum(read), checked[:20])  # some kept states are traps
+
+
+def test_the_budget_is_a_features_gorge_key_that_reaches_the_search(tmp_path, monkeypatch):
+    """[features_gorge] lookahead_budget: checked at load (the key and the range named), carried
+    by the episode loops' view and the memory to each candidate's search, in Python and C alike."""
+    import pytest
+
+    from feature.gorge_chase import lookahead
+    from feature.gorge_chase.observation import FeatureConfig
+    from tests.conftest import REPO_ROOT
+    from workflow.config import ConfigError, load_config
+
+    run = tmp_path / "run.toml"
+    for value, message in (("2001", r"\[features_gorge\] lookahead_budget must be an integer 0..2000"),
+                           ("-1", r"\[features_gorge\] lookahead_budget must be an integer 0..2000"),
+                           ("true", r"features_gorge.lookahead_budget: expected an integer"),
+                           ("1.5", r"features_gorge.lookahead_budget: expected an integer")):
+        run.write_text(f'include = ["{REPO_ROOT / "conf" / "gorge_chase.toml"}"]\n[features_gorge]\nlookahead_budget = {value}\n')
+        with pytest.raises(ConfigError, match=message):
+            load_config(run)
+    run.write_text(f'include = ["{REPO_ROOT / "conf" / "gorge_chase.toml"}"]\n[features_gorge]\nlookahead_budget = 7\n')
+    assert load_config(run).to_dict()["features_gorge"]["lookahead_budget"] == 7
+    assert FeatureConfig().view_options()["lookahead_budget"] == lookahead.BUDGET
+
+    budgets, rules = [], []
+    survives, guard = lookahead.Search.survives, lookahead.guard
+
+    def seen(search, first, depth):
+        budgets.append(search.budget)
+        return survives(search, first, depth)
+
+    def seen_c(r, *args):
+        rules.append(r.budget)
+        return guard(r, *args)
+
+    monkeypatch.setattr(lookahead.Search, "survives", seen)
+    monkeypatch.setattr(lookahead, "guard", seen_c)
+    env = make_env(protocol="gorge", seed=5)
+    env_obs = env.reset(CONF)
+    view = GorgeView(**FeatureConfig(lookahead_guard_training=True, lookahead_budget=7).view_options())
+    memory, _ = view.reset(env_obs)
+    rnd = np.random.default_rng(5)
+    for _ in range(120):
+        mask = legal_mask(memory)
+        lookahead.guarded(memory, [float(v) for v in mask[:NUM_MOVES]],
+                          [float(v) for v in mask[NUM_MOVES:2 * NUM_MOVES]], compiled=False)
+        _, env_obs = env.step(int(rnd.choice(np.flatnonzero(mask[:2 * NUM_MOVES]))))
+        if env_obs["terminated"] or env_obs["truncated"]:
+            break
+        memory, _ = view.step(env_obs)
+    assert budgets and set(budgets) == {7} and rules and set(rules) == {7}

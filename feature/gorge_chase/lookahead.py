@@ -15,7 +15,8 @@ The model, each simulated step (docs/games/gorge_chase.md, "The look-ahead guard
   needing one of its two sides open; a flash to its landing), then each of its moves on road it
   has seen, searched depth first, the move that leaves the nearest monster farthest (4-connected
   path length) first: the first line is a fleeing hero's, and the search stops at a line that
-  lives the whole play-out or after BUDGET states (Search.survives);
+  lives the whole play-out or after a budget of states (Search.survives; BUDGET, or
+  `[features_gorge] lookahead_budget`);
 - the monsters whose cell is known (in view, or extra_info's true cells): `speed` sub-steps each
   to the orthogonal neighbour with the least path length to the hero (+0.25 onto the cell it
   came from, +0.05 along its last move's axis; of exact ties, which the env draws at random,
@@ -50,8 +51,9 @@ class Search:
     as bit grids, the monsters known, the timers."""
 
     def __init__(self, road: int, ground: int, monsters: list[list], step: int, interval: int, speedup: int,
-                 buff_left: int, history: dict[int, int]):
+                 buff_left: int, history: dict[int, int], budget: int | None = None):
         self.road, self.ground = road, ground
+        self.budget = BUDGET if budget is None else budget  # the states a candidate's search expands at most
         self.monsters = monsters  # [bit index, speed, previous bit index or -1, last axis or -1]
         self.step, self.interval, self.speedup = step, interval, speedup
         self.buff_left = buff_left
@@ -99,7 +101,7 @@ class Search:
         whichever of the monsters' tied moves the env draws this step: the least, over those
         moves (Search.every_move), of a depth-first search over the hero's later moves, the
         flight from the nearest monster first (so its first line is the fleeing hero's), that
-        stops at a line living `depth` steps or after `BUDGET` states expanded (then the best
+        stops at a line living `depth` steps or after `self.budget` states expanded (then the best
         line found). A state's answer, once its search ended within the budget, is kept
         (`self.outcomes`) for every later line and candidate that meets it, while monster 2's
         spawn, which reads the hero's cells of the line, is not still to come within the play-out."""
@@ -150,7 +152,7 @@ class Search:
             if best == depth:
                 exact = True
                 break
-            if self.expanded > BUDGET:
+            if self.expanded > self.budget:
                 exact = exact and k == len(options) - 1
                 break
         if shared and exact:
@@ -315,7 +317,8 @@ def view_to_window(c: int, r: int) -> int:
 TRIGGER = 8  # the play-outs run while a known monster's path length to the hero is at most this
 RACE_TRIGGER = 24  # the race runs while one is within this
 DEPTH = 20  # steps each candidate is played out
-BUDGET = 100  # states a candidate's search expands at most (docs/BENCHMARKS.md 31)
+BUDGET = 100  # states a candidate's search expands at most (docs/BENCHMARKS.md 31); [features_gorge] lookahead_budget
+MAX_BUDGET = 2000  # the most the C twin takes (lookahead.c's MAX_BUDGET)
 SPAWN_FORESIGHT = 12  # the play-outs also run this many steps before monster 2 appears
 STALE_STEPS = 30  # a monster seen within this many steps still counts in the race
 SAFE = 40  # a margin (steps) that leaves the policy free to choose
@@ -403,9 +406,11 @@ def guarded(m, moves: list[float], flashes: list[float], compiled: bool = True) 
                   and abs(spawn[0] - hx) <= WINDOW_RADIUS and abs(spawn[1] - hz) <= WINDOW_RADIUS else None)
     flash_landings = [view_to_window(c, r) if ok else None for ok, (c, r, _) in zip(flashes, m.flash_cells())]
     max_step = int(info.get("max_step", m.step_no + DEPTH))
+    budget = BUDGET if m.lookahead_budget is None else m.lookahead_budget
     speedup = int(info.get("monster_speed_boost_step", 0))
     if compiled:
-        keep = guard(RULES, m.search_planes(WINDOW_RADIUS), centre,
+        rules = RULES if budget == RULES.budget else RULES._replace(budget=budget)
+        keep = guard(rules, m.search_planes(WINDOW_RADIUS), centre,
                      [(c, s.speed) for c, s in zip(cells, known)], threats, m.step_no, interval, speedup,
                      m.buff_remaining, -1 if spawn_cell is None else spawn_cell, max_step, spawn_soon, moves,
                      flash_landings)
@@ -425,7 +430,7 @@ def guarded(m, moves: list[float], flashes: list[float], compiled: bool = True) 
         return moves, flashes
     history = {} if spawn_cell is None else {spawn_step: spawn_cell}
     search = Search(road | 1 << centre, ground | 1 << centre, [[c, s.speed, -1, -1] for c, s in zip(cells, known)],
-                    m.step_no, interval, speedup, m.buff_remaining, history)
+                    m.step_no, interval, speedup, m.buff_remaining, history, budget)
     step_cells = 2 if m.buff_remaining > 0 else 1
     landings = [search.walk(centre, d, step_cells) if ok else None for d, ok in enumerate(moves)] + flash_landings
     # the distinct landings in the order of the actions (the C twin's): a search's answers are

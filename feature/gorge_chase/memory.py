@@ -78,10 +78,13 @@ def block_means(window: np.ndarray) -> np.ndarray:
 
 
 class GorgeMemory:
-    def __init__(self, global_info: bool = False, danger_guard: bool = False, lookahead_guard: bool = False):
+    def __init__(self, global_info: bool = False, danger_guard: bool = False, lookahead_guard: bool = False,
+                 lookahead_budget: int | None = None):
         self.global_info = global_info  # read extra_info.frame_state's chests, buffs and monsters
         self.danger_guard = danger_guard  # the legal mask keeps moves out of a monster's reach (layout.legal_mask)
         self.lookahead_guard = lookahead_guard  # the legal mask is the look-ahead's (layout.legal_mask)
+        # the states each candidate's search expands at most (feature.gorge_chase.lookahead.BUDGET where None)
+        self.lookahead_budget = lookahead_budget
         self.trail: dict[int, tuple[int, int]] = {}  # step -> the hero's cell, the last TRAIL_STEPS (the look-ahead's)
         size = GRID_SIZE + 2 * PAD
         self._maps = np.zeros((3, size, size), dtype=np.float32)  # one array: their coarse crops are one pass

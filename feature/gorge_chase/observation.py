@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from feature.gorge_chase.lookahead import guarded
+from feature.gorge_chase.lookahead import BUDGET, MAX_BUDGET, guarded
 from feature.gorge_chase.constants import NUM_MOVES
 from feature.gorge_chase.layout import MAP_LAYOUT, MAP_SHAPE, STATE_DIM, STATE_LAYOUT, STATE_SLICES, legal_mask
 from feature.gorge_chase.memory import GorgeMemory
@@ -39,11 +39,19 @@ class FeatureConfig:
     # the look-ahead also narrows training's mask (what the policy samples within and the samples
     # hold), so the policy learns in the episodes the guard lets it live, past the deaths it vetoes
     lookahead_guard_training: bool = False
+    # the states each candidate's search in the look-ahead expands at most: its strength against its
+    # cost (an exported package runs the search in Python: docs/games/gorge_chase.md); 0 = one
+    # fleeing line per candidate
+    lookahead_budget: int = BUDGET
 
     def validate(self) -> None:
         for key in ("global_info", "danger_guard", "lookahead_guard", "lookahead_guard_training"):
             if not isinstance(getattr(self, key), bool):
                 raise ValueError(f"[features_gorge] {key} must be true or false, got {getattr(self, key)!r}")
+        budget = self.lookahead_budget
+        if isinstance(budget, bool) or not isinstance(budget, int) or not 0 <= budget <= MAX_BUDGET:
+            raise ValueError(f"[features_gorge] lookahead_budget must be an integer 0..{MAX_BUDGET} (states a "
+                             f"candidate's search expands; 0 = one fleeing line), got {budget!r}")
         if self.lookahead_guard_training and not self.lookahead_guard:
             raise ValueError("[features_gorge] lookahead_guard = false with lookahead_guard_training = true: exploit "
                              "acts within the features' mask, which is then the look-ahead's; set both false to play "
@@ -52,7 +60,7 @@ class FeatureConfig:
     def view_options(self) -> dict:
         """GorgeView's keyword arguments."""
         return {"global_info": self.global_info, "danger_guard": self.danger_guard,
-                "lookahead_guard": self.lookahead_guard_training}
+                "lookahead_guard": self.lookahead_guard_training, "lookahead_budget": self.lookahead_budget}
 
 
 class GorgeView:
@@ -60,8 +68,10 @@ class GorgeView:
     `step(env_obs)` return (memory, None); the memory keeps the last env_obs as `.env_obs`.
     `global_info`: GorgeMemory's (FeatureConfig's)."""
 
-    def __init__(self, global_info: bool = False, danger_guard: bool = False, lookahead_guard: bool = False):
-        self.options = {"global_info": global_info, "danger_guard": danger_guard, "lookahead_guard": lookahead_guard}
+    def __init__(self, global_info: bool = False, danger_guard: bool = False, lookahead_guard: bool = False,
+                 lookahead_budget: int | None = None):
+        self.options = {"global_info": global_info, "danger_guard": danger_guard, "lookahead_guard": lookahead_guard,
+                        "lookahead_budget": lookahead_budget}
         self.memory = GorgeMemory(**self.options)
 
     def reset(self, env_obs, extra_info=None):
