@@ -169,7 +169,7 @@ def test_the_search_over_the_heros_lines_lives_at_least_as_long_as_the_fleeing_p
                                 search.speedup, search.buff_left, search.history, budget=0)
         pairs.append((lived, plain(line, first, depth), depth))
 
-    _guarded_searches(monkeypatch, 5, 150, compare)
+    _guarded_searches(monkeypatch, 5, 100, compare)
     assert all(lived >= alone for lived, alone, _ in pairs)
     assert sum(lived > alone for lived, alone, _ in pairs) >= 3, pairs
     assert any(lived < depth for lived, _, depth in pairs)  # some traps no line escapes
