@@ -286,6 +286,40 @@ static int order_moves(Search *s, int at, int cells, const Monster *monsters, in
     return n_landings;
 }
 
+/* one monster's way through its sub-steps (lookahead.Search.every_move's ways) */
+typedef struct { int cell, prev, axis; } Way;
+
+/* one outcome of the monsters' moves, with the cells held (a set, as the Python's) */
+typedef struct { Monster monsters[MAX_MONSTERS]; int held[MAX_MONSTERS], n_held; } TieOutcome;
+
+/* lookahead.Search._tied_steps: the ways one sub-step on from `way` into out[] (each neighbour of
+ * the least score, in the neighbours' order; the way itself where none is open); returns the count.
+ * Inlined: move_monsters calls it on every sub-step of every play-out (a call cost it 9 % more) */
+static inline __attribute__((always_inline)) int tied_steps(const Layout *g, Levels *levels, const int *held,
+                                                            int n_held, Way way, Way *out) {
+    const int orthogonal[4][2] = {{1, 0}, {-1, 0}, {g->stride, 1}, {-g->stride, 1}};
+    double least = 0.0;
+    int count = 0;
+    for (int o = 0; o < 4; o++) {
+        int nb = way.cell + orthogonal[o][0], ax = orthogonal[o][1], taken = 0;
+        if (nb < 0) continue;
+        for (int k = 0; k < n_held; k++) taken |= held[k] == nb;
+        if (taken) continue;
+        int d = levels_distance(levels, g, nb);
+        if (d < 0) continue;
+        double score = (double)d + (nb == way.prev ? g->back_step_penalty : 0.0) +
+                       (ax == way.axis ? g->same_axis_penalty : 0.0);
+        if (count && score - least > 1e-9) continue;  /* scores differ by 0 or by a whole penalty */
+        if (!count || least - score > 1e-9) { least = score; count = 0; }
+        out[count].cell = nb; out[count].prev = way.cell; out[count].axis = ax;
+        count++;
+    }
+    if (!count) { out[0] = way; return 1; }
+    return count;
+}
+
+/* lookahead.Search._move_monsters: each monster's `speed` sub-steps by its rule (in place); of
+ * exact ties, which the env draws at random, the way nearer the hero (the first of those) */
 static void move_monsters(Search *s, Monster *monsters, int n, int hero) {
     const Layout *g = s->g;
     Levels *levels = levels_of(&s->levels, hero);
@@ -296,40 +330,27 @@ static void move_monsters(Search *s, Monster *monsters, int n, int hero) {
         for (int k = 0; k < n_held; k++) dup |= held[k] == monsters[m].cell;
         if (!dup) held[n_held++] = monsters[m].cell;
     }
-    const int orthogonal[4][2] = {{1, 0}, {-1, 0}, {g->stride, 1}, {-g->stride, 1}};
     for (int m = 0; m < n; m++) {
-        int cur = monsters[m].cell, prev = monsters[m].prev, axis = monsters[m].axis;
+        Way way = {monsters[m].cell, monsters[m].prev, monsters[m].axis};
         for (int k = 0; k < n_held; k++) {
-            if (held[k] == cur) { held[k] = held[--n_held]; break; }
+            if (held[k] == way.cell) { held[k] = held[--n_held]; break; }
         }
         for (int sub = 0; sub < monsters[m].speed; sub++) {
-            int best = -1, best_axis = -1, best_near = -1;
-            double best_score = 0.0;
-            for (int o = 0; o < 4; o++) {
-                int nb = cur + orthogonal[o][0], ax = orthogonal[o][1];
-                if (nb < 0) continue;
-                int taken = 0;
-                for (int k = 0; k < n_held; k++) taken |= held[k] == nb;
-                if (taken) continue;
-                int d = levels_distance(levels, g, nb);
-                if (d < 0) continue;
-                double score = (double)d + (nb == prev ? g->back_step_penalty : 0.0) +
-                               (ax == axis ? g->same_axis_penalty : 0.0);
-                if (best < 0 || score < best_score - 1e-9) {
-                    best = nb; best_axis = ax; best_score = score; best_near = -1;
-                } else if (score - best_score < 1e-9 && best_score - score < 1e-9) {
-                    if (best_near < 0) best_near = chebyshev(g->stride, best, hero);
-                    int near = chebyshev(g->stride, nb, hero);
-                    if (near < best_near) { best = nb; best_axis = ax; best_score = score; best_near = near; }
+            Way steps[4];
+            int count = tied_steps(g, levels, held, n_held, way, steps), pick = 0;
+            if (count > 1) {
+                int nearest = chebyshev(g->stride, steps[0].cell, hero);
+                for (int k = 1; k < count; k++) {
+                    int near = chebyshev(g->stride, steps[k].cell, hero);
+                    if (near < nearest) { nearest = near; pick = k; }
                 }
             }
-            if (best < 0) break;
-            prev = cur; cur = best; axis = best_axis;
+            way = steps[pick];
         }
         int dup = 0;
-        for (int k = 0; k < n_held; k++) dup |= held[k] == cur;
-        if (!dup) held[n_held++] = cur;
-        monsters[m].cell = cur; monsters[m].prev = prev; monsters[m].axis = axis;
+        for (int k = 0; k < n_held; k++) dup |= held[k] == way.cell;
+        if (!dup) held[n_held++] = way.cell;
+        monsters[m].cell = way.cell; monsters[m].prev = way.prev; monsters[m].axis = way.axis;
     }
 }
 
@@ -434,42 +455,6 @@ static int after_moves(Search *s, int t, int hero, Monster *monsters, int n, int
     return best;
 }
 
-/* one monster's way through its sub-steps (lookahead.Search.every_move's ways) */
-typedef struct { int cell, prev, axis, here; } Way;
-
-/* one outcome of the monsters' moves, with the cells held (a set, as the Python's) */
-typedef struct { Monster monsters[MAX_MONSTERS]; int held[MAX_MONSTERS], n_held; } TieOutcome;
-
-/* lookahead.Search._tied_steps: the ways one sub-step on from `way` into out[] (each neighbour of
- * the least score; the way itself where none is open); returns the count */
-static int tied_steps(const Layout *g, Levels *levels, const int *held, int n_held, Way way, Way *out) {
-    const int orthogonal[4][2] = {{1, 0}, {-1, 0}, {g->stride, 1}, {-g->stride, 1}};
-    double scores[4];
-    Way next[4];
-    int n_next = 0;
-    for (int o = 0; o < 4; o++) {
-        int nb = way.cell + orthogonal[o][0], ax = orthogonal[o][1], taken = 0;
-        if (nb < 0) continue;
-        for (int k = 0; k < n_held; k++) taken |= held[k] == nb;
-        if (taken) continue;
-        int d = levels_distance(levels, g, nb);
-        if (d < 0) continue;
-        scores[n_next] = (double)d + (nb == way.prev ? g->back_step_penalty : 0.0) +
-                         (ax == way.axis ? g->same_axis_penalty : 0.0);
-        next[n_next].cell = nb; next[n_next].prev = way.cell; next[n_next].axis = ax; next[n_next].here = d;
-        n_next++;
-    }
-    if (!n_next) { out[0] = way; return 1; }
-    double least = scores[0];
-    for (int k = 1; k < n_next; k++) if (scores[k] < least) least = scores[k];
-    int count = 0;
-    for (int k = 0; k < n_next; k++) {
-        double gap = scores[k] - least;
-        if (gap < 1e-9 && gap > -1e-9) out[count++] = next[k];
-    }
-    return count;
-}
-
 #define MAX_WAYS 64
 #define MAX_TIE_OUTCOMES 64
 
@@ -500,7 +485,6 @@ static int every_move(Search *s, const Monster *monsters, int n, int hero, TieOu
             Way ways[MAX_WAYS], next[MAX_WAYS];
             int n_ways = 1;
             ways[0].cell = me.cell; ways[0].prev = me.prev; ways[0].axis = me.axis;
-            ways[0].here = levels_distance(levels, g, me.cell);
             for (int sub = 0; sub < me.speed; sub++) {
                 int n_next = 0;
                 for (int w = 0; w < n_ways; w++) {
