@@ -20,11 +20,11 @@ from feature.gorge_chase.observation import GorgeView
 from realm import make_env
 
 REPO = Path(__file__).resolve().parents[1]
-SETTINGS = [  # (env_conf, seed): a quick monster 2 and speed-up, then the defaults' timings
+SETTINGS = [  # (env_conf, seed, steps): a quick monster 2 and speed-up, then the defaults' timings
     ({"map": [11], "map_random": False, "treasure_count": 4, "buff_count": 2, "buff_cooldown": 60,
-      "talent_cooldown": 50, "monster_interval": 30, "monster_speedup": 60, "max_step": 260}, 3),
+      "talent_cooldown": 50, "monster_interval": 30, "monster_speedup": 60, "max_step": 260}, 3, 260),
     ({"map": [13], "map_random": False, "treasure_count": 8, "buff_count": 1, "buff_cooldown": 200,
-      "talent_cooldown": 100, "monster_interval": 300, "monster_speedup": 500, "max_step": 1000}, 4),
+      "talent_cooldown": 100, "monster_interval": 300, "monster_speedup": 500, "max_step": 1000}, 4, 400),
 ]
 
 
@@ -32,9 +32,9 @@ def test_the_library_builds_here():
     assert lookahead_compiled.kernel() is not None, "no C compiler here: the suite's machines have gcc"
 
 
-@pytest.mark.parametrize("conf,seed", SETTINGS)
-def test_the_guards_masks_are_alike_with_and_without_the_library(conf, seed, monkeypatch):
-    """Every step of a random player within the mask: the compiled guard's moves and flashes equal
+@pytest.mark.parametrize("conf,seed,steps", SETTINGS)
+def test_the_guards_masks_are_alike_with_and_without_the_library(conf, seed, steps, monkeypatch):
+    """Every step of a random player within the mask (one quick episode's length, or 400 steps): the compiled guard's moves and flashes equal
     the Python's; every fourth step again with a buff running (its 2-cell moves). The Python's
     play-outs are counted: where monster 2's spawn and the speed-up fall inside them, and with a
     buff running, the C answered alike. The quick timings' episodes search with a budget of 30
@@ -54,7 +54,7 @@ def test_the_guards_masks_are_alike_with_and_without_the_library(conf, seed, mon
     view = GorgeView(global_info=True, lookahead_budget=30 if conf["monster_interval"] < 100 else None)
     memory, _ = view.reset(env_obs)
     rnd, narrowed, compared = np.random.default_rng(seed), 0, 0
-    for step in range(400):
+    for step in range(steps):
         mask = legal_mask(memory)
         moves, flashes = [float(v) for v in mask[:NUM_MOVES]], [float(v) for v in mask[NUM_MOVES:2 * NUM_MOVES]]
         fast = lookahead.guarded(memory, moves, flashes)
@@ -82,7 +82,7 @@ def test_the_guards_masks_are_alike_with_and_without_the_library(conf, seed, mon
 def test_the_guard_runs_its_c_twin(monkeypatch):
     """With the library at hand, guarded's searches are the C's: the Python's play-outs never run,
     and the C's answers narrow the mask."""
-    conf, seed = SETTINGS[0]
+    conf, seed, _ = SETTINGS[0]
     compiled_guard, answers = lookahead.guard, []
 
     def counted(*args):
