@@ -8,6 +8,7 @@ import copy
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 
 from feature.gorge_chase.constants import NUM_MOVES
 from feature.gorge_chase.layout import legal_mask
@@ -228,8 +229,6 @@ def test_a_kept_answer_is_the_best_line_from_its_state(monkeypatch):
 def test_the_budget_is_a_features_gorge_key_that_reaches_the_search(tmp_path, monkeypatch):
     """[features_gorge] lookahead_budget: checked at load (the key and the range named), carried
     by the episode loops' view and the memory to each candidate's search, in Python and C alike."""
-    import pytest
-
     from feature.gorge_chase import lookahead
     from feature.gorge_chase.observation import FeatureConfig
     from tests.conftest import REPO_ROOT

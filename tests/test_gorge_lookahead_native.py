@@ -34,8 +34,9 @@ def test_the_library_builds_here():
 
 @pytest.mark.parametrize("conf,seed,steps", SETTINGS)
 def test_the_guards_masks_are_alike_with_and_without_the_library(conf, seed, steps, monkeypatch):
-    """Every step of a random player within the mask (one quick episode's length, or 400 steps): the compiled guard's moves and flashes equal
-    the Python's; every fourth step again with a buff running (its 2-cell moves). The Python's
+    """Every step of a random player within the mask (one quick episode's length, or 400 steps):
+    the compiled guard's moves and flashes equal the Python's; every fourth step again with a buff
+    running (its 2-cell moves). The Python's
     play-outs are counted: where monster 2's spawn and the speed-up fall inside them, and with a
     buff running, the C answered alike. The quick timings' episodes search with a budget of 30
     states (more searches stop at it; the Python's search is the slow side), the defaults' with
